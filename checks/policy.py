@@ -1,0 +1,160 @@
+"""Repository policy: `.github/patchgate.yml`, read at the base sha only.
+
+Suite locations are deliberately absent: suites live server-side, never in
+the repository under test.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+POLICY_PATH = ".github/patchgate.yml"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Agents(_Model):
+    """Which pull requests are agent PRs; any one match is enough."""
+
+    authors: list[str] = Field(default_factory=lambda: ["*[bot]"])
+    labels: list[str] = Field(default_factory=lambda: ["agent"])
+    branch_prefixes: list[str] = Field(default_factory=lambda: ["agent/", "copilot/", "codex/"])
+    include_drafts: bool = False
+    # What a PR that is not an agent PR gets: no check run at all, or a neutral one.
+    others: Literal["skip", "neutral"] = "skip"
+
+    def matches(self, author: str, labels: list[str], head_ref: str) -> bool:
+        """Return True when the PR's author, a label or its head branch marks it as an agent PR."""
+        if any(fnmatch.fnmatchcase(author, pattern) for pattern in self.authors):
+            return True
+        if set(labels) & set(self.labels):
+            return True
+        return any(head_ref.startswith(prefix) for prefix in self.branch_prefixes)
+
+
+class GateSwitch(_Model):
+    enabled: bool = True
+
+
+class MypyGate(GateSwitch):
+    max_new_errors: int = Field(default=0, ge=0)
+
+
+class RuffGate(GateSwitch):
+    max_new_findings: int = Field(default=0, ge=0)
+
+
+class BanditGate(GateSwitch):
+    block_severity: Literal["low", "medium", "high"] = "medium"
+
+
+class SemgrepGate(GateSwitch):
+    block_severity: Literal["INFO", "WARNING", "ERROR"] = "WARNING"
+
+
+class HygieneGate(GateSwitch):
+    # Agent hygiene findings (deleted tests, new skips, edits to CI or test config)
+    # need a human: by default they ask for a maintainer rather than fail the PR.
+    on_finding: Literal["action_required", "failure", "warn"] = "action_required"
+
+
+class Gates(_Model):
+    loads: GateSwitch = Field(default_factory=GateSwitch)
+    ruff: RuffGate = Field(default_factory=RuffGate)
+    mypy: MypyGate = Field(default_factory=MypyGate)
+    bandit: BanditGate = Field(default_factory=BanditGate)
+    semgrep: SemgrepGate = Field(default_factory=SemgrepGate)
+    hygiene: HygieneGate = Field(default_factory=HygieneGate)
+
+
+class Behaviour(_Model):
+    enabled: bool = True
+    # Pass rates (0..1) a suite must reach for behaviour to pass.
+    min_hidden_pass_rate: float = Field(default=1.0, ge=0, le=1)
+    min_held_out_pass_rate: float = Field(default=1.0, ge=0, le=1)
+    max_regressions: int = Field(default=0, ge=0)
+    # How much of a failing hidden test the report shows. Held-out: counts, always.
+    show_hidden_failures: Literal["counts", "ids", "ids+messages"] = "ids"
+    # A hidden/held-out pass-rate gap above this is reported as overfitting.
+    overfitting_gap: float = Field(default=0.2, ge=0, le=1)
+    timeout_s: float = Field(default=600, gt=0)
+    memory_mb: int = Field(default=2048, gt=0)
+
+
+class Quality(_Model):
+    enabled: bool = True
+    rubrics: list[str] = Field(default_factory=lambda: ["default"])
+    model: str = "openai/gpt-4o-mini"
+    # Whether a blocking criterion with a verified FAIL fails the PR.
+    blocking: bool = False
+    # Shadow-judge this fraction of PRs that fail behaviour, for calibration.
+    shadow_sample_rate: float = Field(default=0.25, ge=0, le=1)
+    calibration_min_n: int = Field(default=30, ge=1)
+    max_prompt_tokens: int = Field(default=24000, gt=0)
+
+
+class Policy(_Model):
+    """The whole repository policy; a missing file means these defaults."""
+
+    agents: Agents = Field(default_factory=Agents)
+    gates: Gates = Field(default_factory=Gates)
+    behaviour: Behaviour = Field(default_factory=Behaviour)
+    quality: Quality = Field(default_factory=Quality)
+
+
+class PolicyError(Exception):
+    """The policy file is invalid; the message names the field and line."""
+
+
+def load_policy(text: str | None) -> Policy:
+    """Parse policy YAML; None (no file) gives the defaults."""
+    if text is None or not text.strip():
+        return Policy()
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise PolicyError(f"{POLICY_PATH}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from exc
+    if data is None:
+        return Policy()
+    if not isinstance(data, dict):
+        raise PolicyError(f"{POLICY_PATH}: line 1: the policy must be a mapping")
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            field = ".".join(str(p) for p in loc)
+            line = _line_of(node, loc)
+            at = f"line {line}: " if line else ""
+            problems.append(f"{at}{field}: {err['msg']}")
+        raise PolicyError(f"{POLICY_PATH}: " + "; ".join(problems)) from exc
+
+
+def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
+    """Find the 1-based line of the YAML node at ``loc`` (or its nearest parent)."""
+    line = None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == str(key):
+                    line = k.start_mark.line + 1
+                    node = v
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line

@@ -1,0 +1,140 @@
+"""The report: patchgate's public output contract (JSON Schema via `patchgate schema report`).
+
+Shape, behaviour and quality stay separate all the way to the output;
+nothing here blends them into one score.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+REPORT_VERSION = "1"
+
+Conclusion = Literal["success", "failure", "neutral", "action_required"]
+# passed/failed judge the PR; error means the gate itself broke (infrastructure);
+# skipped means policy turned it off or an earlier layer made it moot.
+LayerStatus = Literal["passed", "failed", "error", "skipped", "unavailable"]
+Severity = Literal["info", "warning", "error"]
+SuiteKind = Literal["hidden", "held_out"]
+Verdict = Literal["pass", "fail", "n/a", "unverified", "error"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Finding(_Model):
+    """One problem a shape gate found, located in the head tree."""
+
+    tool: str
+    rule: str
+    path: str
+    start_line: int = Field(ge=0)
+    end_line: int = Field(ge=0)
+    severity: Severity
+    message: str
+    introduced: bool = True
+    needs_maintainer: bool = False
+
+
+class ToolRun(_Model):
+    """How one gate's tool ran: `error` is an infrastructure problem, not a PR failure."""
+
+    tool: str
+    status: Literal["ok", "error", "skipped"]
+    seconds: float = 0.0
+    detail: str = ""
+
+
+class ShapeResult(_Model):
+    status: LayerStatus = "skipped"
+    findings: list[Finding] = Field(default_factory=list)
+    preexisting: int = 0
+    tools: list[ToolRun] = Field(default_factory=list)
+    notices: list[str] = Field(default_factory=list)
+
+
+class TestFailure(_Model):
+    """A failing hidden test: an id, and a message only when policy allows it."""
+
+    id: str
+    message: str = ""
+
+
+class SuiteResult(_Model):
+    name: str
+    kind: SuiteKind
+    status: LayerStatus = "passed"
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    total: int = 0
+    flaky: int = 0
+    pass_rate: float = 0.0
+    wall_s: float = 0.0
+    peak_memory_bytes: int | None = None
+    timed_out: int = 0
+    # Hidden suites only; a held-out suite never carries ids or messages.
+    failures: list[TestFailure] = Field(default_factory=list)
+    flaky_ids: list[str] = Field(default_factory=list)
+    timed_out_ids: list[str] = Field(default_factory=list)
+    detail: str = ""
+
+
+class BehaviourResult(_Model):
+    status: LayerStatus = "skipped"
+    suites: list[SuiteResult] = Field(default_factory=list)
+    regressions: int = 0
+    fail_to_pass: int = 0
+    fail_to_pass_total: int = 0
+    pass_to_pass: int = 0
+    overfitting: bool = False
+    detail: str = ""
+
+
+class Citation(_Model):
+    path: str
+    start_line: int
+    end_line: int
+    quote: str
+    verified: bool = False
+
+
+class CriterionResult(_Model):
+    id: str
+    rubric: str
+    question: str
+    severity: Literal["blocking", "advisory"]
+    verdict: Verdict
+    reason: str = ""
+    evidence: list[Citation] = Field(default_factory=list)
+
+
+class QualityResult(_Model):
+    status: LayerStatus = "skipped"
+    criteria: list[CriterionResult] = Field(default_factory=list)
+    rubrics: list[str] = Field(default_factory=list)
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    calibration: str = "uncalibrated"
+    omitted_files: list[str] = Field(default_factory=list)
+    detail: str = ""
+
+
+class Report(_Model):
+    """The whole verdict on one change."""
+
+    version: str = REPORT_VERSION
+    conclusion: Conclusion
+    reasons: list[str] = Field(default_factory=list)
+    base_sha: str = ""
+    head_sha: str = ""
+    shape: ShapeResult = Field(default_factory=ShapeResult)
+    behaviour: BehaviourResult = Field(default_factory=BehaviourResult)
+    quality: QualityResult = Field(default_factory=QualityResult)
+    timings: dict[str, float] = Field(default_factory=dict)
