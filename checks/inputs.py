@@ -1,0 +1,50 @@
+"""What one gate run is given: the change, the policy, the sandbox, the suites, the task."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from checks.gate import Runner
+from checks.policy import Policy
+from checks.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Suites:
+    """Server-side test suites for one repository; never read from the repository itself."""
+
+    hidden: Path | None = None
+    held_out: Path | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """What the PR was asked to do, as the judge may see it."""
+
+    title: str = ""
+    body: str = ""
+    issue: str = ""
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How to reach the judge model; the key never enters a log, a report or a prompt."""
+
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    timeout_s: float = 60.0
+    num_retries: int = 2
+
+
+@dataclass(frozen=True)
+class PipelineInputs:
+    workspace: Workspace
+    policy: Policy
+    runner: Runner
+    suites: Suites = field(default_factory=Suites)
+    task: Task = field(default_factory=Task)
+    # None: no judge configured, quality is reported as skipped.
+    judge: JudgeSettings | None = None
+    # Stable id of this run (delivery/PR/sha); used for deterministic shadow sampling.
+    run_key: str = ""
