@@ -75,6 +75,8 @@ class Gates(_Model):
 
 class Behaviour(_Model):
     enabled: bool = True
+    # With no suites in the test store, behaviour is unmeasured: neutral, not success.
+    require_suites: bool = True
     # Pass rates (0..1) a suite must reach for behaviour to pass.
     min_hidden_pass_rate: float = Field(default=1.0, ge=0, le=1)
     min_held_out_pass_rate: float = Field(default=1.0, ge=0, le=1)

@@ -36,6 +36,8 @@ class Finding(_Model):
     severity: Severity
     message: str
     introduced: bool = True
+    # Set by the pipeline from the workspace: only findings on changed lines become annotations.
+    on_changed_line: bool = True
     needs_maintainer: bool = False
 
 
