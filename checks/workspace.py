@@ -71,7 +71,9 @@ class Workspace:
 
 def _git(repo: Path, *args: str, what: str) -> bytes:
     try:
-        return run_process(("git", "-c", "core.quotepath=off", "-C", str(repo), *args), timeout=300, check=True, what=what).stdout
+        return run_process(
+            ("git", "-c", "core.quotepath=off", "-C", str(repo), *args), timeout=300, check=True, what=what
+        ).stdout
     except ProcessError as exc:
         raise WorkspaceError(f"{what}: {exc.result.stderr.decode('utf-8', 'replace').strip()}") from exc
 
@@ -79,20 +81,35 @@ def _git(repo: Path, *args: str, what: str) -> bytes:
 def from_git(repo: Path, base: str, head: str, dest: Path) -> Workspace:
     """Export ``base...head`` of a local repository (merge-base semantics) into ``dest``."""
     repo = repo.resolve()
-    if not (repo / ".git").exists() and run_process(
-        ("git", "-C", str(repo), "rev-parse", "--git-dir"), timeout=30
-    ).returncode != 0:
+    if (
+        not (repo / ".git").exists()
+        and run_process(("git", "-C", str(repo), "rev-parse", "--git-dir"), timeout=30).returncode != 0
+    ):
         raise WorkspaceError(f"{repo} is not a git repository")
-    head_sha = _git(repo, "rev-parse", "--verify", f"{head}^{{commit}}", what=f"unknown head ref {head!r}").decode().strip()
+    head_sha = (
+        _git(repo, "rev-parse", "--verify", f"{head}^{{commit}}", what=f"unknown head ref {head!r}")
+        .decode()
+        .strip()
+    )
     _git(repo, "rev-parse", "--verify", f"{base}^{{commit}}", what=f"unknown base ref {base!r}")
-    base_sha = _git(repo, "merge-base", base, head, what=f"no merge base for {base!r} and {head!r}").decode().strip()
+    base_sha = (
+        _git(repo, "merge-base", base, head, what=f"no merge base for {base!r} and {head!r}").decode().strip()
+    )
     base_dir, head_dir = dest / "base", dest / "head"
     for sha, target in ((base_sha, base_dir), (head_sha, head_dir)):
         archive = _git(repo, "archive", "--format=tar", sha, what=f"export {sha}")
         extract_tar(archive, target)
     diff = _git(
-        repo, "diff", "--no-color", "--no-ext-diff", "-M", "-U0", "--no-textconv",
-        base_sha, head_sha, what="diff base and head",
+        repo,
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "-M",
+        "-U0",
+        "--no-textconv",
+        base_sha,
+        head_sha,
+        what="diff base and head",
     )
     numstat = _git(repo, "diff", "--numstat", "-z", "-M", base_sha, head_sha, what="diff base and head")
     names = _git(repo, "diff", "--name-status", "-z", "-M", base_sha, head_sha, what="diff base and head")
@@ -127,7 +144,11 @@ def extract_tar(data: bytes, target: Path) -> None:
             if not dest.is_relative_to(root):
                 continue
             if member.issym() or member.islnk():
-                link = (dest.parent / member.linkname).resolve() if member.issym() else (root / member.linkname).resolve()
+                link = (
+                    (dest.parent / member.linkname).resolve()
+                    if member.issym()
+                    else (root / member.linkname).resolve()
+                )
                 if not link.is_relative_to(root):
                     continue
             elif not (member.isfile() or member.isdir()):
@@ -139,7 +160,7 @@ def extract_tar(data: bytes, target: Path) -> None:
 def _strip(path: str, prefixes: tuple[str, ...]) -> str:
     for p in prefixes:
         if path.startswith(p):
-            return path[len(p):]
+            return path[len(p) :]
     return path
 
 
@@ -168,9 +189,7 @@ def _decode(raw: bytes, strip: tuple[str, ...]) -> str:
     return _strip(raw.decode("utf-8", "surrogateescape"), strip)
 
 
-def _parse_name_status(
-    data: bytes, strip: tuple[str, ...]
-) -> dict[str, tuple[FileStatus, str | None]]:
+def _parse_name_status(data: bytes, strip: tuple[str, ...]) -> dict[str, tuple[FileStatus, str | None]]:
     # Records: "M\0path\0", or for renames and copies "R100\0old\0new\0".
     out: dict[str, tuple[FileStatus, str | None]] = {}
     parts = data.split(b"\0")

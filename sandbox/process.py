@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess  # nosec B404 - argv tuples only, never a shell
@@ -10,6 +11,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 DEFAULT_OUTPUT_CAP = 16 * 1024 * 1024
 
@@ -50,9 +52,8 @@ def _tail(data: bytes, limit: int = 2000) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-def _drain(stream: object, sink: bytearray, cap: int, over: threading.Event) -> None:
-    read = getattr(stream, "read")
-    while chunk := read(65536):
+def _drain(stream: IO[bytes], sink: bytearray, cap: int, over: threading.Event) -> None:
+    while chunk := stream.read(65536):
         room = cap - len(sink)
         if room > 0:
             sink.extend(chunk[:room])
@@ -136,7 +137,5 @@ def run_process(
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

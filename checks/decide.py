@@ -1,0 +1,102 @@
+"""The conclusion: a pure function of the three layer results and the repository's policy.
+
+Precedence: a PR failure beats a request for a maintainer, which beats
+infrastructure trouble, which beats success. Infrastructure trouble alone is
+never a `failure`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from checks.policy import Policy
+from checks.report import BehaviourResult, Conclusion, QualityResult, ShapeResult, SuiteResult
+
+
+@dataclass(frozen=True)
+class Decision:
+    conclusion: Conclusion
+    reasons: tuple[str, ...]
+
+
+def _pct(rate: float) -> str:
+    return f"{rate * 100:.0f}%"
+
+
+def suite_numbers(suite: SuiteResult) -> str:
+    """Return e.g. ``hidden 43/50 (86%)`` for one suite."""
+    label = "held-out" if suite.kind == "held_out" else "hidden"
+    return f"{label} {suite.passed}/{suite.total} ({_pct(suite.pass_rate)})"
+
+
+def _shape_failure_reasons(shape: ShapeResult) -> list[str]:
+    introduced = [f for f in shape.findings if f.introduced and not f.needs_maintainer]
+    by_tool = Counter(f.tool for f in introduced)
+    if not by_tool:
+        return ["shape: failed"]
+    parts = ", ".join(f"{n} {tool}" for tool, n in sorted(by_tool.items()))
+    return [f"shape: {len(introduced)} new finding{'s' if len(introduced) != 1 else ''} ({parts})"]
+
+
+def _behaviour_failure_reasons(behaviour: BehaviourResult, policy: Policy) -> list[str]:
+    reasons = []
+    for suite in behaviour.suites:
+        floor = (
+            policy.behaviour.min_held_out_pass_rate
+            if suite.kind == "held_out"
+            else policy.behaviour.min_hidden_pass_rate
+        )
+        if suite.pass_rate < floor or suite.status == "failed":
+            reasons.append(f"behaviour: {suite_numbers(suite)}, needs {_pct(floor)}")
+    if behaviour.regressions > policy.behaviour.max_regressions:
+        reasons.append(f"behaviour: {behaviour.regressions} regression(s) (pass on base, fail on head)")
+    return reasons or [f"behaviour: failed{': ' + behaviour.detail if behaviour.detail else ''}"]
+
+
+def decide(
+    shape: ShapeResult, behaviour: BehaviourResult, quality: QualityResult, policy: Policy
+) -> Decision:
+    """Decide the check run's conclusion and the reasons a maintainer reads first."""
+    failures: list[str] = []
+    maintainer: list[str] = []
+    infra: list[str] = []
+
+    if shape.status == "failed":
+        failures += _shape_failure_reasons(shape)
+    elif shape.status == "error":
+        broken = [t.tool for t in shape.tools if t.status == "error"]
+        infra.append(f"shape: could not run {', '.join(broken) or 'its tools'}")
+
+    hygiene = [f for f in shape.findings if f.needs_maintainer and f.introduced]
+    if hygiene:
+        rules = ", ".join(sorted({f.rule for f in hygiene}))
+        line = (
+            f"hygiene: {len(hygiene)} finding{'s' if len(hygiene) != 1 else ''} need a maintainer ({rules})"
+        )
+        on_finding = policy.gates.hygiene.on_finding
+        if on_finding == "failure":
+            failures.append(line)
+        elif on_finding == "action_required":
+            maintainer.append(line)
+
+    if behaviour.status == "failed":
+        failures += _behaviour_failure_reasons(behaviour, policy)
+    elif behaviour.status in ("error", "unavailable"):
+        infra.append(f"behaviour: not measured ({behaviour.detail or 'infrastructure error'})")
+    elif behaviour.status == "skipped" and policy.behaviour.enabled and policy.behaviour.require_suites:
+        infra.append(f"behaviour: not measured ({behaviour.detail or 'no suites'})")
+    if behaviour.overfitting:
+        maintainer.append("behaviour: hidden and held-out pass rates differ (overfitting signal)")
+
+    if quality.status == "failed" and policy.quality.blocking:
+        blocking = [c.id for c in quality.criteria if c.verdict == "fail" and c.severity == "blocking"]
+        failures.append(f"quality (judged): blocking criteria failed: {', '.join(blocking)}")
+
+    if failures:
+        return Decision("failure", tuple(failures + maintainer + infra))
+    if maintainer:
+        return Decision("action_required", tuple(maintainer + infra))
+    if infra:
+        return Decision("neutral", tuple(infra))
+    return Decision("success", ("all gates passed",))

@@ -1,0 +1,219 @@
+"""The check-run summary: what a maintainer reads in five seconds, with evidence in thirty.
+
+GitHub limits a check run's `output.summary` to 65,535 bytes
+(https://docs.github.com/en/rest/checks/runs#update-a-check-run).
+"""
+
+from __future__ import annotations
+
+import re
+
+from checks.render.numbers import (
+    CONCLUSION_ICON,
+    QUALITY_LABEL,
+    STATUS_ICON,
+    behaviour_numbers,
+    headline,
+    quality_numbers,
+    shape_numbers,
+)
+from checks.report import Report
+
+MAX_SUMMARY_BYTES = 65_535
+MAX_TITLE_CHARS = 255
+# Rows shown per table; the JSON report always has them all.
+MAX_ROWS = 200
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+
+def escape(text: str, limit: int = 300) -> str:
+    """Make untrusted text inert inside a markdown table cell or line."""
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def code(text: str, limit: int = 200) -> str:
+    """Show untrusted text as inline code whatever backticks it holds."""
+    text = " ".join(text.split())[:limit]
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "&#124;")
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}" if text else ""
+
+
+def _details(summary: str, body: list[str]) -> str:
+    return "\n".join([f"<details><summary>{summary}</summary>", "", *body, "", "</details>"])
+
+
+def _table(header: list[str], rows: list[list[str]], total: int, max_rows: int = MAX_ROWS) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[:max_rows]]
+    if total > max_rows:
+        lines.append(f"\n… and {total - max_rows} more (see the JSON report)")
+    return lines
+
+
+def _layer_table(report: Report) -> str:
+    rows = [
+        ("shape", report.shape.status, shape_numbers(report.shape)),
+        ("behaviour", report.behaviour.status, behaviour_numbers(report.behaviour)),
+        (QUALITY_LABEL, report.quality.status, quality_numbers(report.quality)),
+    ]
+    lines = ["| layer | result | numbers |", "|---|---|---|"]
+    for name, status, numbers in rows:
+        lines.append(f"| **{name}** | {STATUS_ICON[status]} {status} | {escape(numbers, 500)} |")
+    return "\n".join(lines)
+
+
+def findings_section(report: Report, max_rows: int = MAX_ROWS) -> str | None:
+    """Render the shape findings table with at most ``max_rows`` rows."""
+    findings = sorted(report.shape.findings, key=lambda f: (not f.introduced, f.path, f.start_line))
+    if not findings:
+        return None
+    rows = [
+        [
+            code(f"{f.path}:{f.start_line}"),
+            escape(f.tool),
+            code(f.rule, 80),
+            escape(f.severity),
+            escape(f.message),
+            "new" if f.introduced else "pre-existing",
+        ]
+        for f in findings
+    ]
+    body = _table(["where", "tool", "rule", "severity", "message", ""], rows, len(rows), max_rows)
+    return _details(f"Shape findings ({len(findings)})", body)
+
+
+def _sections(report: Report) -> list[str]:
+    sections: list[str] = []
+    shape = report.shape
+    tool_rows = [
+        [escape(t.tool), escape(t.status), f"{t.seconds:.1f}s", escape(t.detail)] for t in shape.tools
+    ]
+    if tool_rows:
+        sections.append(
+            _details("Shape tools", _table(["tool", "status", "time", "detail"], tool_rows, len(tool_rows)))
+        )
+    if shape.notices:
+        sections.append(_details("Notices", [f"- {escape(n, 500)}" for n in shape.notices]))
+
+    behaviour = report.behaviour
+    if behaviour.suites:
+        rows = []
+        for s in behaviour.suites:
+            rows.append(
+                [
+                    escape(s.name),
+                    "held-out" if s.kind == "held_out" else "hidden",
+                    f"{s.passed}/{s.total}",
+                    f"{s.pass_rate * 100:.0f}%",
+                    str(s.errors),
+                    str(s.flaky),
+                    str(s.timed_out),
+                    f"{s.wall_s:.1f}s",
+                    f"{s.peak_memory_bytes / 2**20:.0f} MiB" if s.peak_memory_bytes else "-",
+                ]
+            )
+        body = _table(
+            ["suite", "kind", "passed", "rate", "errors", "flaky", "timed out", "time", "peak memory"],
+            rows,
+            len(rows),
+        )
+        body += [
+            "",
+            f"regressions {behaviour.regressions} · fail→pass {behaviour.fail_to_pass}/"
+            f"{behaviour.fail_to_pass_total} · pass→pass {behaviour.pass_to_pass}",
+        ]
+        if behaviour.detail:
+            body += ["", escape(behaviour.detail, 1000)]
+        sections.append(_details("Behaviour suites", body))
+        for s in behaviour.suites:
+            # Held-out suites never carry ids; guard here too so nothing can leak through rendering.
+            if s.kind == "held_out" or not (s.failures or s.flaky_ids or s.timed_out_ids):
+                continue
+            lines = [f"- {code(f.id)}" + (f" — {escape(f.message)}" if f.message else "") for f in s.failures]
+            lines += [f"- {code(i)} (flaky, excluded)" for i in s.flaky_ids]
+            lines += [f"- {code(i)} (timed out)" for i in s.timed_out_ids]
+            sections.append(
+                _details(f"Hidden suite {escape(s.name)}: failing tests ({len(s.failures)})", lines)
+            )
+
+    quality = report.quality
+    if quality.criteria:
+        rows = []
+        for c in quality.criteria:
+            evidence = "<br>".join(
+                f"{code(f'{e.path}:{e.start_line}-{e.end_line}')} {code(e.quote, 120)}"
+                + ("" if e.verified else " (not found)")
+                for e in c.evidence
+            )
+            rows.append([code(c.id, 60), escape(c.verdict), escape(c.severity), escape(c.reason), evidence])
+        body = _table(["criterion", "verdict", "severity", "reason", "evidence"], rows, len(rows))
+        meta = [quality.model and f"model {escape(quality.model)}"]
+        meta += [
+            f"tokens {quality.prompt_tokens}+{quality.completion_tokens}",
+            f"cost ${quality.cost_usd:.4f}",
+        ]
+        meta += [f"latency {quality.latency_s:.1f}s", escape(quality.calibration)]
+        body += ["", " · ".join(m for m in meta if m)]
+        if quality.omitted_files:
+            body += [
+                "",
+                "Left out of the judge's view (token budget): "
+                + ", ".join(code(p) for p in quality.omitted_files),
+            ]
+        sections.append(_details(f"{QUALITY_LABEL}: criteria ({len(quality.criteria)})", body))
+
+    if report.timings:
+        rows = [[escape(k), f"{v:.1f}s"] for k, v in sorted(report.timings.items())]
+        sections.append(_details("Timings", _table(["step", "time"], rows, len(rows))))
+    return sections
+
+
+def render_title(report: Report) -> str:
+    """Return the check run's title (short, plain text)."""
+    title = headline(report).removeprefix(CONCLUSION_ICON[report.conclusion] + " ")
+    return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1] + "…"
+
+
+def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[str, str]:
+    """Return (title, summary); the summary is cut at a section boundary to fit ``limit`` bytes."""
+    head = [f"### {escape(headline(report), 1000)}", "", _layer_table(report)]
+    if report.reasons and report.conclusion != "success":
+        head += ["", *[f"- {escape(r, 1000)}" for r in report.reasons]]
+    summary = "\n".join(head)
+    # Findings are the first evidence a maintainer looks for: shrink their table to fit
+    # rather than drop it.
+    findings = findings_section(report)
+    rows = MAX_ROWS
+    while findings is not None and rows > 5 and len((summary + findings).encode()) > limit // 2:
+        rows //= 2
+        findings = findings_section(report, rows)
+    sections = ([findings] if findings else []) + _sections(report)
+    for i, section in enumerate(sections):
+        candidate = summary + "\n\n" + section
+        left = len(sections) - i
+        notice = (
+            f"\n\n> ✂️ {left} more section{'s' if left != 1 else ''} left out: the summary is limited "
+            f"to {limit:,} bytes. The full report is in the JSON output (`patchgate run --format json`)."
+        )
+        if len((candidate + notice).encode()) > limit:
+            summary += notice
+            break
+        summary = candidate
+    footer = (
+        f"\n\n<sub>patchgate report v{report.version} · base {report.base_sha[:12]}"
+        f" · head {report.head_sha[:12]}</sub>"
+    )
+    if len((summary + footer).encode()) <= limit:
+        summary += footer
+    # The head alone can exceed the limit only with absurd reasons; cut bytes as a last resort.
+    encoded = summary.encode()
+    if len(encoded) > limit:
+        summary = encoded[: limit - 4].decode("utf-8", "ignore") + "\n…"
+    return render_title(report), summary

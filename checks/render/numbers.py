@@ -1,0 +1,92 @@
+"""The headline numbers of each layer, shared by every renderer."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from checks.decide import suite_numbers
+from checks.report import BehaviourResult, LayerStatus, QualityResult, Report, ShapeResult
+
+QUALITY_LABEL = "quality (judged, not executed)"
+
+STATUS_ICON: dict[LayerStatus, str] = {
+    "passed": "✅",
+    "failed": "❌",
+    "error": "⚠️",
+    "skipped": "⏭️",
+    "unavailable": "⚠️",
+}
+CONCLUSION_ICON = {
+    "success": "✅",
+    "failure": "❌",
+    "neutral": "⚪",
+    "action_required": "🟠",
+}
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def shape_numbers(shape: ShapeResult) -> str:
+    """Return e.g. ``2 new findings (1 ruff, 1 mypy) · 5 pre-existing``."""
+    if shape.status == "skipped":
+        return "skipped"
+    new = [f for f in shape.findings if f.introduced]
+    parts = [plural(len(new), "new finding")]
+    if new:
+        by_tool = Counter(f.tool for f in new)
+        parts[0] += " (" + ", ".join(f"{n} {t}" for t, n in sorted(by_tool.items())) + ")"
+    parts.append(f"{shape.preexisting} pre-existing")
+    broken = [t.tool for t in shape.tools if t.status == "error"]
+    if broken:
+        parts.append("could not run: " + ", ".join(broken))
+    return " · ".join(parts)
+
+
+def behaviour_numbers(behaviour: BehaviourResult) -> str:
+    """Return e.g. ``hidden 43/50 (86%) · held-out 9/10 · regressions 0 · fail→pass 5/7``."""
+    if not behaviour.suites:
+        return behaviour.detail or behaviour.status
+    parts = []
+    for suite in behaviour.suites:
+        parts.append(suite_numbers(suite))
+    parts.append(f"regressions {behaviour.regressions}")
+    if behaviour.fail_to_pass_total:
+        parts.append(f"fail→pass {behaviour.fail_to_pass}/{behaviour.fail_to_pass_total}")
+    flaky = sum(s.flaky for s in behaviour.suites)
+    if flaky:
+        parts.append(f"flaky {flaky} excluded")
+    if behaviour.overfitting:
+        parts.append("overfitting signal")
+    return " · ".join(parts)
+
+
+def quality_numbers(quality: QualityResult) -> str:
+    """Return e.g. ``5/6 criteria pass · 1 unverified · uncalibrated``."""
+    if quality.status in ("skipped", "unavailable", "error") and not quality.criteria:
+        return quality.detail or quality.status
+    verdicts = Counter(c.verdict for c in quality.criteria)
+    applicable = len(quality.criteria) - verdicts["n/a"]
+    parts = [f"{verdicts['pass']}/{applicable} criteria pass"]
+    for verdict in ("fail", "unverified", "error"):
+        if verdicts[verdict]:
+            parts.append(f"{verdicts[verdict]} {verdict}")
+    parts.append(quality.calibration)
+    return " · ".join(parts)
+
+
+def headline(report: Report) -> str:
+    """Return the one line that says the conclusion and the numbers that decided it."""
+    icon = CONCLUSION_ICON[report.conclusion]
+    first = report.reasons[0] if report.reasons else ""
+    numbers = [f"shape {report.shape.status}"]
+    if report.behaviour.suites:
+        numbers.append(" · ".join(suite_numbers(s) for s in report.behaviour.suites))
+    else:
+        numbers.append(f"behaviour {report.behaviour.status}")
+    if report.quality.criteria:
+        criteria = quality_numbers(report.quality).split(" · ")[0]
+        numbers.append(f"quality (judged) {criteria}")
+    line = f"{icon} {report.conclusion} — " + " · ".join(numbers)
+    return line if not first or report.conclusion == "success" else f"{line} — {first}"
