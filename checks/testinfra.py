@@ -1,0 +1,222 @@
+"""Test infrastructure and gate configuration: the files a PR must not change to pass its own tests.
+
+The behaviour layer restores every path `infra_changes` returns to its base
+version before it runs a suite, and the hygiene gate reports each one. Both
+depend on this list being exact, so it is computed by walking both trees
+rather than from the (capped) list of changed files.
+"""
+
+from __future__ import annotations
+
+import configparser
+import hashlib
+import os
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from checks.policy import POLICY_PATH
+from checks.workspace import Workspace
+
+InfraKind = Literal["policy", "ci", "conftest", "pytest-config", "coverage-config", "nox", "startup-hook"]
+# What happened to the path between base and head; tells the restorer what to undo:
+# added -> remove it from head, modified or deleted -> copy it back from base.
+InfraStatus = Literal["added", "modified", "deleted"]
+
+# Files pytest reads its configuration from, unconditionally (tox.ini is tox's too).
+_PYTEST_FILES = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini"})
+# Interpreter start-up hooks: they run code in every Python process, tests included.
+_STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})
+# CI systems other than GitHub Actions, at the repository root.
+_OTHER_CI = frozenset({".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "Jenkinsfile", ".circleci"})
+# Config files bigger than this are not parsed: any byte change counts as a change.
+_MAX_CONFIG_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class InfraChange:
+    """One test-infrastructure or gate-configuration path that differs between base and head."""
+
+    path: str
+    kind: InfraKind
+    reason: str
+    status: InfraStatus
+
+
+def is_test_file(path: str) -> bool:
+    """Return True for Python test modules: under tests/ or test/, or named test_*.py / *_test.py."""
+    p = PurePosixPath(path)
+    if p.suffix != ".py":
+        return False
+    if p.name.startswith("test_") or p.name.endswith("_test.py"):
+        return True
+    return any(part in ("tests", "test") for part in p.parts[:-1])
+
+
+def classify(path: str) -> tuple[InfraKind, str] | None:
+    """Return the kind of infrastructure ``path`` is by its name alone, or None.
+
+    setup.cfg and pyproject.toml are not classified here: they count only
+    when their test sections differ (see `infra_changes`).
+    """
+    p = PurePosixPath(path)
+    name = p.name
+    if path == POLICY_PATH:
+        return "policy", "the gate's own policy file; a PR cannot change its gate"
+    if p.parts[0] == ".github":
+        return "ci", "CI configuration under .github/"
+    if p.parts[0] in _OTHER_CI:
+        return "ci", f"CI configuration ({p.parts[0]})"
+    if name == "conftest.py":
+        return "conftest", "conftest.py runs inside pytest and can change any test's outcome"
+    if name in _PYTEST_FILES:
+        return "pytest-config", f"{name} configures pytest"
+    if name == "noxfile.py":
+        return "nox", "noxfile.py defines how the test sessions run"
+    if name == ".coveragerc":
+        return "coverage-config", ".coveragerc configures coverage measurement"
+    if name in _STARTUP_FILES:
+        return "startup-hook", f"{name} runs at interpreter start-up, before any test"
+    if name.endswith(".pth"):
+        return "startup-hook", ".pth files can run code at interpreter start-up"
+    return None
+
+
+def infra_changes(ws: Workspace) -> list[InfraChange]:
+    """List every test-infrastructure or gate-configuration path that differs between base and head.
+
+    Renames appear as the old path deleted and the new path added. The
+    result is sorted by path and does not depend on the changed-file cap.
+    """
+    base = _candidates(ws.base_dir)
+    head = _candidates(ws.head_dir)
+    out: list[InfraChange] = []
+    for path in sorted(base | head):
+        base_print = _fingerprint(ws.base_dir, path) if path in base else None
+        head_print = _fingerprint(ws.head_dir, path) if path in head else None
+        if base_print == head_print:
+            continue
+        status: InfraStatus = (
+            "added" if base_print is None else "deleted" if head_print is None else "modified"
+        )
+        found = classify(path)
+        if found is not None:
+            kind, reason = found
+            out.append(InfraChange(path, kind, reason, status))
+            continue
+        sections = _section_changes(ws, path)
+        if sections:
+            out.append(InfraChange(path, sections[0][0], "; ".join(r for _, r in sections), status))
+    return out
+
+
+def _candidates(root: Path) -> set[str]:
+    """Relative paths under ``root`` whose names make them possible infrastructure."""
+    found: set[str] = set()
+    if not root.is_dir():
+        return found
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        # Symlinked directories are listed in dirnames but not entered: record them
+        # too, so a link named like infrastructure is not invisible.
+        for name in (*filenames, *(d for d in dirnames if (Path(dirpath) / d).is_symlink())):
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if classify(rel) is not None or name in ("setup.cfg", "pyproject.toml"):
+                found.add(rel)
+    return found
+
+
+def _fingerprint(root: Path, rel: str) -> tuple[str, str, str]:
+    """Identify a file's effective content: its type, link target and resolved bytes' hash."""
+    path = root / rel
+    target = os.readlink(path) if path.is_symlink() else ""
+    digest = ""
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        resolved = path
+    # A link is judged by what it points at too: an unchanged link to changed code changed.
+    if resolved.is_relative_to(root.resolve()) and resolved.is_file():
+        digest = hashlib.sha256(resolved.read_bytes()).hexdigest()
+    kind = "link" if target else "file" if path.is_file() else "other"
+    return kind, target, digest
+
+
+def _section_changes(ws: Workspace, path: str) -> list[tuple[InfraKind, str]]:
+    name = PurePosixPath(path).name
+    base, head = _read(ws.base_dir / path), _read(ws.head_dir / path)
+    if name == "setup.cfg":
+        return _compare(base, head, _cfg_sections, "setup.cfg")
+    if name == "pyproject.toml":
+        return _compare(base, head, _toml_sections, "pyproject.toml")
+    return []
+
+
+def _read(path: Path) -> bytes | None:
+    if not path.is_file():
+        return None
+    return path.read_bytes()
+
+
+_Sections = dict[InfraKind, object]
+_SectionParser = Callable[[bytes | None], _Sections]
+
+
+class _Unparsable(Exception):
+    """A config file cannot be read, so its test sections cannot be compared."""
+
+
+def _compare(
+    base: bytes | None, head: bytes | None, parse: _SectionParser, name: str
+) -> list[tuple[InfraKind, str]]:
+    try:
+        before, after = parse(base), parse(head)
+    except _Unparsable as exc:
+        # pytest would read (or choke on) this file too: unknown means changed.
+        return [("pytest-config", f"{name} changed and {exc}, so its test sections cannot be compared")]
+    out: list[tuple[InfraKind, str]] = []
+    for kind in ("pytest-config", "coverage-config"):
+        if before.get(kind) != after.get(kind):
+            what = "pytest" if kind == "pytest-config" else "coverage"
+            out.append((kind, f"{name}: the {what} configuration section changed"))
+    return out
+
+
+def _text(data: bytes) -> str:
+    if len(data) > _MAX_CONFIG_BYTES:
+        raise _Unparsable(f"it is larger than {_MAX_CONFIG_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Unparsable("it is not valid UTF-8") from exc
+
+
+def _cfg_sections(data: bytes | None) -> _Sections:
+    """The pytest and coverage sections of a setup.cfg, as plain dicts."""
+    if data is None:
+        return {}
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read_string(_text(data))
+    except configparser.Error as exc:
+        raise _Unparsable(f"it is not a valid INI file ({type(exc).__name__})") from exc
+    # pytest rejects a plain [pytest] section in setup.cfg, which still changes the run.
+    pytest = {s: dict(parser.items(s, raw=True)) for s in ("tool:pytest", "pytest") if parser.has_section(s)}
+    coverage = {s: dict(parser.items(s, raw=True)) for s in parser.sections() if s.startswith("coverage:")}
+    return {"pytest-config": pytest, "coverage-config": coverage}
+
+
+def _toml_sections(data: bytes | None) -> _Sections:
+    """The [tool.pytest] (including ini_options) and [tool.coverage] tables of a pyproject.toml."""
+    if data is None:
+        return {}
+    try:
+        doc = tomllib.loads(_text(data))
+    except tomllib.TOMLDecodeError as exc:
+        raise _Unparsable("it is not valid TOML") from exc
+    tool = doc.get("tool")
+    if not isinstance(tool, dict):
+        return {}
+    return {"pytest-config": tool.get("pytest"), "coverage-config": tool.get("coverage")}
