@@ -6,7 +6,7 @@ the repository under test.
 
 from __future__ import annotations
 
-import fnmatch
+import re
 from typing import Any, Literal
 
 import yaml
@@ -31,11 +31,17 @@ class Agents(_Model):
 
     def matches(self, author: str, labels: list[str], head_ref: str) -> bool:
         """Return True when the PR's author, a label or its head branch marks it as an agent PR."""
-        if any(fnmatch.fnmatchcase(author, pattern) for pattern in self.authors):
+        if any(_login_matches(author, pattern) for pattern in self.authors):
             return True
         if set(labels) & set(self.labels):
             return True
         return any(head_ref.startswith(prefix) for prefix in self.branch_prefixes)
+
+
+def _login_matches(login: str, pattern: str) -> bool:
+    # Only `*` is a wildcard: logins like `name[bot]` hold brackets that fnmatch would read as a class.
+    regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+    return re.fullmatch(regex, login, flags=re.IGNORECASE) is not None
 
 
 class GateSwitch(_Model):

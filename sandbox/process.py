@@ -122,6 +122,9 @@ def run_process(
         proc.wait()
         for t in readers:
             t.join(timeout=5)
+        for stream in (proc.stdout, proc.stderr, proc.stdin):
+            if stream is not None:
+                stream.close()
     result = ProcessResult(
         args,
         proc.returncode if not timed_out else -signal.SIGKILL,

@@ -139,6 +139,8 @@ def _sections(report: Report) -> list[str]:
             lines = [f"- {code(f.id)}" + (f" — {escape(f.message)}" if f.message else "") for f in s.failures]
             lines += [f"- {code(i)} (flaky, excluded)" for i in s.flaky_ids]
             lines += [f"- {code(i)} (timed out)" for i in s.timed_out_ids]
+            if len(lines) > MAX_ROWS:
+                lines = [*lines[:MAX_ROWS], f"\n… and {len(lines) - MAX_ROWS} more (see the JSON report)"]
             sections.append(
                 _details(f"Hidden suite {escape(s.name)}: failing tests ({len(s.failures)})", lines)
             )

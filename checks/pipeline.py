@@ -1,0 +1,162 @@
+"""One gate run: shape, then behaviour, then quality, then the decision.
+
+A later layer never hides an earlier one, and trouble inside a layer (the
+sandbox broke, a tool crashed, the judge is down) makes that layer `error`,
+which the decision turns into `neutral`, never into `failure`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from checks.decide import decide
+from checks.gate import GateContext
+from checks.inputs import PipelineInputs
+from checks.report import (
+    BehaviourResult,
+    Conclusion,
+    Finding,
+    QualityResult,
+    Report,
+    ShapeResult,
+)
+from checks.workspace import Workspace
+from sandbox.errors import SandboxError
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, Report], None]
+ShadowSink = Callable[[bool, bool, str, str], None]
+_R = TypeVar("_R", ShapeResult, BehaviourResult, QualityResult)
+
+
+def error_report(reason: str, conclusion: Conclusion = "neutral", *, base_sha: str = "", head_sha: str = "") -> Report:
+    """Return a report for a run that could not gate the change at all (bad policy, no sandbox)."""
+    return Report(conclusion=conclusion, reasons=[reason], base_sha=base_sha, head_sha=head_sha)
+
+
+def mark_changed_lines(findings: list[Finding], ws: Workspace) -> list[Finding]:
+    """Set ``on_changed_line`` from the workspace: only those findings may become annotations."""
+    marked = []
+    for f in findings:
+        lines = ws.changed_lines(f.path)
+        hit = any(line in lines for line in range(f.start_line, max(f.end_line, f.start_line) + 1))
+        marked.append(f.model_copy(update={"on_changed_line": hit}))
+    return marked
+
+
+def _guard(layer: str, make_error: Callable[[str], _R], fn: Callable[[], _R]) -> _R:
+    try:
+        return fn()
+    except SandboxError as exc:
+        log.warning("%s: sandbox failure: %s", layer, exc)
+        return make_error(f"sandbox failure: {exc}")
+    except Exception as exc:  # a bug in a gate must never fail the PR
+        log.exception("%s: internal error", layer)
+        return make_error(f"internal error: {type(exc).__name__}: {exc}")
+
+
+def run_pipeline(
+    inputs: PipelineInputs,
+    *,
+    on_progress: Progress | None = None,
+    on_shadow: ShadowSink | None = None,
+    image: str | None = None,
+) -> Report:
+    """Gate one change and return the report; ``image`` skips building the environment image.
+
+    ``on_shadow(execution_passed, judge_passed, model, rubric)`` receives the
+    judge's shadow verdict on a sampled PR that failed behaviour (calibration).
+    """
+    ws, policy = inputs.workspace, inputs.policy
+    timings: dict[str, float] = {}
+    report = Report(conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha, timings=timings)
+
+    def progress(stage: str) -> None:
+        if on_progress is not None:
+            on_progress(stage, report)
+
+    if not ws.changed:
+        report.reasons = ["the change is empty: base and head have the same files"]
+        return report
+
+    if image is None:
+        start = time.monotonic()
+        try:
+            from sandbox.images import ensure_env_image
+
+            image = ensure_env_image(ws.base_dir)
+        except SandboxError as exc:
+            return error_report(
+                f"environment image: {exc}", "neutral", base_sha=ws.base_sha, head_sha=ws.head_sha
+            )
+        timings["environment image"] = time.monotonic() - start
+    ctx = GateContext(ws, policy, inputs.runner, image)
+
+    start = time.monotonic()
+    report.shape = _guard("shape", lambda d: ShapeResult(status="error", notices=[d]), lambda: _shape(ctx))
+    report.shape.findings = mark_changed_lines(report.shape.findings, ws)
+    report.shape.notices = [*ws.notices, *report.shape.notices]
+    timings["shape"] = time.monotonic() - start
+    for tool in report.shape.tools:
+        timings[f"shape: {tool.tool}"] = tool.seconds
+    progress("shape")
+
+    start = time.monotonic()
+    report.behaviour = _guard(
+        "behaviour", lambda d: BehaviourResult(status="error", detail=d), lambda: _behaviour(inputs, ctx)
+    )
+    timings["behaviour"] = time.monotonic() - start
+    progress("behaviour")
+
+    start = time.monotonic()
+    report.quality = _guard(
+        "quality", lambda d: QualityResult(status="unavailable", detail=f"unavailable: {d}"),
+        lambda: _quality(inputs, report.behaviour, on_shadow),
+    )
+    timings["quality"] = time.monotonic() - start
+
+    decision = decide(report.shape, report.behaviour, report.quality, policy)
+    report.conclusion = decision.conclusion
+    report.reasons = list(decision.reasons)
+    progress("done")
+    return report
+
+
+def _shape(ctx: GateContext) -> ShapeResult:
+    from checks.shape import run_shape
+
+    return run_shape(ctx)
+
+
+def _behaviour(inputs: PipelineInputs, ctx: GateContext) -> BehaviourResult:
+    policy = inputs.policy.behaviour
+    if not policy.enabled:
+        return BehaviourResult(status="skipped", detail="disabled by policy")
+    if inputs.suites.hidden is None and inputs.suites.held_out is None:
+        return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
+    from checks.behaviour import run_behaviour
+
+    return run_behaviour(ctx, inputs.suites)
+
+
+def _quality(inputs: PipelineInputs, behaviour: BehaviourResult, on_shadow: ShadowSink | None) -> QualityResult:
+    policy = inputs.policy.quality
+    if not policy.enabled:
+        return QualityResult(status="skipped", detail="disabled by policy")
+    if inputs.judge is None:
+        return QualityResult(status="skipped", detail="no judge model configured")
+    from checks import quality
+
+    if behaviour.status != "passed":
+        if behaviour.status == "failed" and on_shadow is not None and quality.should_shadow(
+            inputs.run_key or inputs.workspace.head_sha, policy.shadow_sample_rate
+        ):
+            shadow = quality.run_shadow(inputs.workspace, inputs.policy, inputs.task, inputs.judge)
+            if shadow.judge_passed is not None:
+                on_shadow(False, shadow.judge_passed, shadow.model, shadow.rubric)
+        return QualityResult(status="skipped", detail="runs only when behaviour passes")
+    return quality.run_quality(inputs.workspace, inputs.policy, inputs.task, inputs.judge)

@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import pytest
+
+from checks.decide import decide
+from checks.policy import Policy, load_policy
+from checks.report import (
+    BehaviourResult,
+    Conclusion,
+    CriterionResult,
+    Finding,
+    QualityResult,
+    ShapeResult,
+    SuiteResult,
+    ToolRun,
+)
+
+
+def finding(tool: str = "ruff", *, needs_maintainer: bool = False, introduced: bool = True) -> Finding:
+    return Finding(
+        tool=tool,
+        rule="R1",
+        path="a.py",
+        start_line=1,
+        end_line=1,
+        severity="error",
+        message="m",
+        introduced=introduced,
+        needs_maintainer=needs_maintainer,
+    )
+
+
+def suite(kind: str = "hidden", passed: int = 10, total: int = 10) -> SuiteResult:
+    return SuiteResult(
+        name=kind,
+        kind=kind,
+        passed=passed,
+        failed=total - passed,
+        total=total,  # type: ignore[arg-type]
+        pass_rate=passed / total if total else 0.0,
+        status="passed" if passed == total else "failed",
+    )
+
+
+SHAPE_OK = ShapeResult(status="passed")
+SHAPE_FAIL = ShapeResult(status="failed", findings=[finding(), finding("mypy")])
+SHAPE_ERR = ShapeResult(status="error", tools=[ToolRun(tool="semgrep", status="error", detail="crash")])
+SHAPE_HYGIENE = ShapeResult(status="passed", findings=[finding("hygiene", needs_maintainer=True)])
+B_OK = BehaviourResult(status="passed", suites=[suite(), suite("held_out", 4, 4)])
+B_FAIL = BehaviourResult(status="failed", suites=[suite(passed=7), suite("held_out", 1, 4)])
+B_ERR = BehaviourResult(status="error", detail="sandbox failure: engine down")
+B_NONE = BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
+B_OVERFIT = BehaviourResult(status="passed", suites=[suite()], overfitting=True)
+Q_SKIP = QualityResult(status="skipped")
+Q_DOWN = QualityResult(status="unavailable", detail="unavailable: timeout")
+Q_FAIL = QualityResult(
+    status="failed",
+    criteria=[
+        CriterionResult(id="errors", rubric="default", question="q", severity="blocking", verdict="fail")
+    ],
+)
+
+CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclusion, str]] = [
+    ("all pass", SHAPE_OK, B_OK, Q_SKIP, "", "success", "all gates passed"),
+    ("shape fails", SHAPE_FAIL, B_OK, Q_SKIP, "", "failure", "shape: 2 new findings (1 mypy, 1 ruff)"),
+    ("behaviour fails", SHAPE_OK, B_FAIL, Q_SKIP, "", "failure", "behaviour: hidden 7/10 (70%), needs 100%"),
+    ("tool crash is neutral", SHAPE_ERR, B_OK, Q_SKIP, "", "neutral", "shape: could not run semgrep"),
+    ("sandbox down is neutral", SHAPE_OK, B_ERR, Q_SKIP, "", "neutral", "behaviour: not measured"),
+    ("failure beats infra", SHAPE_FAIL, B_ERR, Q_SKIP, "", "failure", "shape: 2 new"),
+    ("no suites is neutral", SHAPE_OK, B_NONE, Q_SKIP, "", "neutral", "behaviour: not measured (no hidden"),
+    (
+        "no suites allowed",
+        SHAPE_OK,
+        B_NONE,
+        Q_SKIP,
+        "behaviour: {require_suites: false}",
+        "success",
+        "all gates passed",
+    ),
+    ("hygiene asks a maintainer", SHAPE_HYGIENE, B_OK, Q_SKIP, "", "action_required", "hygiene: 1 finding"),
+    (
+        "hygiene as failure",
+        SHAPE_HYGIENE,
+        B_OK,
+        Q_SKIP,
+        "gates: {hygiene: {on_finding: failure}}",
+        "failure",
+        "hygiene: 1",
+    ),
+    (
+        "hygiene warn only",
+        SHAPE_HYGIENE,
+        B_OK,
+        Q_SKIP,
+        "gates: {hygiene: {on_finding: warn}}",
+        "success",
+        "all",
+    ),
+    ("hygiene and failing tests", SHAPE_HYGIENE, B_FAIL, Q_SKIP, "", "failure", "behaviour: hidden 7/10"),
+    ("judge outage never fails", SHAPE_OK, B_OK, Q_DOWN, "", "success", "all gates passed"),
+    ("judged fail advisory by default", SHAPE_OK, B_OK, Q_FAIL, "", "success", "all gates passed"),
+    (
+        "judged fail blocks when asked",
+        SHAPE_OK,
+        B_OK,
+        Q_FAIL,
+        "quality: {blocking: true}",
+        "failure",
+        "quality",
+    ),
+    (
+        "overfitting asks a maintainer",
+        SHAPE_OK,
+        B_OVERFIT,
+        Q_SKIP,
+        "",
+        "action_required",
+        "behaviour: hidden and",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("shape", "behaviour", "quality", "policy", "conclusion", "first_reason"),
+    [c[1:] for c in CASES],
+    ids=[c[0] for c in CASES],
+)
+def test_decide(
+    shape: ShapeResult,
+    behaviour: BehaviourResult,
+    quality: QualityResult,
+    policy: str,
+    conclusion: Conclusion,
+    first_reason: str,
+) -> None:
+    decision = decide(shape, behaviour, quality, load_policy(policy) if policy else Policy())
+    assert decision.conclusion == conclusion
+    assert decision.reasons[0].startswith(first_reason), decision.reasons
+
+
+def test_failure_lists_every_reason() -> None:
+    decision = decide(SHAPE_FAIL, B_FAIL, Q_SKIP, Policy())
+    assert decision.conclusion == "failure"
+    assert any(r.startswith("shape:") for r in decision.reasons)
+    assert any("held-out 1/4 (25%)" in r for r in decision.reasons)

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import pytest
+
+from checks.policy import Policy, PolicyError, load_policy
+
+
+def test_missing_file_means_defaults() -> None:
+    assert load_policy(None) == Policy()
+    assert load_policy("") == Policy()
+    assert load_policy("# only a comment\n") == Policy()
+
+
+def test_valid_policy() -> None:
+    policy = load_policy(
+        "agents:\n  authors: ['devin-ai[bot]']\ngates:\n  mypy:\n    max_new_errors: 2\n"
+        "behaviour:\n  min_hidden_pass_rate: 0.9\n"
+    )
+    assert policy.gates.mypy.max_new_errors == 2
+    assert policy.behaviour.min_hidden_pass_rate == 0.9
+    assert policy.agents.authors == ["devin-ai[bot]"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("gates:\n  mypy:\n    max_new_errors: lots\n", "line 3: gates.mypy.max_new_errors"),
+        ("gates:\n  rufff: {}\n", "line 2: gates.rufff: Extra inputs are not permitted"),
+        ("behaviour:\n  min_hidden_pass_rate: 2\n", "line 2: behaviour.min_hidden_pass_rate"),
+        ("agents: [unclosed\n", "invalid YAML at line 2"),
+        ("- a list\n", "line 1: the policy must be a mapping"),
+        ("agents:\n  authors:\n    - ok\n    - {x: 1}\n", "line 4: agents.authors.1"),
+        # Suite locations are server-side only: the repository cannot point its gate elsewhere.
+        ("behaviour:\n  hidden: /tmp/mine\n", "line 2: behaviour.hidden"),
+    ],
+)
+def test_invalid_policy_names_field_and_line(text: str, expected: str) -> None:
+    with pytest.raises(PolicyError) as info:
+        load_policy(text)
+    assert expected in str(info.value)
+    assert str(info.value).startswith(".github/patchgate.yml")
+
+
+@pytest.mark.parametrize(
+    ("author", "labels", "branch", "expected"),
+    [
+        ("coder-agent[bot]", [], "feature", True),
+        ("alice", ["agent"], "feature", True),
+        ("alice", [], "agent/fix-1", True),
+        ("alice", ["bug"], "feature", False),
+        ("bot-alice", [], "main", False),
+    ],
+)
+def test_agent_detection(author: str, labels: list[str], branch: str, expected: bool) -> None:
+    assert Policy().agents.matches(author, labels, branch) is expected

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from checks.workspace import MAX_CHANGED_FILES, WorkspaceError, extract_tar, from_git, from_trees
+from tests.conftest import GitRepo, git
+
+
+def pr_repo(repo: GitRepo) -> None:
+    repo.commit("base", {"x.py": "a\nb\nc\n", "old.txt": "q\n", "d/del.py": "1\n", "keep.py": "k\n"})
+    repo.branch("pr")
+    git(repo.path, "mv", "old.txt", "new.txt")
+    repo.commit(
+        "pr",
+        {
+            "x.py": "a\nB\nc\nd\n",
+            "d/del.py": None,
+            "bin.dat": b"\x00\x01\x02",
+            "|x| y.py": "x\n",
+            "ü.py": "u\n",
+        },
+    )
+
+
+def test_changed_files_and_lines(git_repo: GitRepo, tmp_path: Path) -> None:
+    pr_repo(git_repo)
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    got = {f.path: (f.status, f.old_path, f.binary, sorted(f.lines)) for f in ws.changed}
+    assert got == {
+        "bin.dat": ("added", None, True, []),
+        "d/del.py": ("deleted", None, False, []),
+        "new.txt": ("renamed", "old.txt", False, []),
+        "x.py": ("modified", None, False, [2, 4]),
+        "|x| y.py": ("added", None, False, [1]),
+        "ü.py": ("added", None, False, [1]),
+    }
+    assert [f.path for f in ws.python_files] == ["x.py", "|x| y.py", "ü.py"]
+    assert not (ws.head_dir / ".git").exists() and not (ws.base_dir / ".git").exists()
+    assert (ws.head_dir / "x.py").read_text() == "a\nB\nc\nd\n"
+    assert (ws.base_dir / "d/del.py").exists() and not (ws.head_dir / "d/del.py").exists()
+
+
+def test_from_trees_agrees_with_from_git(git_repo: GitRepo, tmp_path: Path) -> None:
+    pr_repo(git_repo)
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    again = from_trees(ws.base_dir, ws.head_dir, ws.base_sha, ws.head_sha)
+    assert again.changed == ws.changed
+
+
+def test_merge_base_semantics(git_repo: GitRepo, tmp_path: Path) -> None:
+    git_repo.commit("base", {"a.py": "1\n"})
+    git_repo.branch("pr")
+    git_repo.commit("pr", {"b.py": "2\n"})
+    git(git_repo.path, "checkout", "-q", "main")
+    git_repo.commit("main moves on", {"c.py": "3\n"})
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    # base...head: what the PR changed since it forked, not main's later commits
+    assert [f.path for f in ws.changed] == ["b.py"]
+    assert not (ws.base_dir / "c.py").exists()
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "message"),
+    [("main", "nope", "unknown head ref 'nope'"), ("nope", "main", "unknown base ref 'nope'")],
+)
+def test_unknown_ref(git_repo: GitRepo, tmp_path: Path, base: str, head: str, message: str) -> None:
+    git_repo.commit("base", {"a.py": "1\n"})
+    with pytest.raises(WorkspaceError, match=message):
+        from_git(git_repo.path, base, head, tmp_path / "ws")
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(WorkspaceError, match="not a git repository"):
+        from_git(tmp_path / "plain", "main", "pr", tmp_path / "ws")
+
+
+def test_empty_diff(git_repo: GitRepo, tmp_path: Path) -> None:
+    git_repo.commit("base", {"a.py": "1\n"})
+    git_repo.branch("pr")
+    git_repo.commit("empty")
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    assert ws.changed == ()
+
+
+def test_symlinks_out_of_the_tree_are_dropped(git_repo: GitRepo, tmp_path: Path) -> None:
+    git_repo.commit("base", {"a.py": "1\n"})
+    git_repo.branch("pr")
+    (git_repo.path / "escape").symlink_to("/etc/passwd")
+    (git_repo.path / "inside").symlink_to("a.py")
+    git_repo.commit("links")
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    assert not (ws.head_dir / "escape").exists() and not (ws.head_dir / "escape").is_symlink()
+    assert (ws.head_dir / "inside").read_text() == "1\n"
+
+
+def test_extract_tar_refuses_traversal(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in ("ok.txt", "../evil.txt", "/abs.txt"):
+            info = tarfile.TarInfo(name)
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"hi"))
+        dev = tarfile.TarInfo("dev")
+        dev.type = tarfile.CHRTYPE
+        tar.addfile(dev)
+    extract_tar(buf.getvalue(), tmp_path / "out")
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*")) == ["ok.txt"]
+    assert not (tmp_path / "evil.txt").exists()
+
+
+def test_huge_diff_is_capped_with_a_notice(git_repo: GitRepo, tmp_path: Path) -> None:
+    git_repo.commit("base", {"a.py": "1\n"})
+    git_repo.branch("pr")
+    git_repo.commit("many", {f"gen/f{i:05}.py": f"x = {i}\n" for i in range(10_000)})
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    assert len(ws.changed) == MAX_CHANGED_FILES
+    assert "touches 10000 files" in ws.notices[0]
