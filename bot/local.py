@@ -1,0 +1,62 @@
+"""Gate a change of a local git repository with no GitHub at all (`patchgate run`)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from checks.gate import Runner
+from checks.inputs import JudgeSettings, PipelineInputs, Suites, Task
+from checks.pipeline import error_report, run_pipeline
+from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
+from checks.report import Report
+from checks.workspace import from_git
+
+
+@dataclass(frozen=True)
+class LocalRun:
+    repo: Path
+    base: str
+    head: str
+    suites: Suites = Suites()
+    policy_file: Path | None = None
+    task: Task = Task()
+    judge: JudgeSettings | None = None
+
+
+def read_policy(base_dir: Path, override: Path | None) -> Policy:
+    """Read the policy from ``override`` or from the BASE tree; the PR never configures its gate."""
+    path = override if override is not None else base_dir / POLICY_PATH
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    return load_policy(text)
+
+
+def judge_from_env() -> JudgeSettings | None:
+    """Build judge settings from PATCHGATE_JUDGE_API_BASE / PATCHGATE_JUDGE_API_KEY, if set."""
+    base = os.environ.get("PATCHGATE_JUDGE_API_BASE")
+    key = os.environ.get("PATCHGATE_JUDGE_API_KEY")
+    if not base and not key:
+        return None
+    return JudgeSettings(api_base=base or None, api_key=key or None)
+
+
+def gate_local(run: LocalRun, runner: Runner, *, image: str | None = None) -> Report:
+    """Export base...head, read the base policy, and run the whole pipeline."""
+    with tempfile.TemporaryDirectory(prefix="patchgate-") as tmp:
+        ws = from_git(run.repo, run.base, run.head, Path(tmp))
+        try:
+            policy = read_policy(ws.base_dir, run.policy_file)
+        except PolicyError as exc:
+            return error_report(str(exc), "action_required", base_sha=ws.base_sha, head_sha=ws.head_sha)
+        inputs = PipelineInputs(
+            workspace=ws,
+            policy=policy,
+            runner=runner,
+            suites=run.suites,
+            task=run.task,
+            judge=run.judge,
+            run_key=f"local:{ws.base_sha}:{ws.head_sha}",
+        )
+        return run_pipeline(inputs, image=image)

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: set-up, lint, type-check, tests.
+# Real-component tests (Docker, PostgreSQL, Redis, the server process) must
+# run: PATCHGATE_REQUIRE_REAL=1 turns any skipped test into a failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+eval "$(bash scripts/services.sh)"
+
+echo "[test] ruff" >&2
+.venv/bin/ruff check .
+echo "[test] mypy --strict" >&2
+.venv/bin/mypy
+echo "[test] pytest" >&2
+PATCHGATE_REQUIRE_REAL=1 exec .venv/bin/pytest "$@"

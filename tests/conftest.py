@@ -1,0 +1,79 @@
+"""Shared fixtures. With PATCHGATE_REQUIRE_REAL=1 (CI) a skipped test is a failed test."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REQUIRE_REAL = os.environ.get("PATCHGATE_REQUIRE_REAL") == "1"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    outcome = yield
+    report = outcome.get_result()
+    if REQUIRE_REAL and report.skipped and not hasattr(report, "wasxfail"):
+        # Real-component tests must run in CI: a skip there hides a broken set-up.
+        report.outcome = "failed"
+        report.longrepr = f"skipped under PATCHGATE_REQUIRE_REAL=1: {report.longrepr}"
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` and return its stdout."""
+    result = subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    )
+    return result.stdout
+
+
+class GitRepo:
+    """A real temporary git repository for tests: write files, commit, branch."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        git(path, "init", "-q", "-b", "main")
+        git(path, "config", "user.email", "test@example.com")
+        git(path, "config", "user.name", "test")
+        git(path, "config", "commit.gpgsign", "false")
+
+    def write(self, files: dict[str, str | bytes | None]) -> None:
+        """Write (str/bytes) or delete (None) files relative to the repository."""
+        for rel, content in files.items():
+            target = self.path / rel
+            if content is None:
+                target.unlink()
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content)
+
+    def commit(self, message: str = "change", files: dict[str, str | bytes | None] | None = None) -> str:
+        """Write ``files``, commit everything, and return the new sha."""
+        if files:
+            self.write(files)
+        git(self.path, "add", "-A")
+        git(self.path, "commit", "-q", "--allow-empty", "-m", message)
+        return git(self.path, "rev-parse", "HEAD").strip()
+
+    def branch(self, name: str, start: str = "HEAD") -> None:
+        git(self.path, "checkout", "-q", "-B", name, start)
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> GitRepo:
+    return GitRepo(tmp_path / "repo")
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
+    def make(name: str) -> GitRepo:
+        return GitRepo(tmp_path / name)
+
+    return make
