@@ -1,0 +1,326 @@
+"""Run one untrusted command in a fresh, hardened Docker container.
+
+In-container conventions (other parts of patchgate rely on them):
+
+- the command runs as uid:gid 10001:10001 ("sandbox"), with ``HOME=/tmp``;
+- the root filesystem is read-only. Writable: each ``copy_in`` target (a tmpfs of
+  ``limits.tmpfs_mb`` MiB owned by 10001, e.g. the PR tree at /work), ``/tmp`` (a tmpfs of
+  the same size, mode 1777) and Docker's ``/dev/shm`` (64 MiB, for multiprocessing);
+- ``mounts`` are read-only bind mounts; ``collect`` paths come back as regular files;
+- python3 and the base image's tools (pytest, ruff, mypy, bandit, semgrep, ...) are on PATH;
+- the environment is exactly PATH, HOME, LANG plus ``RunSpec.env``: nothing of the host's;
+- the command starts in ``RunSpec.workdir``; there is no network and no Docker socket;
+- a copy-in that does not fit (or a missing workdir) ends the run with exit code 125.
+
+How a run works: the container's init (tini) runs a waiter as uid 10002; everything
+else is an exec. One exec as 10001 unpacks the copy-in tarballs (bind-mounted read-only)
+into the tmpfs targets and execs ``timeout -k`` around the command; its output is read
+with a byte cap. Afterwards ``kill -KILL -1`` as 10001 ends every process the command
+left (setsid cannot escape a uid), which never touches the waiter; one more exec reads
+the cgroup's peak memory and OOM count and tars the ``collect`` paths to stdout. The
+container is removed in ``finally``; if the host process dies without running it, the
+waiter's own deadline ends the container and ``auto_remove`` deletes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+import docker
+import requests
+from docker.errors import APIError, DockerException, NotFound
+from docker.types import LogConfig, Mount, Ulimit
+
+from sandbox.copyin import CONTAINER_TMP, INBOX, pack_copy_in, writable_roots
+from sandbox.engine import docker_client
+from sandbox.errors import EngineUnavailable, SandboxError
+from sandbox.images import require_image
+from sandbox.spec import MiB, RunResult, RunSpec
+from sandbox.stats import COLLECT_SCRIPT, parse_collect
+from sandbox.stream import Demux, ExecStream
+
+SANDBOX_UID = 10001
+# The waiter runs as a different uid so that the kill sweep (as 10001) cannot end it.
+WAITER_UID = 10002
+CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+BASE_ENV: Mapping[str, str] = {"PATH": CONTAINER_PATH, "HOME": CONTAINER_TMP, "LANG": "C.UTF-8"}
+LABEL = "patchgate.sandbox"
+
+KILL_GRACE_S = 2.0  # `timeout -k`: SIGTERM at the deadline, SIGKILL this much later
+HOST_GRACE_S = 3.0  # then the host sweeps every sandbox process itself
+HARD_KILL_S = 5.0  # then the host kills the whole container
+COLLECT_CAP = 64 * MiB
+COLLECT_TIMEOUT_S = 60.0
+POLL_S = 0.25
+# The waiter outlives any run, then ends the container even if nobody removes it.
+WAITER_MARGIN_S = 600
+
+# Unpack each copy-in tarball, enter the workdir, run the command under `timeout -k`.
+# Only positional parameters carry data: nothing from the spec is ever parsed as shell.
+_RUN_SCRIPT = r"""
+n=$1; shift
+while [ "$n" -gt 0 ]; do
+  mkdir -p -- "$2" && tar -x -f "$1" -C "$2" \
+    || { echo "patchgate: copying into $2 failed (does it fit the tmpfs?)" >&2; exit 125; }
+  shift 2; n=$((n - 1))
+done
+cd -- "$1" || exit 125
+t=$2; k=$3; shift 3
+exec timeout -k "$k" "$t" "$@"
+"""
+
+
+class DockerSandbox:
+    """Runs RunSpecs in fresh hardened containers, at most ``max_concurrency`` at a time.
+
+    ``runtime`` names an OCI runtime registered with the engine (e.g. ``runsc`` for
+    gVisor); None uses the engine's default (runc). ``labels`` are added to every
+    container (the tests use them to find their own).
+    """
+
+    def __init__(
+        self,
+        *,
+        max_concurrency: int = 2,
+        client: docker.DockerClient | None = None,
+        runtime: str | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+        self._client = client
+        self._client_lock = threading.Lock()
+        self.runtime = runtime
+        self.labels = dict(labels or {})
+
+    def run(self, spec: RunSpec) -> RunResult:
+        """Run ``spec.argv`` in a fresh container and return what happened.
+
+        A failing, missing, timed-out, OOM-killed or over-talkative command is a
+        RunResult. Raises EngineUnavailable when no engine answers, ImageMissing
+        when ``spec.image`` is not built, SandboxError for any other engine failure.
+        """
+        _check_env(spec.env)
+        with self._slots:
+            try:
+                return self._run(spec)
+            except requests.exceptions.ConnectionError as exc:
+                raise EngineUnavailable(str(exc).splitlines()[0]) from exc
+            except APIError as exc:
+                raise SandboxError(f"the Docker engine failed the run: {exc.explanation}") from exc
+            except DockerException as exc:
+                raise SandboxError(f"the Docker engine failed the run: {exc}") from exc
+
+    def client(self) -> docker.DockerClient:
+        """Return the engine client, connecting on first use."""
+        with self._client_lock:
+            if self._client is None:
+                self._client = docker_client()
+            return self._client
+
+    def _run(self, spec: RunSpec) -> RunResult:
+        client = self.client()
+        require_image(client, spec.image)
+        name = f"patchgate-{uuid.uuid4().hex[:16]}"
+        with TemporaryDirectory(prefix="patchgate-run-") as scratch:
+            unpack = pack_copy_in(spec.copy_in, Path(scratch), SANDBOX_UID)
+            try:
+                container = self._start(client, spec, name, Path(scratch))
+                return _Execution(client, container, spec, unpack).run()
+            finally:
+                _remove(client, name)
+
+    def _start(self, client: docker.DockerClient, spec: RunSpec, name: str, inbox: Path) -> Any:
+        limits = spec.limits
+        tmpfs = {CONTAINER_TMP: f"rw,exec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777"}
+        for root in writable_roots(spec.copy_in):
+            tmpfs[root] = (
+                f"rw,exec,nosuid,nodev,size={limits.tmpfs_mb}m,"
+                f"uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"
+            )
+        mounts = [Mount(INBOX, str(inbox), type="bind", read_only=True)]
+        for m in spec.mounts:
+            if not m.source.exists():
+                raise SandboxError(f"mount source {m.source} does not exist")
+            mounts.append(Mount(m.target, str(m.source.resolve()), type="bind", read_only=True))
+        waiter_s = int(limits.timeout_s + KILL_GRACE_S + HOST_GRACE_S + HARD_KILL_S) + WAITER_MARGIN_S
+        container = client.containers.create(
+            spec.image,
+            command=["sleep", str(waiter_s)],
+            name=name,
+            hostname="sandbox",
+            user=f"{WAITER_UID}:{WAITER_UID}",
+            environment=dict(BASE_ENV),
+            working_dir="/",
+            labels={LABEL: "1", **self.labels},
+            init=True,
+            auto_remove=True,
+            read_only=True,
+            network_mode="none",
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges:true"],
+            mem_limit=limits.memory_mb * MiB,
+            # Equal to mem_limit: no swap, so a memory bomb meets the OOM killer.
+            memswap_limit=limits.memory_mb * MiB,
+            pids_limit=limits.pids,
+            nano_cpus=int(limits.cpus * 1e9),
+            tmpfs=tmpfs,
+            mounts=mounts,
+            ulimits=[Ulimit(name="core", soft=0, hard=0)],
+            log_config=LogConfig(type=LogConfig.types.NONE),
+            runtime=self.runtime,
+        )
+        container.start()
+        return container
+
+
+class _Execution:
+    """One run inside a started container: the command, the sweep, the collection."""
+
+    def __init__(
+        self, client: docker.DockerClient, container: Any, spec: RunSpec, unpack: list[str]
+    ) -> None:
+        self.api = client.api
+        self.container = container
+        self.spec = spec
+        self.unpack = unpack
+        self.dead = False  # the host killed the whole container
+
+    def run(self) -> RunResult:
+        limits = self.spec.limits
+        argv = [
+            "sh", "-c", _RUN_SCRIPT, "sh", str(len(self.unpack) // 2), *self.unpack,
+            self.spec.workdir, f"{limits.timeout_s:.3f}", f"{KILL_GRACE_S:g}", *self.spec.argv,
+        ]  # fmt: skip
+        env = [f"{k}={v}" for k, v in self.spec.env.items()]
+        exec_id = self.api.exec_create(
+            self.container.id, argv, user=f"{SANDBOX_UID}:{SANDBOX_UID}", environment=env
+        )["Id"]
+        start = time.monotonic()
+        demux = Demux(limits.output_bytes)
+        host_timed_out = self._pump(exec_id, demux, start + limits.timeout_s + KILL_GRACE_S + HOST_GRACE_S)
+        wall = time.monotonic() - start
+        exit_code = None if self.dead else self.api.exec_inspect(exec_id).get("ExitCode")
+        timed_out = host_timed_out or (exit_code in (124, 137) and wall >= limits.timeout_s)
+        peak: int | None = None
+        oom, collect_over = False, False
+        files: dict[str, bytes] = {}
+        if not self.dead:
+            self._sweep()
+            peak, oom, files, collect_over = self._collect()
+        return RunResult(
+            exit_code=exit_code,
+            stdout=bytes(demux.stdout),
+            stderr=bytes(demux.stderr),
+            wall_s=wall,
+            timed_out=timed_out,
+            oom_killed=oom,
+            output_limit_exceeded=demux.exceeded or collect_over,
+            peak_memory_bytes=peak,
+            files=files,
+        )
+
+    def _pump(self, exec_id: str, demux: Demux, deadline: float) -> bool:
+        """Read the exec's output until it ends; enforce the deadline and the cap.
+
+        Returns True when the host had to end the command at its deadline.
+        """
+        stream = ExecStream(self.api.exec_start(exec_id, socket=True))
+        swept_at: float | None = None
+        host_timed_out = False
+        try:
+            while True:
+                now = time.monotonic()
+                if swept_at is None and now >= deadline:
+                    host_timed_out = True
+                    swept_at = self._sweep_or_kill(now)
+                elif swept_at is not None and now >= swept_at + HARD_KILL_S:
+                    self._kill_container()
+                    return host_timed_out
+                chunk = stream.read(POLL_S)
+                if chunk == b"":
+                    return host_timed_out
+                if chunk is None:
+                    # Silence: the command may have exited while a child it left holds stdout.
+                    if swept_at is None and not self.api.exec_inspect(exec_id).get("Running"):
+                        swept_at = self._sweep_or_kill(time.monotonic())
+                    continue
+                demux.feed(chunk)
+                if demux.exceeded and swept_at is None:
+                    swept_at = self._sweep_or_kill(time.monotonic())
+        finally:
+            stream.close()
+
+    def _sweep_or_kill(self, now: float) -> float:
+        if not self._sweep():
+            self._kill_container()
+        return now
+
+    def _sweep(self) -> bool:
+        """Kill every process of the sandbox uid; False when even that could not start."""
+        if self.dead:
+            return False
+        try:
+            self.container.exec_run(
+                ["sh", "-c", "kill -KILL -1 2>/dev/null; exit 0"], user=f"{SANDBOX_UID}:{SANDBOX_UID}"
+            )
+        except APIError:
+            return False
+        return True
+
+    def _kill_container(self) -> None:
+        self.dead = True
+        with contextlib.suppress(NotFound, APIError):
+            self.container.kill()
+
+    def _collect(self) -> tuple[int | None, bool, dict[str, bytes], bool]:
+        argv = ["sh", "-c", COLLECT_SCRIPT, "sh", *self.spec.collect]
+        exec_id = self.api.exec_create(self.container.id, argv, user=f"{SANDBOX_UID}:{SANDBOX_UID}")["Id"]
+        demux = Demux(COLLECT_CAP)
+        stream = ExecStream(self.api.exec_start(exec_id, socket=True))
+        deadline = time.monotonic() + COLLECT_TIMEOUT_S
+        try:
+            while time.monotonic() < deadline and not demux.exceeded:
+                chunk = stream.read(POLL_S)
+                if chunk == b"":
+                    break
+                if chunk is not None:
+                    demux.feed(chunk)
+        finally:
+            stream.close()
+        peak, oom, files = parse_collect(bytes(demux.stdout), bytes(demux.stderr))
+        return peak, oom, files, demux.exceeded
+
+
+def _remove(client: docker.DockerClient, name: str) -> None:
+    """Remove the container ``name`` and wait until the engine no longer knows it."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            client.api.remove_container(name, force=True)
+        except NotFound:
+            return
+        except APIError as exc:
+            # 409: auto_remove is already removing it; wait for that to finish.
+            if exc.status_code != 409:
+                raise SandboxError(f"could not remove container {name}: {exc.explanation}") from exc
+        try:
+            client.api.inspect_container(name)
+        except NotFound:
+            return
+        time.sleep(0.1)
+    raise SandboxError(f"container {name} was not removed within 30 s")
+
+
+def _check_env(env: Mapping[str, str]) -> None:
+    for key, value in env.items():
+        if not key or "=" in key or "\0" in key or "\0" in value:
+            raise ValueError(f"invalid environment variable name or value: {key!r}")

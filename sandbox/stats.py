@@ -1,0 +1,44 @@
+"""The last exec of a run: the cgroup's peak memory and OOM kills, and the collected files."""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+
+# Peak memory and OOM kills of the container's cgroup (v1 files first, then v2), on
+# stderr; then a tarball of the collect paths (positional parameters) on stdout.
+COLLECT_SCRIPT = r"""
+peak=$(cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes 2>/dev/null \
+       || cat /sys/fs/cgroup/memory.peak 2>/dev/null)
+oom=$(sed -n 's/^oom_kill //p' /sys/fs/cgroup/memory/memory.oom_control \
+      /sys/fs/cgroup/memory.events 2>/dev/null | head -n 1)
+echo "patchgate-stats peak=${peak} oom_kill=${oom}" >&2
+[ $# -gt 0 ] || exit 0
+exec tar -c -f - -C / --ignore-failed-read -- "$@" 2>/dev/null
+"""
+
+_STATS = re.compile(rb"patchgate-stats peak=(\d*) oom_kill=(\d*)")
+
+
+def parse_collect(stdout: bytes, stderr: bytes) -> tuple[int | None, bool, dict[str, bytes]]:
+    """Return (peak memory bytes, OOM-killed, {container path: content}) from the collect exec.
+
+    Only regular files come back; a truncated tarball yields the members before the cut.
+    """
+    peak: int | None = None
+    oom = False
+    if match := _STATS.search(stderr):
+        peak = int(match[1]) if match[1] else None
+        oom = bool(match[2]) and int(match[2]) > 0
+    files: dict[str, bytes] = {}
+    if stdout:
+        try:
+            with tarfile.open(fileobj=io.BytesIO(stdout), mode="r:") as tar:
+                for member in tar:
+                    handle = tar.extractfile(member) if member.isreg() else None
+                    if handle is not None:
+                        files["/" + member.name.lstrip("/")] = handle.read()
+        except (tarfile.TarError, EOFError):
+            pass  # cut at the collect cap: keep what came before
+    return peak, oom, files

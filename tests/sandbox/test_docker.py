@@ -1,0 +1,70 @@
+"""DockerSandbox basics: a run round-trips files, reports failures as data, and cleans up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandbox.docker import DockerSandbox
+from sandbox.errors import ImageMissing
+from sandbox.spec import Limits, Mount, RunSpec
+
+pytestmark = pytest.mark.docker
+
+FAST = Limits(timeout_s=30, memory_mb=256, tmpfs_mb=64)
+
+
+def test_python_round_trip_with_copy_in_and_collect(
+    sandbox: DockerSandbox, base_image: str, tmp_path: Path
+) -> None:
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "data.txt").write_text("hello from the host\n")
+    program = (
+        "import pathlib; "
+        "text = pathlib.Path('pkg/data.txt').read_text(); "
+        "pathlib.Path('out').mkdir(); "
+        "pathlib.Path('out/echo.txt').write_text(text.upper()); "
+        "print(1)"
+    )
+    result = sandbox.run(
+        RunSpec(
+            image=base_image,
+            argv=("python3", "-c", program),
+            copy_in=(Mount(tree, "/work"),),
+            collect=("/work/out", "/work/missing.txt"),
+            limits=FAST,
+        )
+    )
+    assert result.ok, result
+    assert result.stdout == b"1\n"
+    assert result.files == {"/work/out/echo.txt": b"HELLO FROM THE HOST\n"}
+    assert result.peak_memory_bytes is not None and result.peak_memory_bytes > 0
+    # The host copy never changes.
+    assert sorted(p.name for p in tree.rglob("*")) == ["data.txt", "pkg"]
+
+
+def test_nonzero_exit_and_stderr_are_data(sandbox: DockerSandbox, base_image: str) -> None:
+    result = sandbox.run(
+        RunSpec(
+            image=base_image,
+            argv=("python3", "-c", "import sys; sys.stderr.write('bad'); sys.exit(3)"),
+            limits=FAST,
+        )
+    )
+    assert result.exit_code == 3
+    assert result.stderr == b"bad"
+    assert not result.ok
+    assert not result.timed_out
+
+
+def test_missing_command_is_a_nonzero_result(sandbox: DockerSandbox, base_image: str) -> None:
+    result = sandbox.run(RunSpec(image=base_image, argv=("no-such-program", "--x"), limits=FAST))
+    assert result.exit_code == 127
+    assert b"no-such-program" in result.stderr
+
+
+def test_missing_image_names_the_build_command(sandbox: DockerSandbox) -> None:
+    with pytest.raises(ImageMissing, match="patchgate sandbox build"):
+        sandbox.run(RunSpec(image="patchgate-base:does-not-exist", argv=("true",)))
