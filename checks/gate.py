@@ -34,6 +34,8 @@ class GateResult:
     tool: ToolRun
     findings: tuple[Finding, ...] = field(default=())
     preexisting: int = 0
+    # Things the maintainer should know that are not findings (e.g. a capped list).
+    notices: tuple[str, ...] = field(default=())
 
 
 class Gate(Protocol):
