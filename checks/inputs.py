@@ -35,6 +35,9 @@ class JudgeSettings:
     api_key: str | None = field(default=None, repr=False)
     timeout_s: float = 60.0
     num_retries: int = 2
+    # (input, output) USD per token; registers a price for models litellm does not know
+    # (local models: (0.0, 0.0)) so the report's cost is measured, not missing.
+    cost_per_token: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
