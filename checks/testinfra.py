@@ -148,9 +148,9 @@ def _section_changes(ws: Workspace, path: str) -> list[tuple[InfraKind, str]]:
     name = PurePosixPath(path).name
     base, head = _read(ws.base_dir / path), _read(ws.head_dir / path)
     if name == "setup.cfg":
-        return _compare(base, head, _cfg_sections, "setup.cfg")
+        return _compare(base, head, _cfg_sections)
     if name == "pyproject.toml":
-        return _compare(base, head, _toml_sections, "pyproject.toml")
+        return _compare(base, head, _toml_sections)
     return []
 
 
@@ -168,19 +168,17 @@ class _Unparsable(Exception):
     """A config file cannot be read, so its test sections cannot be compared."""
 
 
-def _compare(
-    base: bytes | None, head: bytes | None, parse: _SectionParser, name: str
-) -> list[tuple[InfraKind, str]]:
+def _compare(base: bytes | None, head: bytes | None, parse: _SectionParser) -> list[tuple[InfraKind, str]]:
     try:
         before, after = parse(base), parse(head)
     except _Unparsable as exc:
         # pytest would read (or choke on) this file too: unknown means changed.
-        return [("pytest-config", f"{name} changed and {exc}, so its test sections cannot be compared")]
+        return [("pytest-config", f"it changed and {exc}, so its test sections cannot be compared")]
     out: list[tuple[InfraKind, str]] = []
     for kind in ("pytest-config", "coverage-config"):
         if before.get(kind) != after.get(kind):
             what = "pytest" if kind == "pytest-config" else "coverage"
-            out.append((kind, f"{name}: the {what} configuration section changed"))
+            out.append((kind, f"its {what} configuration section changed"))
     return out
 
 

@@ -1,0 +1,288 @@
+"""The hygiene gate: the agent-specific ways a PR makes its own checks pass without doing the work.
+
+It reads the base and head trees and never runs the PR's code. Every finding
+is something the PR introduced (the base is the comparison); line-based
+rules only look at lines the PR changed. Rules and their ids: docs/hygiene.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from checks.gate import GateContext, GateResult, register
+from checks.report import Finding, Severity, ToolRun
+from checks.shape.pysource import SourceTooLarge, decode_source, parse_module, read_source
+from checks.shape.stubs import Stub, base_class_names, find_stubs
+from checks.shape.suppressions import new_suppressions
+from checks.shape.testcode import TestFile, match_tests, module_facts
+from checks.testinfra import InfraChange, infra_changes, is_test_file
+from checks.workspace import ChangedFile, Workspace
+
+TOOL = "hygiene"
+# Reading the whole head tree for base-class names stops here (a 10,000-file repository).
+_MAX_SCAN_FILES = 20000
+_MAX_SCAN_BYTES = 64 * 1024 * 1024
+_INFRA_RULES = {
+    "policy": "policy-edited",
+    "ci": "ci-edited",
+    "startup-hook": "startup-hook-edited",
+}
+
+
+@dataclass
+class Examination:
+    """Everything the hygiene rules found in one change."""
+
+    findings: list[Finding] = field(default_factory=list)
+    # Suppressions and stubs on changed lines that the base already had.
+    preexisting: int = 0
+    notices: list[str] = field(default_factory=list)
+
+    def add(
+        self, rule: str, path: str, lines: tuple[int, int], message: str,
+        severity: Severity = "error", *, needs_maintainer: bool = True,
+    ) -> None:
+        self.findings.append(Finding(
+            tool=TOOL, rule=rule, path=path, start_line=lines[0], end_line=lines[1],
+            severity=severity, message=message, introduced=True, needs_maintainer=needs_maintainer,
+        ))
+
+
+class HygieneGate:
+    """Deleted or weakened tests, new skips and suppressions, stub bodies, edits to CI and test config."""
+
+    name = TOOL
+
+    def run(self, ctx: GateContext) -> GateResult:
+        """Examine the change; reads files only, so ``ctx.runner`` and ``ctx.image`` go unused."""
+        start = time.monotonic()
+        try:
+            exam = examine(ctx.workspace)
+        except OSError as exc:
+            # The exported trees could not be read: the gate broke, not the PR.
+            detail = f"cannot read the workspace: {exc}"
+            return GateResult(ToolRun(tool=TOOL, status="error", seconds=_since(start), detail=detail))
+        detail = f"{len(ctx.workspace.changed)} changed files examined"
+        return GateResult(
+            ToolRun(tool=TOOL, status="ok", seconds=_since(start), detail=detail),
+            tuple(exam.findings),
+            exam.preexisting,
+            tuple(exam.notices),
+        )
+
+
+def _since(start: float) -> float:
+    return round(time.monotonic() - start, 3)
+
+
+def examine(ws: Workspace) -> Examination:
+    """Apply every hygiene rule to ``ws`` and return the findings, sorted by path and line."""
+    exam = Examination()
+    _infra(ws, exam)
+    sides = list(_python_sides(ws, exam))
+    _tests(sides, exam)
+    for side in sides:
+        _skips(side, exam)
+        _suppressions(ws, side, exam)
+    _stubs(ws, sides, exam)
+    exam.findings.sort(key=lambda f: (f.path, f.start_line, f.rule))
+    return exam
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One changed Python file at base and head; a tree is None when absent or unparsable."""
+
+    change: ChangedFile
+    base_path: str | None
+    head_path: str | None
+    base_text: str | None
+    head_text: str | None
+    base_tree: ast.Module | None
+    head_tree: ast.Module | None
+
+    @property
+    def parsed(self) -> bool:
+        """Return True when every side that exists parsed, so AST rules can compare them."""
+        return (self.base_text is None or self.base_tree is not None) and (
+            self.head_text is None or self.head_tree is not None
+        )
+
+    @property
+    def shown_path(self) -> str:
+        return self.head_path or self.base_path or self.change.path
+
+
+def _base_path(f: ChangedFile) -> str | None:
+    if f.status in ("added", "copied"):
+        return None
+    return f.old_path if f.status == "renamed" and f.old_path else f.path
+
+
+def _python_sides(ws: Workspace, exam: Examination) -> Iterator[_Side]:
+    for f in ws.changed:
+        if f.binary:
+            continue
+        base_path = _base_path(f)
+        head_path = None if f.status == "deleted" else f.path
+        if not any(p is not None and p.endswith((".py", ".pyi")) for p in (base_path, head_path)):
+            continue
+        try:
+            base_raw = read_source(ws.base_dir, base_path)
+            head_raw = read_source(ws.head_dir, head_path)
+        except SourceTooLarge as exc:
+            exam.notices.append(f"hygiene: {exc} is too large to examine")
+            continue
+        yield _Side(
+            f, base_path, head_path,
+            None if base_raw is None else decode_source(base_raw),
+            None if head_raw is None else decode_source(head_raw),
+            None if base_raw is None else parse_module(base_raw),
+            None if head_raw is None else parse_module(head_raw),
+        )
+
+
+def _changed_span(ws: Workspace, path: str) -> tuple[int, int]:
+    lines = ws.changed_lines(path)
+    return (min(lines), max(lines)) if lines else (0, 0)
+
+
+def _infra(ws: Workspace, exam: Examination) -> None:
+    for change in infra_changes(ws):
+        rule = _INFRA_RULES.get(change.kind, "test-config-edited")
+        exam.add(rule, change.path, _changed_span(ws, change.path), _infra_message(change))
+
+
+def _infra_message(change: InfraChange) -> str:
+    verb = {"added": "adds", "modified": "edits", "deleted": "deletes"}[change.status]
+    if change.kind == "policy":
+        effect = "patchgate keeps reading the policy from the base branch"
+    elif change.kind == "ci":
+        effect = "a maintainer should review CI changes made by an agent"
+    else:
+        effect = "patchgate runs its suites with the base version of this file"
+    return f"{verb} {change.path}: {change.reason}; {effect}"
+
+
+def _tests(sides: list[_Side], exam: Examination) -> None:
+    files = []
+    for side in sides:
+        if not side.parsed:
+            continue  # a file that does not compile is the loads gate's finding
+        base_is_test = side.base_path is not None and is_test_file(side.base_path)
+        head_is_test = side.head_path is not None and is_test_file(side.head_path)
+        if not (base_is_test or head_is_test):
+            continue
+        base = module_facts(side.base_tree).tests if base_is_test and side.base_tree else {}
+        head = module_facts(side.head_tree).tests if head_is_test and side.head_tree else {}
+        files.append(TestFile(side.base_path, side.head_path, base, head))
+    kept, lost = match_tests(files)
+    for gone in lost:
+        where = f"{gone.base_path}:{gone.test.line}"
+        if gone.head_path is None:
+            message = f"deletes test {gone.test.qualname} ({where}) along with its file"
+        else:
+            message = f"deletes test {gone.test.qualname} (was {where})"
+        exam.add("test-deleted", gone.head_path or gone.base_path, (0, 0), message)
+    for k in kept:
+        span = (k.head.line, k.head.end_line)
+        if k.head.asserts < k.base.asserts:
+            exam.add("assert-weakened", k.head_path, span, (
+                f"test {k.head.qualname} checks less: {k.base.asserts} assertion(s) at base, "
+                f"{k.head.asserts} now (assert, pytest.raises/warns, assert* calls)"
+            ))
+        if k.base.cases is not None and k.head.cases is not None and k.head.cases < k.base.cases:
+            exam.add("cases-removed", k.head_path, span, (
+                f"test {k.head.qualname} runs fewer parametrized cases: "
+                f"{k.base.cases} at base, {k.head.cases} now"
+            ))
+
+
+def _skips(side: _Side, exam: Examination) -> None:
+    if side.head_tree is None or side.head_path is None or not side.parsed:
+        return
+    head = module_facts(side.head_tree).skips
+    base = module_facts(side.base_tree).skips if side.base_tree is not None else {}
+    changed = side.change.lines
+    for scope, marks in head.items():
+        added = len(marks) - len(base.get(scope, ()))
+        if added <= 0:
+            continue
+        # Of the markers in this scope, blame those on changed lines first.
+        ordered = sorted(marks, key=lambda m: (m.line not in changed, -m.line))
+        for mark in sorted(ordered[:added], key=lambda m: m.line):
+            where = "at module level" if scope == "<module>" else f"on {scope}"
+            exam.add("skip-added", side.head_path, (mark.line, mark.line), (
+                f"new skip/xfail marker `{mark.name}` {where}: a skipped or xfailed test proves nothing"
+            ))
+
+
+def _suppressions(ws: Workspace, side: _Side, exam: Examination) -> None:
+    if side.head_text is None or side.head_path is None:
+        return
+    found, old = new_suppressions(side.base_text, side.head_text, side.change.lines)
+    exam.preexisting += old
+    for s in found:
+        exam.add("suppression-added", side.head_path, (s.line, s.line), (
+            f"new suppression comment ({', '.join(s.kinds)}) on a changed line: `{s.comment.strip()[:120]}`"
+        ), "warning")
+
+
+def _stubs(ws: Workspace, sides: list[_Side], exam: Examination) -> None:
+    candidates = [s for s in sides if s.head_tree is not None and s.head_path and s.head_path.endswith(".py")]
+    # Stubs on changed lines, first without the repository-wide scan (which most changes never need).
+    pending = [(s, _changed_stubs(s, frozenset())) for s in candidates]
+    if not any(stubs for _, stubs in pending):
+        return
+    subclassed = _repo_base_classes(ws.head_dir, exam)
+    for side, first in pending:
+        if not first or side.head_path is None:
+            continue
+        test_module = is_test_file(side.head_path)
+        before = {
+            (s.qualname, s.kind)
+            for s in (find_stubs(side.base_tree, test_module=test_module, subclassed=subclassed)
+                      if side.base_tree is not None else [])
+        }
+        for stub in _changed_stubs(side, subclassed):
+            if (stub.qualname, stub.kind) in before:
+                exam.preexisting += 1
+                continue
+            constant = stub.kind == "constant-return"
+            exam.add(
+                "stub-body", side.head_path, (stub.line, stub.end_line),
+                f"{stub.qualname} is a stub ({stub.kind}): {stub.reason}",
+                "warning" if constant else "error", needs_maintainer=not constant,
+            )
+
+
+def _changed_stubs(side: _Side, subclassed: frozenset[str]) -> list[Stub]:
+    if side.head_tree is None or side.head_path is None:
+        return []
+    changed = side.change.lines
+    stubs = find_stubs(side.head_tree, test_module=is_test_file(side.head_path), subclassed=subclassed)
+    return [s for s in stubs if any(line in changed for line in range(s.line, s.end_line + 1))]
+
+
+def _repo_base_classes(root: Path, exam: Examination) -> frozenset[str]:
+    """Base-class names used anywhere in the head tree: their empty methods are hooks, not stubs."""
+    def texts() -> Iterator[str]:
+        budget, count = _MAX_SCAN_BYTES, 0
+        for path in sorted(root.rglob("*.py")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            size = path.stat().st_size
+            if count >= _MAX_SCAN_FILES or size > budget:
+                exam.notices.append("hygiene: the base-class scan stopped early; some stubs may be hooks")
+                return
+            budget, count = budget - size, count + 1
+            yield path.read_bytes().decode("utf-8", "replace")
+
+    return base_class_names(texts())
+
+
+register(HygieneGate())

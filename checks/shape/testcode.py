@@ -1,0 +1,249 @@
+"""What a Python module says about its tests: test functions, their assertions, and skip markers."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from checks.shape.pysource import dotted, import_aliases, resolve
+
+MODULE_SCOPE = "<module>"
+
+# Canonical names whose presence skips or xfails a test; `pytest.skip.Exception` and
+# `pytest.mark.skip.with_args` count through their prefix.
+SKIP_NAMES = frozenset({
+    "pytest.mark.skip",
+    "pytest.mark.skipif",
+    "pytest.mark.xfail",
+    "pytest.skip",
+    "pytest.xfail",
+    "pytest.importorskip",
+    "unittest.skip",
+    "unittest.skipIf",
+    "unittest.skipUnless",
+    "unittest.expectedFailure",
+    "unittest.SkipTest",
+    "unittest.case.skip",
+    "unittest.case.skipIf",
+    "unittest.case.skipUnless",
+    "unittest.case.expectedFailure",
+    "unittest.case.SkipTest",
+})
+# unittest's TestCase.skipTest, on whatever the instance is called.
+_SKIP_METHODS = frozenset({"skipTest"})
+# Context managers and helpers that assert on their own.
+_CHECKING_CALLS = frozenset({"pytest.raises", "pytest.warns", "pytest.deprecated_call", "pytest.fail"})
+
+
+@dataclass(frozen=True)
+class TestDef:
+    """One test function as collected by pytest's default rules."""
+
+    qualname: str
+    line: int
+    end_line: int
+    # The definition with its name blanked out: equal keys mean a renamed, unchanged test.
+    body_key: str
+    asserts: int
+    # Parametrized cases, when every parametrize decorator lists them literally.
+    cases: int | None
+
+
+@dataclass(frozen=True)
+class SkipMark:
+    line: int
+    name: str
+
+
+@dataclass(frozen=True)
+class ModuleFacts:
+    tests: dict[str, TestDef] = field(default_factory=dict)
+    # Skip markers per scope (a function/class qualname, or MODULE_SCOPE).
+    skips: dict[str, tuple[SkipMark, ...]] = field(default_factory=dict)
+
+
+def module_facts(tree: ast.Module) -> ModuleFacts:
+    """Collect the tests and skip markers of one parsed module."""
+    aliases = import_aliases(tree)
+    tests: dict[str, TestDef] = {}
+    _collect_tests(tree.body, "", aliases, tests)
+    finder = _SkipFinder(aliases)
+    finder.visit(tree)
+    return ModuleFacts(tests, {scope: tuple(marks) for scope, marks in finder.found.items()})
+
+
+def _collect_tests(
+    body: list[ast.stmt], prefix: str, aliases: dict[str, str], out: dict[str, TestDef]
+) -> None:
+    # pytest collects `test*` functions at module level and in (nested) classes;
+    # a later definition of the same name replaces the earlier one, as in Python.
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            _collect_tests(node.body, f"{prefix}{node.name}.", aliases, out)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            out[prefix + node.name] = TestDef(
+                qualname=prefix + node.name,
+                line=start,
+                end_line=node.end_lineno or node.lineno,
+                body_key=_body_key(node),
+                asserts=count_assertions(node, aliases),
+                cases=_cases(node, aliases),
+            )
+
+
+def _body_key(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    parts: list[ast.AST] = [*node.decorator_list, node.args, *node.body]
+    return "\n".join(ast.dump(part) for part in parts)
+
+
+def count_assertions(node: ast.AST, aliases: dict[str, str]) -> int:
+    """Count the checks in a test: non-trivial asserts, pytest.raises/warns, and assert* calls."""
+    count = 0
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Assert):
+            # `assert True` / `assert 1` checks nothing and is how a check gets hollowed out.
+            if not (isinstance(sub.test, ast.Constant) and sub.test.value):
+                count += 1
+        elif isinstance(sub, ast.Call):
+            name = dotted(sub.func)
+            if name is None:
+                continue
+            last = name.rsplit(".", 1)[-1]
+            if resolve(name, aliases) in _CHECKING_CALLS or last.lower().startswith("assert"):
+                count += 1
+    return count
+
+
+def _cases(node: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, str]) -> int | None:
+    total = 0
+    for deco in node.decorator_list:
+        if not isinstance(deco, ast.Call):
+            continue
+        name = dotted(deco.func)
+        if name is None or resolve(name, aliases) != "pytest.mark.parametrize":
+            continue
+        values = deco.args[1] if len(deco.args) > 1 else None
+        for kw in deco.keywords:
+            if kw.arg == "argvalues":
+                values = kw.value
+        if not isinstance(values, ast.List | ast.Tuple):
+            return None
+        total += len(values.elts)
+    return total
+
+
+class _SkipFinder(ast.NodeVisitor):
+    """Find skip/xfail markers and calls, attributed to the function or class they apply to."""
+
+    def __init__(self, aliases: dict[str, str]) -> None:
+        self.aliases = aliases
+        self.scope: list[str] = []
+        self.found: dict[str, list[SkipMark]] = {}
+
+    def _enter(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        # Decorators belong to the thing they decorate, so they are visited in its scope.
+        self.scope.append(node.name)
+        self.generic_visit(node)
+        self.scope.pop()
+
+    visit_FunctionDef = _enter
+    visit_AsyncFunctionDef = _enter
+    visit_ClassDef = _enter
+
+    def _record(self, line: int, name: str) -> None:
+        scope = ".".join(self.scope) or MODULE_SCOPE
+        self.found.setdefault(scope, []).append(SkipMark(line, name))
+
+    def _check(self, node: ast.Name | ast.Attribute) -> None:
+        name = dotted(node)
+        if name is not None:
+            full = resolve(name, self.aliases)
+            if any(full == s or full.startswith(s + ".") for s in SKIP_NAMES):
+                # The outermost matching chain counts once; its inner parts are not revisited.
+                self._record(node.lineno, full)
+                return
+            if isinstance(node, ast.Attribute) and node.attr in _SKIP_METHODS:
+                self._record(node.lineno, name)
+                return
+        self.generic_visit(node)
+
+    visit_Name = _check
+    visit_Attribute = _check
+
+
+@dataclass(frozen=True)
+class TestFile:
+    """One changed test file seen from both sides; a side that is absent or not a test file is empty."""
+
+    base_path: str | None
+    head_path: str | None
+    base: dict[str, TestDef]
+    head: dict[str, TestDef]
+
+
+@dataclass(frozen=True)
+class LostTest:
+    """A test at base that no longer exists at head under any name, in any changed test file."""
+
+    base_path: str
+    test: TestDef
+    # Where its file went (None when the file itself was deleted).
+    head_path: str | None
+
+
+@dataclass(frozen=True)
+class KeptTest:
+    base: TestDef
+    head: TestDef
+    head_path: str
+
+
+def match_tests(files: list[TestFile]) -> tuple[list[KeptTest], list[LostTest]]:
+    """Pair each base test with its head version: same file and name, moved, or renamed unchanged.
+
+    A test counts as kept when its file still defines it; else when some
+    changed test file newly defines a test of the same name (a move); else
+    when a newly named test has exactly its decorators, signature and body
+    (a rename). Anything else is lost.
+    """
+    kept: list[KeptTest] = []
+    missing: list[tuple[TestFile, TestDef]] = []
+    # Tests each head file defines that its base did not: the only candidates for moves and renames.
+    fresh: list[tuple[str, str, TestDef]] = []
+    for f in files:
+        for name, test in f.base.items():
+            if name in f.head and f.head_path is not None:
+                kept.append(KeptTest(test, f.head[name], f.head_path))
+            else:
+                missing.append((f, test))
+        if f.head_path is not None:
+            fresh.extend((f.head_path, name, t) for name, t in f.head.items() if name not in f.base)
+
+    def claim(key: Callable[[TestDef], str], wanted: str) -> tuple[str, TestDef] | None:
+        for i, (path, _, candidate) in enumerate(fresh):
+            if key(candidate) == wanted:
+                del fresh[i]
+                return path, candidate
+        return None
+
+    lost: list[LostTest] = []
+    unmoved: list[tuple[TestFile, TestDef]] = []
+    for f, test in missing:
+        moved = claim(lambda c: _short(c.qualname), _short(test.qualname))
+        if moved is not None:
+            kept.append(KeptTest(test, moved[1], moved[0]))
+        else:
+            unmoved.append((f, test))
+    for f, test in unmoved:
+        renamed = claim(lambda c: c.body_key, test.body_key)
+        if renamed is not None:
+            kept.append(KeptTest(test, renamed[1], renamed[0]))
+        elif f.base_path is not None:
+            lost.append(LostTest(f.base_path, test, f.head_path))
+    return kept, lost
+
+
+def _short(qualname: str) -> str:
+    return qualname.rsplit(".", 1)[-1]
