@@ -1,0 +1,194 @@
+"""Judge calibration: how often the judge agrees with execution, from plain shadow records.
+
+Rates carry Wilson intervals (statsmodels); Cohen's kappa (scikit-learn)
+carries a percentile bootstrap interval (scipy), seeded so a table is
+reproducible. A model is *calibrated* once it has at least ``min_n`` records
+of PRs whose tests failed: the false-acceptance rate is the number that
+matters, because a judge that passes broken code is the failure execution
+exists to catch.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class JudgeRecord:
+    """One shadow judgement next to the execution verdict on the same PR."""
+
+    execution_passed: bool
+    judge_passed: bool
+    model: str
+    rubric: str
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``count`` of ``n`` with a Wilson interval; no value when n is 0."""
+
+    count: int
+    n: int
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def value(self) -> float | None:
+        return self.count / self.n if self.n else None
+
+    def text(self) -> str:
+        """Return e.g. ``12% (95% CI 5-25%, n=40)``, or ``n/a (n=0)``."""
+        if self.value is None or self.low is None or self.high is None:
+            return f"n/a (n={self.n})"
+        return f"{_pct(self.value)} (95% CI {_pct(self.low, sign=False)}-{_pct(self.high)}, n={self.n})"
+
+
+@dataclass(frozen=True)
+class ModelCalibration:
+    """Agreement between one judge model and execution."""
+
+    model: str
+    n: int
+    calibrated: bool
+    rubrics: tuple[str, ...]
+    agreement: Rate
+    false_acceptance: Rate
+    false_rejection: Rate
+    kappa: float | None
+    kappa_low: float | None
+    kappa_high: float | None
+
+
+def _pct(value: float, *, sign: bool = True) -> str:
+    return f"{value * 100:.0f}{'%' if sign else ''}"
+
+
+def rate(count: int, n: int) -> Rate:
+    """Return ``count``/``n`` with its Wilson score interval."""
+    if n == 0:
+        return Rate(count, n)
+    from statsmodels.stats.proportion import proportion_confint  # noqa: PLC0415  # heavy import
+
+    low, high = proportion_confint(count, n, alpha=1 - CONFIDENCE, method="wilson")
+    return Rate(count, n, float(low), float(high))
+
+
+@lru_cache(maxsize=65536)
+def _kappa_of_counts(counts: tuple[int, int, int, int]) -> float:
+    """Cohen's kappa of a 2x2 table (exec, judge) = (0,0), (0,1), (1,0), (1,1); NaN when undefined."""
+    from sklearn.exceptions import UndefinedMetricWarning  # noqa: PLC0415
+    from sklearn.metrics import cohen_kappa_score  # noqa: PLC0415
+
+    with warnings.catch_warnings():
+        # Both raters constant and equal: kappa is undefined; NaN says so.
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        return float(
+            cohen_kappa_score(
+                [0, 0, 1, 1], [0, 1, 0, 1],
+                labels=[0, 1], sample_weight=list(counts), replace_undefined_by=np.nan,
+            )
+        )
+
+
+def _kappa(execution: np.ndarray, judge: np.ndarray) -> float:
+    # Bootstrap resamples of binary pairs differ only in their 2x2 counts: cache by counts.
+    cells = execution.astype(int) * 2 + judge.astype(int)
+    counts = np.bincount(cells, minlength=4)
+    return _kappa_of_counts((int(counts[0]), int(counts[1]), int(counts[2]), int(counts[3])))
+
+
+def kappa_interval(
+    execution: Sequence[bool], judge: Sequence[bool], *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[float | None, float | None, float | None]:
+    """Return Cohen's kappa and its percentile bootstrap interval; None where undefined."""
+    ex, ju = np.asarray(execution, dtype=bool), np.asarray(judge, dtype=bool)
+    if len(ex) == 0:
+        return None, None, None
+    point = _kappa(ex, ju)
+    if np.isnan(point) or len(ex) < 2:
+        return (None if np.isnan(point) else point), None, None
+    from scipy.stats import bootstrap  # noqa: PLC0415
+
+    found = bootstrap(
+        (ex, ju), _kappa, paired=True, vectorized=False, n_resamples=resamples,
+        confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(seed),
+    )
+    low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
+    if np.isnan(low) or np.isnan(high):
+        return point, None, None
+    return point, low, high
+
+
+def calibration_table(
+    records: Sequence[JudgeRecord], *, min_n: int, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
+) -> list[ModelCalibration]:
+    """Measure each judge model against execution, one row per model (sorted by name)."""
+    table = []
+    for model in sorted({r.model for r in records}):
+        mine = [r for r in records if r.model == model]
+        failing = [r for r in mine if not r.execution_passed]
+        passing = [r for r in mine if r.execution_passed]
+        kappa, low, high = kappa_interval(
+            [r.execution_passed for r in mine], [r.judge_passed for r in mine], seed=seed, resamples=resamples
+        )
+        table.append(
+            ModelCalibration(
+                model=model,
+                n=len(mine),
+                calibrated=len(failing) >= min_n,
+                rubrics=tuple(sorted({r.rubric for r in mine})),
+                agreement=rate(sum(r.execution_passed == r.judge_passed for r in mine), len(mine)),
+                false_acceptance=rate(sum(r.judge_passed for r in failing), len(failing)),
+                false_rejection=rate(sum(not r.judge_passed for r in passing), len(passing)),
+                kappa=kappa,
+                kappa_low=low,
+                kappa_high=high,
+            )
+        )
+    return table
+
+
+def false_acceptance_label(records: Sequence[JudgeRecord], model: str, min_n: int) -> str:
+    """Return the calibration line for the check-run summary, e.g. ``judge false-acceptance 12% (...)``."""
+    failing = [r for r in records if r.model == model and not r.execution_passed]
+    if len(failing) < min_n:
+        return f"uncalibrated (n={len(failing)} < {min_n})"
+    return f"judge false-acceptance {rate(sum(r.judge_passed for r in failing), len(failing)).text()}"
+
+
+def _kappa_text(row: ModelCalibration) -> str:
+    if row.kappa is None:
+        return "n/a"
+    if row.kappa_low is None or row.kappa_high is None:
+        return f"{row.kappa:.2f}"
+    return f"{row.kappa:.2f} (95% CI {row.kappa_low:.2f} to {row.kappa_high:.2f})"
+
+
+def render_calibration(table: Sequence[ModelCalibration]) -> str:
+    """Return the text `patchgate calibrate` prints: one block per judge model."""
+    if not table:
+        return "no shadow judgements recorded yet: the judge is uncalibrated\n"
+    lines = [
+        "judge calibration: shadow verdicts compared with execution",
+        "false acceptance = P(judge PASS | tests fail); false rejection = P(judge FAIL | tests pass)",
+    ]
+    for row in table:
+        state = "calibrated" if row.calibrated else f"UNCALIBRATED (n={row.false_acceptance.n} failing PRs)"
+        lines += [
+            "",
+            f"{row.model}  [{state}]  rubrics: {', '.join(row.rubrics)}",
+            f"  n                 {row.n}",
+            f"  agreement         {row.agreement.text()}",
+            f"  false acceptance  {row.false_acceptance.text()}",
+            f"  false rejection   {row.false_rejection.text()}",
+            f"  Cohen's kappa     {_kappa_text(row)}",
+        ]
+    return "\n".join(lines) + "\n"

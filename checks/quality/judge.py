@@ -1,0 +1,234 @@
+"""The call to the judge model through litellm: one request, one repair retry, usage and cost.
+
+litellm is imported lazily (it takes seconds) after LITELLM_LOCAL_MODEL_COST_MAP
+is set, so no price map is fetched from the network. Every call passes its own
+settings (model, endpoint, key, timeout, retries); the only module state
+touched is a price registration for models litellm has no price for, and the
+clean-up of litellm's cached clients before the event loop closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from checks.inputs import JudgeSettings
+from checks.quality.answer import Answer, AnswerError, parse_answer, response_format
+
+log = logging.getLogger(__name__)
+
+# Criteria are judged concurrently, but politely: rate limits are per account.
+MAX_CONCURRENT_CALLS = 4
+# How much of an invalid reply is sent back when asking for a repair.
+REPAIR_ECHO_CHARS = 2000
+REPAIR = (
+    "Your previous reply could not be used: {error}. Reply again with only the JSON object "
+    "described in the instructions, and nothing else."
+)
+
+A = TypeVar("A", bound=Answer)
+T = TypeVar("T")
+
+
+class JudgeUnavailable(Exception):
+    """The judge could not be reached or kept failing (timeout, 429, 5xx, ...): not the PR's fault."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Usage:
+    """Tokens and cost spent across the calls of one run."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced: bool = False
+    calls: int = 0
+
+    def add(self, response: Any, model: str) -> None:
+        usage = getattr(response, "usage", None)
+        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+        self.calls += 1
+        try:
+            self.cost_usd += float(litellm().completion_cost(completion_response=response, model=model))
+        except Exception:  # litellm raises several types for "no price known for this model"
+            self.unpriced = True
+
+
+@dataclass
+class Judge:
+    """One run's connection to the judge model: settings, a concurrency limit, and the usage tally."""
+
+    model: str
+    settings: JudgeSettings
+    usage: Usage = field(default_factory=Usage)
+    limit: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MAX_CONCURRENT_CALLS))
+
+    async def _complete(
+        self, messages: list[dict[str, str]], kind: type[Answer]
+    ) -> tuple[str | None, str | None]:
+        """Send one request; return the reply's (content, refusal)."""
+        s = self.settings
+        try:
+            async with self.limit:
+                response = await litellm().acompletion(
+                    model=self.model,
+                    messages=messages,
+                    temperature=0,
+                    response_format=response_format(kind),
+                    timeout=s.timeout_s,
+                    num_retries=s.num_retries,
+                    api_base=s.api_base,
+                    api_key=s.api_key,
+                )
+        except Exception as exc:  # whatever the transport raises, the judge is unavailable
+            raise JudgeUnavailable(describe(exc, s)) from exc
+        self.usage.add(response, self.model)
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            return None, None
+        message = choices[0].message
+        content = getattr(message, "content", None)
+        refusal = getattr(message, "refusal", None)
+        return (
+            content if isinstance(content, str) else None,
+            refusal if isinstance(refusal, str) else None,
+        )
+
+    async def ask(self, messages: list[dict[str, str]], kind: type[A]) -> A | AnswerError:
+        """Ask once, and once more with the validation error if the reply is unusable.
+
+        Returns the validated answer, or the AnswerError of the second reply.
+        Raises JudgeUnavailable when the endpoint itself fails.
+        """
+        content, refusal = await self._complete(messages, kind)
+        try:
+            return parse_answer(content, kind, refusal=refusal)
+        except AnswerError as first:
+            log.info("judge reply unusable (%s); asking once more", first)
+            echo = (content or refusal or "")[:REPAIR_ECHO_CHARS] or "(empty)"
+            repair = [
+                *messages,
+                {"role": "assistant", "content": echo},
+                {"role": "user", "content": REPAIR.format(error=first)},
+            ]
+        content, refusal = await self._complete(repair, kind)
+        try:
+            return parse_answer(content, kind, refusal=refusal)
+        except AnswerError as second:
+            return second
+
+
+def token_counter(model: str) -> Callable[[str], int]:
+    """Return a function counting ``model``'s prompt tokens in a text (litellm.token_counter)."""
+    module = litellm()
+
+    def count(text: str) -> int:
+        return int(module.token_counter(model=model, text=text))
+
+    return count
+
+
+async def gather(coros: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
+    """Run coroutines concurrently; on the first failure cancel the rest and raise that failure.
+
+    A JudgeUnavailable is preferred over other errors raised at the same time.
+    """
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(c) for c in coros]
+    except BaseExceptionGroup as failed:
+        errors = list(failed.exceptions)
+        raise next((e for e in errors if isinstance(e, JudgeUnavailable)), errors[0]) from None
+    return [t.result() for t in tasks]
+
+
+def describe(exc: BaseException, settings: JudgeSettings) -> str:
+    """Say why the judge is unavailable in one line, without the API key."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    retries = f" after {settings.num_retries} retries" if settings.num_retries else ""
+    first_line = (str(exc).strip().splitlines() or [""])[0][:200]
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        text = f"timeout after {settings.timeout_s:g}s{retries}"
+    elif status == 429:
+        text = f"rate limited (HTTP 429){retries}"
+    elif isinstance(status, int) and status >= 500:
+        text = f"server error (HTTP {status}){retries}: {first_line}"
+    elif status in (401, 403):
+        text = f"authentication failed (HTTP {status})"
+    elif "Connection" in name:
+        text = f"cannot connect to the judge endpoint{retries}"
+    elif isinstance(status, int):
+        text = f"request rejected (HTTP {status}): {first_line}"
+    else:
+        text = f"{name}: {first_line}"
+    if settings.api_key:
+        text = text.replace(settings.api_key, "***")
+    return text
+
+
+def litellm() -> Any:
+    """Import litellm with the bundled price map (never fetched from the network)."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    import litellm as module  # noqa: PLC0415  # seconds to import: only when a judge runs
+
+    return module
+
+
+_REGISTERED: dict[str, tuple[float, float]] = {}
+
+
+def register_price(model: str, cost_per_token: tuple[float, float] | None) -> None:
+    """Give litellm a price for ``model`` (e.g. zero for a local model) so cost is measured."""
+    if cost_per_token is None or _REGISTERED.get(model) == cost_per_token:
+        return
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    litellm().register_model(
+        {
+            model: {
+                "input_cost_per_token": cost_per_token[0],
+                "output_cost_per_token": cost_per_token[1],
+                "litellm_provider": provider,
+                "mode": "chat",
+            }
+        }
+    )
+    _REGISTERED[model] = cost_per_token
+
+
+async def _release() -> None:
+    """Let litellm finish its logging tasks and close its cached HTTP clients on this loop.
+
+    Each run has its own event loop (asyncio.run); clients cached by litellm
+    would otherwise outlive the loop and leak their sockets.
+    """
+    try:
+        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER  # noqa: PLC0415
+        from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients  # noqa: PLC0415
+
+        await asyncio.wait_for(GLOBAL_LOGGING_WORKER.flush(), timeout=5)
+        await GLOBAL_LOGGING_WORKER.stop()
+        await close_litellm_async_clients()  # type: ignore[no-untyped-call]
+    except Exception:  # clean-up is best effort: a litellm internals change must not fail a run
+        log.debug("litellm clean-up failed", exc_info=True)
+
+
+def run(make: Callable[[], Awaitable[T]]) -> T:
+    """Run one judging coroutine on a fresh event loop, then release litellm's per-loop state."""
+
+    async def main() -> T:
+        try:
+            return await make()
+        finally:
+            await _release()
+
+    return asyncio.run(main())
