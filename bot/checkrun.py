@@ -1,0 +1,163 @@
+"""Check-run request bodies for each moment of a run. Pure: no I/O.
+
+Field rules: https://docs.github.com/en/rest/checks/runs#create-a-check-run
+and #update-a-check-run - `output.summary` at most 65,535 bytes; at most 50
+annotations per request (more take several update requests, and GitHub
+appends them); `actions` at most 3, label <= 20, description <= 40,
+identifier <= 20 characters.
+"""
+
+from __future__ import annotations
+
+from githubkit_schemas.latest.types import (
+    ReposOwnerRepoCheckRunsCheckRunIdPatchBodyAnyof0Type as CompleteBody,
+)
+from githubkit_schemas.latest.types import (
+    ReposOwnerRepoCheckRunsCheckRunIdPatchBodyAnyof1Type as UpdateBody,
+)
+from githubkit_schemas.latest.types import (
+    ReposOwnerRepoCheckRunsCheckRunIdPatchBodyPropActionsItemsType as ActionItem,
+)
+from githubkit_schemas.latest.types import (
+    ReposOwnerRepoCheckRunsCheckRunIdPatchBodyPropOutputPropAnnotationsItemsType as AnnotationItem,
+)
+from githubkit_schemas.latest.types import (
+    ReposOwnerRepoCheckRunsCheckRunIdPatchBodyPropOutputType as Output,
+)
+from githubkit_schemas.latest.types import (
+    ReposOwnerRepoCheckRunsPostBodyOneof0Type as CreateCompletedBody,
+)
+from githubkit_schemas.latest.types import (
+    ReposOwnerRepoCheckRunsPostBodyOneof1Type as CreateBody,
+)
+
+from bot.events import JUDGE, RERUN
+from checks.render import MAX_SUMMARY_BYTES, render_markdown
+from checks.render.annotations import MAX_MESSAGE, Annotation, batches, render_annotations
+from checks.render.numbers import QUALITY_LABEL, behaviour_numbers, quality_numbers, shape_numbers
+from checks.report import Report
+
+__all__ = [
+    "CompleteBody", "CreateBody", "CreateCompletedBody", "UpdateBody", "actions", "cancelled", "completion",
+    "fit", "not_agent", "progress", "started",
+]
+
+
+def actions(report: Report | None = None) -> list[ActionItem]:
+    """Return the buttons shown on a completed run."""
+    buttons: list[ActionItem] = [
+        {"label": "Re-run", "description": "Gate this commit again", "identifier": RERUN},
+    ]
+    # The judge normally runs only when behaviour passes; offer it when it did not run.
+    if report is None or report.quality.status in ("skipped", "unavailable"):
+        buttons.append(
+            {"label": "Run judge anyway", "description": "Judge quality even if behaviour failed",
+             "identifier": JUDGE}
+        )
+    return buttons
+
+
+def fit(text: str, limit: int = MAX_SUMMARY_BYTES) -> str:
+    """Cut ``text`` to at most ``limit`` UTF-8 bytes without splitting a character."""
+    encoded = text.encode()
+    if len(encoded) <= limit:
+        return text
+    marker = "\n\n… (cut to fit GitHub's limit)"
+    room = limit - len(marker.encode())
+    return encoded[:room].decode("utf-8", "ignore") + marker
+
+
+def started(name: str, head_sha: str, external_id: str, details_url: str, trigger: str) -> CreateBody:
+    """Return the body that creates the check run, in progress, as soon as a job starts."""
+    return {
+        "name": name,
+        "head_sha": head_sha,
+        "external_id": external_id,
+        "details_url": details_url,
+        "status": "in_progress",
+        "output": {
+            "title": "Gating: shape, then behaviour, then quality",
+            "summary": f"Started by `{trigger}` on `{head_sha[:12]}`. "
+            "Progress appears here as each layer finishes.",
+        },
+    }
+
+
+def progress(stage: str, report: Report) -> UpdateBody | None:
+    """Return the update shown when a layer finishes (``None`` for the final stage)."""
+    if stage == "done":
+        return None
+    lines = [f"- **shape**: {shape_numbers(report.shape)}"]
+    if stage in ("behaviour", "quality"):
+        lines.append(f"- **behaviour**: {behaviour_numbers(report.behaviour)}")
+    if stage == "quality":
+        lines.append(f"- **{QUALITY_LABEL}**: {quality_numbers(report.quality)}")
+    return {
+        "status": "in_progress",
+        "output": {"title": f"Gating: {stage} finished", "summary": fit("\n".join(lines))},
+    }
+
+
+def _annotation(a: Annotation) -> AnnotationItem:
+    return {
+        "path": a.path,
+        "start_line": a.start_line,
+        "end_line": a.end_line,
+        "annotation_level": a.level,
+        "title": a.title[:255],
+        "message": a.message[:MAX_MESSAGE],
+    }
+
+
+def completion(report: Report) -> tuple[list[UpdateBody], CompleteBody]:
+    """Return the annotation-carrying updates and the final completing request, in order.
+
+    Every annotation is sent, 50 per request; the last batch rides on the
+    completing request so a completed run is never missing any.
+    """
+    title, summary = render_markdown(report)
+    summary = fit(summary)
+    groups = [[_annotation(a) for a in batch] for batch in batches(render_annotations(report))] or [[]]
+    updates: list[UpdateBody] = []
+    for group in groups[:-1]:
+        updates.append({"output": {"title": title, "summary": summary, "annotations": group}})
+    output: Output = {"title": title, "summary": summary}
+    if groups[-1]:
+        output["annotations"] = groups[-1]
+    final: CompleteBody = {
+        "status": "completed",
+        "conclusion": report.conclusion,
+        "output": output,
+        "actions": actions(report),
+    }
+    return updates, final
+
+
+def cancelled(reason: str) -> CompleteBody:
+    """Return the body that closes a run that will not finish (superseded, PR closed)."""
+    return {
+        "status": "completed",
+        "conclusion": "cancelled",
+        "output": {
+            "title": (reason[:1].upper() + reason[1:])[:200],
+            "summary": fit(f"This run stopped: {reason}. Its result would describe a commit "
+                           "that is no longer the one to judge."),
+        },
+    }
+
+
+def not_agent(name: str, head_sha: str, external_id: str, details_url: str) -> CreateCompletedBody:
+    """Return the neutral run a non-agent PR gets when policy asks for one (``agents.others: neutral``)."""
+    return {
+        "name": name,
+        "head_sha": head_sha,
+        "external_id": external_id,
+        "details_url": details_url,
+        "status": "completed",
+        "conclusion": "neutral",
+        "output": {
+            "title": "Not an agent PR: not gated",
+            "summary": "This pull request does not match `agents` in the base branch's "
+            "`.github/patchgate.yml` (author, label or branch prefix), so patchgate did not run it.",
+        },
+    }

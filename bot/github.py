@@ -1,0 +1,234 @@
+"""GitHub REST through githubkit: App JWT, installation tokens, PRs, files, tarballs, check runs.
+
+The installation token lives in githubkit's in-memory cache until a minute
+before it expires; it travels only in the ``Authorization`` header - never in
+a URL, a log line or a file. Server errors and network failures are retried
+with exponential backoff; rate limits are waited out when the wait is short
+enough (``max_rate_limit_wait_s``), and otherwise surface as GitHubError,
+which the worker treats as infrastructure trouble, never as a PR failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from githubkit import AppAuthStrategy, GitHub
+from githubkit.cache import MemCacheStrategy
+from githubkit.exception import GitHubException, RateLimitExceeded, RequestError, RequestFailed
+from githubkit.retry import RetryOption
+from pydantic import BaseModel, ValidationError
+
+from bot.checkrun import CompleteBody, CreateBody, CreateCompletedBody, UpdateBody
+from bot.events import PullRequest
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+# httpx logs every request URL at INFO; URLs carry no secrets, but keep the log about patchgate.
+logging.getLogger("httpx").setLevel(logging.WARNING)
+
+_T = TypeVar("_T")
+_M = TypeVar("_M", bound=BaseModel)
+
+
+class GitHubError(Exception):
+    """GitHub did not answer usefully (after retries): infrastructure trouble.
+
+    ``retryable`` is False for answers that will not change by asking again (4xx).
+    """
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class NotFound(GitHubError):
+    """The object does not exist or the App cannot see it."""
+
+
+class InstallationGone(Exception):
+    """The App was uninstalled or suspended, or lost access: nothing can be reported any more."""
+
+
+class Retry:
+    """githubkit retry policy: back off on 5xx and network errors, wait out short rate limits."""
+
+    def __init__(self, retries: int, backoff_s: float, max_rate_limit_wait_s: float) -> None:
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.max_wait = max_rate_limit_wait_s
+
+    def __call__(self, exc: GitHubException, count: int) -> RetryOption:
+        if count >= self.retries:
+            return RetryOption(False)
+        if isinstance(exc, RateLimitExceeded):
+            wait = exc.retry_after
+            return RetryOption(wait.total_seconds() <= self.max_wait, wait)
+        backoff = RetryOption(True, timedelta(seconds=self.backoff_s * 2**count))
+        if isinstance(exc, RequestFailed):
+            if exc.response.status_code < 500:
+                return RetryOption(False)
+            # A failed create may have created the run anyway: the caller looks before it retries.
+            if _is_create(exc):
+                return RetryOption(False)
+            return backoff
+        if isinstance(exc, RequestError):
+            return RetryOption(False) if _is_create(exc) else backoff
+        return RetryOption(False)
+
+
+def _is_create(exc: GitHubException) -> bool:
+    request = getattr(exc, "request", None)
+    if request is None and isinstance(exc, RequestFailed):
+        request = exc.response.raw_request
+    return request is not None and request.method == "POST" and request.url.path.endswith("/check-runs")
+
+
+def _lenient(model: type[_M], parsed: Callable[[], object], raw: Callable[[], Any]) -> _M:
+    """Read a response through githubkit's model, or the raw JSON when GitHub strays from it."""
+    try:
+        return model.model_validate(parsed())
+    except ValidationError:
+        return model.model_validate(raw())
+
+
+class GitHubApp:
+    """The App: signs JWTs and hands out per-installation clients sharing one token cache."""
+
+    def __init__(self, settings: Settings) -> None:
+        app_id, key = settings.require_app()
+        self.settings = settings
+        self._auth = AppAuthStrategy(app_id, key)
+        self._cache = MemCacheStrategy()
+        self._retry = Retry(settings.github_retries, settings.retry_backoff_s, settings.max_rate_limit_wait_s)
+
+    def installation(self, installation_id: int) -> Installation:
+        """Return a client acting as ``installation_id``."""
+        gh = GitHub(
+            self._auth.as_installation(installation_id),
+            base_url=self.settings.github_api_url + "/",
+            user_agent="patchgate",
+            timeout=self.settings.http_timeout_s,
+            cache_strategy=self._cache,
+            http_cache=False,
+            auto_retry=self._retry,
+        )
+        return Installation(gh, installation_id, self.settings)
+
+
+class Installation:
+    """REST calls as one installation; every method raises GitHubError, NotFound or InstallationGone."""
+
+    def __init__(self, gh: GitHub[Any], installation_id: int, settings: Settings) -> None:
+        self.gh = gh
+        self.installation_id = installation_id
+        self.settings = settings
+
+    async def _call(self, what: str, call: Callable[[], Awaitable[_T]]) -> _T:
+        try:
+            return await call()
+        except RequestFailed as exc:
+            status = exc.response.status_code
+            path = exc.response.raw_request.url.path
+            if path.endswith("/access_tokens") and status in (401, 403, 404):
+                raise InstallationGone(
+                    f"installation {self.installation_id}: GitHub refused a token ({status})"
+                ) from exc
+            if status == 401:
+                raise InstallationGone(f"{what}: GitHub rejected the installation token (401)") from exc
+            if status == 404:
+                raise NotFound(f"{what}: not found (404)", retryable=False) from exc
+            limited = isinstance(exc, RateLimitExceeded)
+            raise GitHubError(f"{what}: GitHub answered {status}{' (rate limited)' if limited else ''}",
+                              retryable=status >= 500 or limited) from exc
+        except GitHubException as exc:
+            raise GitHubError(f"{what}: {type(exc).__name__}: {exc}") from exc
+
+    async def pull(self, repository: str, number: int) -> PullRequest:
+        """Return the pull request as it is now."""
+        owner, name = repository.split("/", 1)
+        resp = await self._call(f"get {repository}#{number}",
+                                lambda: self.gh.rest.pulls.async_get(owner, name, number))
+        return _lenient(PullRequest, lambda: resp.parsed_data, resp.json)
+
+    async def file_at(self, repository: str, path: str, ref: str) -> str | None:
+        """Return a text file at ``ref`` (``None`` when it does not exist)."""
+        owner, name = repository.split("/", 1)
+        try:
+            resp = await self._call(f"read {path} at {ref[:12]}",
+                                    lambda: self.gh.rest.repos.async_get_content(owner, name, path, ref=ref))
+        except NotFound:
+            return None
+        data = resp.json()
+        if not isinstance(data, dict) or data.get("type") != "file":
+            raise GitHubError(f"{path} at {ref[:12]} is not a file")
+        if data.get("encoding") != "base64":
+            raise GitHubError(f"{path} at {ref[:12]}: unexpected encoding {data.get('encoding')!r}")
+        return base64.b64decode(str(data.get("content", ""))).decode("utf-8", "replace")
+
+    async def tarball(self, repository: str, ref: str) -> bytes:
+        """Download the tree at ``ref`` as a gzipped tar (one top-level folder, like GitHub's)."""
+        owner, name = repository.split("/", 1)
+        cap = self.settings.max_tarball_bytes
+
+        async def fetch() -> bytes:
+            async with self.gh:
+                resp = await self.gh.rest.repos.async_download_tarball_archive(owner, name, ref, stream=True)
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in resp.aiter_bytes():
+                    size += len(chunk)
+                    if size > cap:
+                        raise GitHubError(f"{repository} at {ref[:12]} is larger than {cap} bytes")
+                    chunks.append(chunk)
+                return b"".join(chunks)
+
+        return await self._call(f"download {repository} at {ref[:12]}", fetch)
+
+    async def find_check_run(self, repository: str, head_sha: str, external_id: str) -> int | None:
+        """Return the id of our check run with ``external_id`` on ``head_sha``, if one exists."""
+        owner, name = repository.split("/", 1)
+        resp = await self._call(
+            f"list check runs on {head_sha[:12]}",
+            lambda: self.gh.rest.checks.async_list_for_ref(
+                owner, name, head_sha, check_name=self.settings.check_name, filter_="all", per_page=100
+            ),
+        )
+        for run in resp.json().get("check_runs", []):
+            if isinstance(run, dict) and run.get("external_id") == external_id:
+                return int(run["id"])
+        return None
+
+    async def create_check_run(self, repository: str, body: CreateBody | CreateCompletedBody) -> int:
+        """Create a check run exactly once, even when GitHub fails after creating it."""
+        owner, name = repository.split("/", 1)
+        external_id = body.get("external_id", "")
+        attempt = 0
+        while True:
+            try:
+                resp = await self._call(
+                    f"create check run on {body['head_sha'][:12]}",
+                    lambda: self.gh.rest.checks.async_create(owner, name, data=body),
+                )
+                return int(resp.json()["id"])
+            except GitHubError as exc:
+                if not exc.retryable or attempt >= self.settings.github_retries:
+                    raise
+            if external_id:
+                found = await self.find_check_run(repository, body["head_sha"], external_id)
+                if found is not None:
+                    return found
+            await asyncio.sleep(self.settings.retry_backoff_s * 2**attempt)
+            attempt += 1
+
+    async def update_check_run(
+        self, repository: str, check_run_id: int, body: UpdateBody | CompleteBody
+    ) -> None:
+        """Update (or complete) a check run."""
+        owner, name = repository.split("/", 1)
+        await self._call(f"update check run {check_run_id}",
+                         lambda: self.gh.rest.checks.async_update(owner, name, check_run_id, data=body))
