@@ -203,7 +203,8 @@ def _cfg_sections(data: bytes | None) -> _Sections:
     # pytest rejects a plain [pytest] section in setup.cfg, which still changes the run.
     pytest = {s: dict(parser.items(s, raw=True)) for s in ("tool:pytest", "pytest") if parser.has_section(s)}
     coverage = {s: dict(parser.items(s, raw=True)) for s in parser.sections() if s.startswith("coverage:")}
-    return {"pytest-config": pytest, "coverage-config": coverage}
+    # No section at all is None, like an absent file; an empty section still makes pytest use the file.
+    return {"pytest-config": pytest or None, "coverage-config": coverage or None}
 
 
 def _toml_sections(data: bytes | None) -> _Sections:
