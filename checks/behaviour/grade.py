@@ -1,0 +1,154 @@
+"""Grading, pure: per-test outcomes on base and on head (twice) become a suite's numbers.
+
+Per test: fail→pass, pass→pass, pass→fail (a regression), fail→fail. A test
+whose two head runs disagree is flaky: excluded from every count and listed.
+Only ``passed`` is a pass: skipped, xfailed, timed out, errored, uncollected
+and missing tests all count against the change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+OutcomeKind = Literal["passed", "failed", "error", "skipped", "xfailed", "timeout", "missing"]
+# Which count a non-passing outcome lands in: `errors` is "never got to assert anything".
+_ERROR_KINDS: frozenset[OutcomeKind] = frozenset({"error", "missing"})
+_RANK: dict[OutcomeKind, int] = {
+    "passed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "timeout": 3, "error": 4, "missing": 5,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """What happened to one test in one run; ``message`` is empty unless messages were asked for."""
+
+    __test__ = False  # not a pytest test class, whatever its name says
+
+    kind: OutcomeKind
+    message: str = ""
+    timed_out: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.kind == "passed"
+
+
+MISSING = TestOutcome("missing", "the test did not run or was not reported")
+
+
+def worse(a: TestOutcome, b: TestOutcome) -> TestOutcome:
+    """Return the outcome that counts more against the change (for a test reported twice)."""
+    return a if _RANK[a.kind] >= _RANK[b.kind] else b
+
+
+def expected_ids(
+    functions: Collection[str],
+    exact: Collection[str],
+    base_ids: Collection[str],
+    head_ids: Sequence[Collection[str]],
+) -> tuple[str, ...]:
+    """Return the ids a suite must report, from trusted sources only.
+
+    ``functions`` are the test functions found statically in the suite's
+    files (``file::Class::test``); each stands for the ids collected under it
+    on base (``file::test[param]``), else for those any head run collected
+    under it (a new module that cannot import on base), else for itself.
+    ``exact`` ids (declarative cases) and every id base collected are
+    expected as they are. An id only head reports, under no known test
+    function, is not expected: a change cannot add tests to the suite.
+    """
+    out: set[str] = set(exact) | set(base_ids)
+    for fn in functions:
+        under_base = _under(fn, base_ids)
+        if under_base:
+            continue
+        under_head = set().union(*(_under(fn, ids) for ids in head_ids)) if head_ids else set()
+        out |= under_head or {fn}
+    return tuple(sorted(out))
+
+
+def _under(function: str, ids: Iterable[str]) -> set[str]:
+    return {i for i in ids if i == function or i.startswith(function + "[")}
+
+
+def resolve(
+    expected: Iterable[str], outcomes: Mapping[str, TestOutcome], default: TestOutcome = MISSING
+) -> dict[str, TestOutcome]:
+    """Give every expected id an outcome, ``default`` for those the run did not report."""
+    return {i: outcomes.get(i, default) for i in expected}
+
+
+@dataclass(frozen=True)
+class SuiteGrade:
+    """A suite's numbers; flaky tests are in ``flaky`` and nowhere else."""
+
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    flaky: tuple[str, ...] = ()
+    failures: tuple[tuple[str, TestOutcome], ...] = ()
+    timed_out: tuple[str, ...] = ()
+    regressions: tuple[str, ...] = ()
+    fail_to_pass: int = 0
+    fail_to_pass_total: int = 0
+    pass_to_pass: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.errors
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.total if self.total else 0.0
+
+
+def grade_suite(
+    base: Mapping[str, TestOutcome], heads: Sequence[Mapping[str, TestOutcome]]
+) -> SuiteGrade:
+    """Grade every test of ``base`` (the expected ids, resolved) against the head runs."""
+    passed = failed = errors = f2p = f2p_total = p2p = 0
+    flaky: list[str] = []
+    failures: list[tuple[str, TestOutcome]] = []
+    timed_out: list[str] = []
+    regressions: list[str] = []
+    for test_id in sorted(base):
+        runs = [h.get(test_id, MISSING) for h in heads]
+        if any(r.timed_out or r.kind == "timeout" for r in runs):
+            timed_out.append(test_id)
+        if len({r.passed for r in runs}) > 1:
+            flaky.append(test_id)
+            continue
+        head = runs[0]
+        for other in runs[1:]:
+            head = worse(head, other)
+        base_passed = base[test_id].passed
+        if not base_passed:
+            f2p_total += 1
+        if head.passed:
+            passed += 1
+            if base_passed:
+                p2p += 1
+            else:
+                f2p += 1
+            continue
+        if head.kind in _ERROR_KINDS:
+            errors += 1
+        else:
+            failed += 1
+        failures.append((test_id, head))
+        if base_passed:
+            regressions.append(test_id)
+    return SuiteGrade(
+        passed=passed,
+        failed=failed,
+        errors=errors,
+        flaky=tuple(flaky),
+        failures=tuple(failures),
+        timed_out=tuple(timed_out),
+        regressions=tuple(regressions),
+        fail_to_pass=f2p,
+        fail_to_pass_total=f2p_total,
+        pass_to_pass=p2p,
+    )

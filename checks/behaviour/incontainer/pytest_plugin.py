@@ -1,0 +1,158 @@
+"""patchgate's pytest plugin: every test's outcome, written to a report file of our own.
+
+Usage (inside the sandbox)::
+
+    PATCHGATE_REPORT=/tmp/<random>.jsonl PATCHGATE_NONCE=<nonce> [PATCHGATE_MESSAGES=1] \\
+        python3 -I -B pytest_plugin.py <pytest arguments>
+
+The report file is created exclusively (it must not exist yet) and its first
+line, carrying the nonce, is written before pytest starts, so before any
+code under test is imported; the variables are removed from the
+environment at once. One JSON object a line: ``start``, ``collected``,
+``collect_error``, ``begin``, ``test``, ``finish`` (the session completed)
+and ``exit`` (pytest returned).
+
+A test passes only when no phase raised and the final report says passed:
+the outcome is read both from the raised exception (``call.excinfo``, as
+seen by this outermost hook wrapper) and from the report after every other
+hook changed it, and the worse of the two wins. So a hook rewriting a
+failure into a pass, a skip or an xfail cannot make it pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+MESSAGE_CHARS = 300
+_RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "error": 3}
+_MISSING = re.compile(r"No module named '([^']+)'")
+_TIMEOUT = "from pytest-timeout"
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return (lines[0] if lines else "")[:MESSAGE_CHARS]
+
+
+def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[str, str, bool]:
+    """Return (outcome, message, timed_out) for one phase of one test."""
+    exc = call.excinfo
+    failed_kind = "failed" if call.when == "call" else "error"
+    if exc is None:
+        raised = "passed"
+    elif exc.errisinstance(pytest.skip.Exception):
+        raised = "skipped"
+    elif exc.errisinstance(pytest.xfail.Exception):
+        raised = "xfailed"
+    else:
+        raised = failed_kind
+    if report.passed:
+        reported = "passed"
+    elif report.skipped:
+        reported = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+    else:
+        reported = failed_kind
+    outcome = max(raised, reported, key=lambda k: _RANK[k])
+    message = ""
+    timed_out = False
+    if exc is not None:
+        try:
+            message = _first_line(exc.exconly())
+        except BaseException:  # a hostile __str__ may raise anything
+            message = f"{exc.typename}: <the message could not be read>"
+        timed_out = exc.errisinstance(pytest.fail.Exception) and _TIMEOUT in message
+    elif outcome != "passed":
+        message = f"reported {reported} by a hook although nothing was raised"
+    return outcome, message, timed_out
+
+
+class Recorder:
+    """The plugin object: writes one JSON line per event to an already open file descriptor."""
+
+    def __init__(self, fd: int, messages: bool) -> None:
+        self._fd = fd
+        self._messages = messages
+        self._phases: dict[str, list[tuple[str, str, bool]]] = {}
+        self._started: dict[str, float] = {}
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append one record as a single write, so a crash never leaves half a line behind a whole one."""
+        os.write(self._fd, json.dumps(record, ensure_ascii=True).encode() + b"\n")
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.passed:
+            return
+        text = str(report.longrepr)
+        found = _MISSING.search(text)
+        self.write(
+            {
+                "kind": "collect_error",
+                "path": report.nodeid,
+                "skipped": report.skipped,
+                "missing_module": found.group(1) if found else None,
+                "message": _first_line(text.strip().splitlines()[-1] if text.strip() else "")
+                if self._messages
+                else "",
+            }
+        )
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.write({"kind": "collected", "ids": [item.nodeid for item in session.items]})
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self._started[nodeid] = time.monotonic()
+        self.write({"kind": "begin", "id": nodeid})
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        self._phases.setdefault(item.nodeid, []).append(_classify(call, report))
+        return report
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        phases = self._phases.pop(nodeid, [])
+        if phases:
+            outcome, message, _ = max(phases, key=lambda p: _RANK[p[0]])
+        else:
+            outcome, message = "error", "no phase of the test was reported"
+        start = self._started.pop(nodeid, time.monotonic())
+        self.write(
+            {
+                "kind": "test",
+                "id": nodeid,
+                "outcome": outcome,
+                "timed_out": any(p[2] for p in phases),
+                "message": message if self._messages else "",
+                "seconds": round(time.monotonic() - start, 3),
+            }
+        )
+
+    def pytest_sessionfinish(self, exitstatus: int) -> None:
+        self.write({"kind": "finish", "exit_status": int(exitstatus)})
+
+
+def main(args: list[str]) -> int:
+    """Open the report, write its first line, then run pytest with the recorder registered."""
+    path = os.environ.pop("PATCHGATE_REPORT")
+    nonce = os.environ.pop("PATCHGATE_NONCE")
+    messages = os.environ.pop("PATCHGATE_MESSAGES", "") == "1"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+    recorder = Recorder(fd, messages)
+    recorder.write({"kind": "start", "runner": "pytest", "nonce": nonce, "version": 1})
+    code = int(pytest.main(args, plugins=[recorder]))
+    recorder.write({"kind": "exit", "code": code})
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

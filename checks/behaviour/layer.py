@@ -1,0 +1,260 @@
+"""The behaviour layer: run the hidden and held-out suites on base once and on head twice, then grade.
+
+Every run is a fresh container (see ``plan.py``); its outcomes come from
+the report file our plugin or case runner wrote (see ``outcomes.py``). A
+suite that cannot run as written is a gate configuration problem (status
+``error``), never a failure of the change; a change that makes the suite's
+tests crash, vanish, skip or hang fails those tests.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+from checks.behaviour.cases import judge
+from checks.behaviour.errors import SuiteError
+from checks.behaviour.grade import TestOutcome, expected_ids, grade_suite
+from checks.behaviour.outcomes import Part, RunLog, RunView, parse_log
+from checks.behaviour.plan import RunPlan, Tree, parts, plan_runs, stage_suite, write_harness
+from checks.behaviour.result import Note, SuiteOutcome, behaviour_result
+from checks.behaviour.store import SUITE_NAMES, Suite, load_suite
+from checks.behaviour.tamper import restore_infra
+from checks.gate import GateContext, Runner
+from checks.inputs import Suites
+from checks.policy import Behaviour
+from checks.report import BehaviourResult, SuiteKind
+from sandbox.spec import RunResult
+
+log = logging.getLogger(__name__)
+
+# Runs in flight at once; the sandbox enforces its own limit as well.
+PARALLEL_RUNS = 2
+
+
+def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
+    """Run the suites against base and head in the sandbox and grade the change.
+
+    Raises SandboxError when the sandbox itself fails (the pipeline reports
+    that as infrastructure trouble).
+    """
+    policy = ctx.policy.behaviour
+    if not policy.enabled:
+        return BehaviourResult(status="skipped", detail="disabled by policy")
+    kinds: list[tuple[SuiteKind, Path | None]] = [("hidden", suites.hidden), ("held_out", suites.held_out)]
+    wanted = [(kind, path) for kind, path in kinds if path is not None]
+    if not wanted:
+        return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
+    with TemporaryDirectory(prefix="patchgate-behaviour-") as tmp:
+        work = Path(tmp)
+        head_tree, restored = restore_infra(ctx.workspace, work / "head")
+        trees: dict[Tree, Path] = {"base": ctx.workspace.base_dir, "head": head_tree}
+        outcomes: dict[SuiteKind, SuiteOutcome] = {}
+        jobs: list[tuple[Suite, list[RunPlan]]] = []
+        for kind, path in wanted:
+            try:
+                suite = load_suite(path, kind)
+            except SuiteError as exc:
+                outcomes[kind] = _config_error(kind, str(exc))
+                continue
+            staged = stage_suite(suite, work / f"suite-{kind}")
+            harness = write_harness(work / f"harness-{kind}", suite, policy)
+            messages = kind == "hidden" and policy.show_hidden_failures == "ids+messages"
+            plans: list[RunPlan] = []
+            for part in parts(suite):
+                plans += plan_runs(
+                    suite,
+                    part,
+                    image=ctx.image,
+                    trees=trees,
+                    harness=harness,
+                    staged=staged,
+                    policy=policy,
+                    messages=messages,
+                )
+            jobs.append((suite, plans))
+        results = _run_all(ctx.runner, [p for _, plans in jobs for p in plans])
+        for suite, plans in jobs:
+            try:
+                outcomes[suite.kind] = grade_runs(suite, plans, results, trees, policy)
+            except SuiteError as exc:
+                outcomes[suite.kind] = _config_error(suite.kind, str(exc))
+    ordered = [outcomes[kind] for kind, _ in wanted]
+    return behaviour_result(ordered, policy, restored)
+
+
+def _config_error(kind: SuiteKind, message: str) -> SuiteOutcome:
+    # The specifics always reach the server log; the report shows them for hidden suites only.
+    log.error("%s suite: %s", SUITE_NAMES[kind], message)
+    return SuiteOutcome(kind, error=f"gate configuration problem: {message}")
+
+
+def _run_all(runner: Runner, plans: Sequence[RunPlan]) -> dict[int, RunResult]:
+    with ThreadPoolExecutor(max_workers=PARALLEL_RUNS, thread_name_prefix="behaviour") as pool:
+        futures = {id(plan): pool.submit(runner.run, plan.spec) for plan in plans}
+        return {key: future.result() for key, future in futures.items()}
+
+
+def grade_runs(
+    suite: Suite,
+    plans: Sequence[RunPlan],
+    results: Mapping[int, RunResult],
+    trees: Mapping[Tree, Path],
+    policy: Behaviour,
+) -> SuiteOutcome:
+    """Grade one suite from its runs; raise SuiteError when the suite itself is at fault."""
+    logs = []
+    for plan in plans:
+        result = results[id(plan)]
+        logs.append((plan, result, parse_log(result.files.get(plan.report), plan.nonce, plan.part)))
+    for plan, result, run_log in logs:
+        if not run_log.started:
+            # Our script writes its first line before any code under test runs: this is our breakage.
+            log.error("%s %s %s run: no report; exit %s; stderr: %s", suite.name, plan.label, plan.part,
+                      result.exit_code, result.stderr[-2000:].decode("utf-8", "replace"))  # fmt: skip
+            raise SuiteError(
+                f"the {plan.label} run of the {plan.part} part produced no report "
+                f"(exit code {result.exit_code}); see the server log"
+            )
+    _check_base(suite, logs, trees)
+    base = [x for x in logs if x[0].tree == "base"]
+    heads = [x for x in logs if x[0].tree == "head"]
+    labels = list(dict.fromkeys(plan.label for plan, _, _ in heads))
+    expected = expected_ids(
+        suite.functions,
+        suite.case_ids,
+        _reported(base, "pytest"),
+        [_reported([x for x in heads if x[0].label == label], "pytest") for label in labels],
+    )
+    case_ids = set(suite.case_ids)
+    base_views = {p.part: _view(p, r, lg, suite, policy) for p, r, lg in base}
+    base_map = {i: _outcome(base_views, i, i in case_ids) for i in expected}
+    head_maps: list[dict[str, TestOutcome]] = []
+    notes: list[Note] = []
+    for label in labels:
+        runs = [x for x in heads if x[0].label == label]
+        views = {p.part: _view(p, r, lg, suite, policy) for p, r, lg in runs}
+        head_maps.append({i: _outcome(views, i, i in case_ids) for i in expected})
+        for plan, result, run_log in runs:
+            notes += _notes(plan, result, run_log, policy)
+    head_results = [r for _, r, _ in heads]
+    return SuiteOutcome(
+        suite.kind,
+        grade=grade_suite(base_map, head_maps),
+        notes=tuple(notes),
+        wall_s=max((r.wall_s for r in head_results), default=0.0),
+        peak_memory_bytes=max((r.peak_memory_bytes or 0 for r in head_results), default=0) or None,
+    )
+
+
+def _reported(runs: Sequence[tuple[RunPlan, RunResult, RunLog]], part: str) -> frozenset[str]:
+    return frozenset().union(*(lg.reported for p, _, lg in runs if p.part == part and not lg.problems))
+
+
+def _outcome(views: Mapping[Part, RunView], test_id: str, is_case: bool) -> TestOutcome:
+    return views["cases" if is_case else "pytest"].outcome(test_id)
+
+
+def _view(plan: RunPlan, result: RunResult, run_log: RunLog, suite: Suite, policy: Behaviour) -> RunView:
+    ended: TestOutcome | None = None
+    if result.timed_out:
+        budget = f"the run used up its time budget of {policy.timeout_s:g}s"
+        ended = TestOutcome("timeout", budget, timed_out=True)
+    elif result.oom_killed:
+        ended = TestOutcome("error", f"the run ran out of memory ({policy.memory_mb} MiB)")
+    elif result.output_limit_exceeded:
+        ended = TestOutcome("error", "the run exceeded the sandbox's output limit")
+    if ended is not None:
+        default = ended
+    elif run_log.finished:
+        default = TestOutcome("missing", "not collected or not reported")
+    else:
+        default = TestOutcome("missing", f"not run: the process ended early (exit code {result.exit_code})")
+    died = ended or TestOutcome("error", "the process running the tests died during this one")
+    if plan.part == "cases":
+        specs = {c.id: c for c in suite.cases}
+        outcomes = {i: judge(specs[i], rec) for i, rec in run_log.cases.items() if i in specs}
+    else:
+        outcomes = dict(run_log.tests)
+    broken = {
+        p.path: TestOutcome("skipped" if p.skipped else "error",
+                            f"the module {'was skipped' if p.skipped else 'failed to import'}: {p.message}")
+        for p in run_log.collect_problems
+    }  # fmt: skip
+    distrust = None
+    if run_log.problems:
+        distrust = TestOutcome("error", f"the run's report was not believed: {run_log.problems[0]}")
+    return RunView(
+        label=plan.label,
+        outcomes=outcomes,
+        reported=run_log.reported,
+        broken_modules=broken,
+        unfinished={i: died for i in run_log.unfinished},
+        default=default,
+        distrust=distrust,
+    )
+
+
+def _notes(plan: RunPlan, result: RunResult, run_log: RunLog, policy: Behaviour) -> list[Note]:
+    where = f"{plan.label} ({plan.part})"
+    notes = []
+    if run_log.problems:
+        notes.append(Note(f"{where}: its report was not believed ({run_log.problems[0]})",
+                          "a head run's report was not believed"))  # fmt: skip
+    if result.timed_out:
+        notes.append(Note(f"{where}: used up its time budget of {policy.timeout_s:g}s",
+                          "a head run used up its time budget"))  # fmt: skip
+    elif result.oom_killed:
+        notes.append(Note(f"{where}: ran out of memory", "a head run ran out of memory"))
+    elif result.output_limit_exceeded:
+        notes.append(Note(f"{where}: exceeded the output limit", "a head run exceeded the output limit"))
+    elif not run_log.finished:
+        notes.append(Note(f"{where}: ended before the suite finished (exit code {result.exit_code})",
+                          "a head run ended before the suite finished"))  # fmt: skip
+    elif plan.part == "pytest" and run_log.exit_status not in (0, 1):
+        notes.append(Note(f"{where}: pytest ended with exit status {run_log.exit_status}",
+                          "a head run did not complete normally"))  # fmt: skip
+    if run_log.collect_problems:
+        n = len(run_log.collect_problems)
+        notes.append(Note(f"{where}: {n} test module{'s' if n != 1 else ''} did not import",
+                          "test modules did not import in a head run"))  # fmt: skip
+    return notes
+
+
+def _check_base(
+    suite: Suite, logs: Sequence[tuple[RunPlan, RunResult, RunLog]], trees: Mapping[Tree, Path]
+) -> None:
+    """Raise SuiteError when the base run shows the suite itself is broken, not the change.
+
+    A module the suite imports that neither the environment image, the
+    repository (at base or head) nor the suite provides is a missing
+    dependency. A pytest suite no run managed to collect at all is broken.
+    """
+    missing: set[str] = set()
+    for plan, _, run_log in logs:
+        if plan.tree != "base" or run_log.problems:
+            continue
+        missing |= {p.missing_module for p in run_log.collect_problems if p.missing_module}
+        for record in run_log.cases.values():
+            name = record.get("missing_module")
+            if record.get("status") == "import_error" and isinstance(name, str):
+                missing.add(name)
+    roots = (*trees.values(), suite.root)
+    for name in sorted(missing):
+        top = name.split(".")[0]
+        if not any(_provides(root, top) for root in roots):
+            raise SuiteError(
+                f"the suite needs module {name!r}, which neither the environment image nor the "
+                "repository provides; add it to the base branch's dependency files"
+            )
+    pytest_logs = [lg for p, _, lg in logs if p.part == "pytest"]
+    if pytest_logs and not any(lg.collection_done for lg in pytest_logs):
+        status = next((lg.exit_status for lg in pytest_logs if lg.exit_status is not None), None)
+        raise SuiteError(f"pytest never collected the suite, on base or on head (exit status {status})")
+
+
+def _provides(root: Path, module: str) -> bool:
+    return any((base / module).is_dir() or (base / f"{module}.py").is_file() for base in (root, root / "src"))

@@ -1,0 +1,135 @@
+"""The behaviour layer's report entry, built from graded suites under the visibility rules.
+
+Hidden suites: ids of failing, flaky and timed-out tests unless policy says
+``counts``; the first message line only with ``ids+messages``. Held-out
+suites: counts, always. Nothing that came from a held-out run (an id, a
+message, a module name, an exit status) is copied into the result; its
+problems are described in fixed words and the specifics go to the server log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from checks.behaviour.grade import SuiteGrade
+from checks.behaviour.store import SUITE_NAMES
+from checks.policy import Behaviour
+from checks.report import BehaviourResult, LayerStatus, SuiteKind, SuiteResult, TestFailure
+from checks.testinfra import InfraChange
+
+# Beyond this many ids per list the report says how many more there were.
+MAX_LISTED = 500
+HELD_OUT_ERROR = "the held-out suite could not run: a gate configuration problem (details in the server log)"
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something that went wrong in a run: full words for a hidden suite, fixed words for held-out."""
+
+    hidden: str
+    held_out: str
+
+
+@dataclass(frozen=True)
+class SuiteOutcome:
+    """One suite after its runs: a grade, or the configuration/infrastructure error that prevented one."""
+
+    kind: SuiteKind
+    grade: SuiteGrade | None = None
+    error: str = ""
+    notes: tuple[Note, ...] = ()
+    wall_s: float = 0.0
+    peak_memory_bytes: int | None = None
+
+
+def _floor(kind: SuiteKind, policy: Behaviour) -> float:
+    return policy.min_held_out_pass_rate if kind == "held_out" else policy.min_hidden_pass_rate
+
+
+def _capped(ids: Sequence[str]) -> tuple[list[str], int]:
+    return list(ids[:MAX_LISTED]), max(0, len(ids) - MAX_LISTED)
+
+
+def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
+    """Return the report's entry for one suite, showing only what its kind allows."""
+    kind = outcome.kind
+    name = SUITE_NAMES[kind]
+    private = kind == "held_out"
+    if outcome.grade is None:
+        detail = HELD_OUT_ERROR if private else outcome.error
+        return SuiteResult(name=name, kind=kind, status="error", detail=detail)
+    grade = outcome.grade
+    notes = list(dict.fromkeys(n.held_out if private else n.hidden for n in outcome.notes))
+    if grade.total == 0 and grade.flaky:
+        notes.append("every test was flaky: nothing left to score")
+    status: LayerStatus = "passed" if grade.total and grade.pass_rate >= _floor(kind, policy) else "failed"
+    result = SuiteResult(
+        name=name,
+        kind=kind,
+        status=status,
+        passed=grade.passed,
+        failed=grade.failed,
+        errors=grade.errors,
+        total=grade.total,
+        flaky=len(grade.flaky),
+        pass_rate=round(grade.pass_rate, 4),
+        wall_s=round(outcome.wall_s, 3),
+        peak_memory_bytes=outcome.peak_memory_bytes,
+        timed_out=len(grade.timed_out),
+    )
+    if not private and policy.show_hidden_failures != "counts":
+        with_messages = policy.show_hidden_failures == "ids+messages"
+        failures = [TestFailure(id=i, message=o.message if with_messages else "") for i, o in grade.failures]
+        result.failures = failures[:MAX_LISTED]
+        result.flaky_ids, more_flaky = _capped(grade.flaky)
+        result.timed_out_ids, more_timed_out = _capped(grade.timed_out)
+        more = max(0, len(failures) - MAX_LISTED) + more_flaky + more_timed_out
+        if more:
+            notes.append(f"{more} more ids not listed")
+    result.detail = "; ".join(notes)
+    return result
+
+
+def behaviour_result(
+    outcomes: Sequence[SuiteOutcome], policy: Behaviour, restored: Sequence[InfraChange] = ()
+) -> BehaviourResult:
+    """Combine the suites: status, transitions across suites, the overfitting signal."""
+    suites = [suite_result(o, policy) for o in outcomes]
+    graded = [o.grade for o in outcomes if o.grade is not None]
+    regressions = sum(len(g.regressions) for g in graded)
+    details = [f"{s.name}: {s.detail}" for s in suites if s.detail]
+    if restored:
+        paths = ", ".join(c.path for c in restored[:5]) + (" …" if len(restored) > 5 else "")
+        details.append(f"test infrastructure restored from base before the runs: {paths}")
+    status: LayerStatus
+    if any(s.status == "error" for s in suites):
+        status = "error"
+    elif all(s.status == "passed" for s in suites) and regressions <= policy.max_regressions:
+        status = "passed"
+    else:
+        status = "failed"
+    return BehaviourResult(
+        status=status,
+        suites=suites,
+        regressions=regressions,
+        fail_to_pass=sum(g.fail_to_pass for g in graded),
+        fail_to_pass_total=sum(g.fail_to_pass_total for g in graded),
+        pass_to_pass=sum(g.pass_to_pass for g in graded),
+        overfitting=overfitting(suites, policy.overfitting_gap),
+        detail=" · ".join(details),
+    )
+
+
+def overfitting(suites: Sequence[SuiteResult], gap: float) -> bool:
+    """Return True when the hidden pass rate exceeds the held-out one by more than ``gap``.
+
+    Only that direction is the signal: a change tuned to what its author
+    could learn about (hidden failures may be shown) but not to what it
+    could not (held-out is never shown).
+    """
+    hidden = [s for s in suites if s.kind == "hidden" and s.status != "error" and s.total]
+    held_out = [s for s in suites if s.kind == "held_out" and s.status != "error" and s.total]
+    if not hidden or not held_out:
+        return False
+    return hidden[0].pass_rate - held_out[0].pass_rate > gap

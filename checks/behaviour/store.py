@@ -1,0 +1,185 @@
+"""The test store: server-side suites per repository, never read from the repository under test.
+
+Layout::
+
+    <store>/<owner>/<repo>/hidden/      pytest files and *cases.yml; failing ids may be shown
+    <store>/<owner>/<repo>/held-out/    the same kinds; only counts ever leave its runs
+
+A suite is read statically here, before anything runs: every ``.py`` file
+must parse, case files must validate, and the test functions found in the
+source are the trusted list of what the suite contains. A change cannot
+shrink that list by breaking collection: a test it makes disappear counts
+as failed.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from checks.behaviour.cases import CaseSpec, is_case_file, load_case_file
+from checks.behaviour.errors import SuiteError
+from checks.inputs import Suites
+from checks.report import SuiteKind
+
+HIDDEN_DIR = "hidden"
+HELD_OUT_DIR = "held-out"
+SUITE_NAMES: dict[SuiteKind, str] = {"hidden": "hidden", "held_out": "held-out"}
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def suites_for(store: Path, owner: str, repo: str) -> Suites:
+    """Return the suites of ``owner/repo`` in the test store; a missing directory means no suite."""
+    for part in (owner, repo):
+        if not _NAME.match(part) or part in (".", ".."):
+            raise ValueError(f"not a repository owner or name: {part!r}")
+    root = store / owner / repo
+    hidden, held_out = root / HIDDEN_DIR, root / HELD_OUT_DIR
+    return Suites(
+        hidden=hidden if hidden.is_dir() else None,
+        held_out=held_out if held_out.is_dir() else None,
+    )
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One suite directory, read statically: its files, test functions and cases."""
+
+    kind: SuiteKind
+    root: Path
+    pytest_files: tuple[str, ...]
+    functions: tuple[str, ...]
+    cases: tuple[CaseSpec, ...]
+
+    @property
+    def name(self) -> str:
+        return SUITE_NAMES[self.kind]
+
+    @property
+    def case_ids(self) -> tuple[str, ...]:
+        return tuple(c.id for c in self.cases)
+
+
+def is_test_module(name: str) -> bool:
+    """Return True for the file names pytest collects with patchgate's configuration."""
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def load_suite(root: Path, kind: SuiteKind) -> Suite:
+    """Read a suite directory; raise SuiteError (naming the file) when it cannot run as written."""
+    if not root.is_dir():
+        raise SuiteError(f"{SUITE_NAMES[kind]} suite {root} is not a directory")
+    pytest_files: list[str] = []
+    functions: list[str] = []
+    cases: list[CaseSpec] = []
+    for rel in _files(root):
+        name = rel.rsplit("/", 1)[-1]
+        if name.endswith(".py"):
+            tree = _parse(root / rel, rel)
+            if is_test_module(name):
+                pytest_files.append(rel)
+                functions += static_tests(tree, rel)
+        elif is_case_file(name):
+            cases += load_case_file(root / rel, rel)
+    if not functions and not cases:
+        raise SuiteError(
+            f"{SUITE_NAMES[kind]} suite has no tests: expected test_*.py / *_test.py files "
+            "with test functions, or *cases.yml files"
+        )
+    _check_module_names(root, pytest_files)
+    return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases))
+
+
+def _files(root: Path) -> list[str]:
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        for name in sorted(filenames):
+            out.append(name if rel_dir == "." else f"{rel_dir}/{name}")
+    return out
+
+
+def _parse(path: Path, rel: str) -> ast.Module:
+    try:
+        return ast.parse(path.read_bytes(), filename=rel)
+    except SyntaxError as exc:
+        raise SuiteError(f"{rel}: line {exc.lineno}: {exc.msg} (fix the suite file)") from None
+    except ValueError as exc:  # null bytes
+        raise SuiteError(f"{rel}: {exc}") from None
+
+
+def static_tests(tree: ast.Module, rel: str) -> list[str]:
+    """List ``file::test`` and ``file::Class::test`` ids in a test module, the way pytest names them.
+
+    Methods a class inherits from another class of the same file count too;
+    a name defined twice in one scope is an error (the first would never run).
+    """
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    return _scope(tree.body, rel, classes)
+
+
+def _scope(body: list[ast.stmt], prefix: str, classes: dict[str, ast.ClassDef]) -> list[str]:
+    out: list[str] = []
+    defined: dict[str, int] = {}
+    for node in body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if node.name in defined and (node.name.startswith("test") or node.name.startswith("Test")):
+            where = prefix.partition("::")[0]
+            raise SuiteError(
+                f"{where}: {node.name!r} is defined twice (lines {defined[node.name]} "
+                f"and {node.lineno}); the first would never run"
+            )
+        defined[node.name] = node.lineno
+        if isinstance(node, ast.ClassDef):
+            if node.name.startswith("Test") and not _has_init(node):
+                out += _class_tests(node, f"{prefix}::{node.name}", classes, set())
+        elif node.name.startswith("test"):
+            out.append(f"{prefix}::{node.name}")
+    return out
+
+
+def _class_tests(
+    node: ast.ClassDef, prefix: str, classes: dict[str, ast.ClassDef], seen: set[str]
+) -> list[str]:
+    own = _scope(node.body, prefix, classes)
+    names = {t.rsplit("::", 1)[-1] for t in own}
+    seen = seen | {node.name}
+    for base in node.bases:
+        parent = classes.get(base.id) if isinstance(base, ast.Name) else None
+        if parent is None or parent.name in seen:
+            continue
+        for inherited in _class_tests(parent, prefix, classes, seen):
+            if inherited.rsplit("::", 1)[-1] not in names:
+                own.append(inherited)
+                names.add(inherited.rsplit("::", 1)[-1])
+    return own
+
+
+def _has_init(node: ast.ClassDef) -> bool:
+    return any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body)
+
+
+def _check_module_names(root: Path, files: list[str]) -> None:
+    """Refuse two test modules that pytest would import under the same name (import file mismatch)."""
+    seen: dict[str, str] = {}
+    for rel in files:
+        parts = rel.split("/")
+        # pytest's default import mode names a module by its package path: the
+        # directories above it that hold an __init__.py.
+        package: list[str] = []
+        for i in range(len(parts) - 1, 0, -1):
+            if not (root / "/".join(parts[:i]) / "__init__.py").is_file():
+                break
+            package.insert(0, parts[i - 1])
+        module = ".".join([*package, parts[-1][:-3]])
+        if module in seen:
+            raise SuiteError(
+                f"{seen[module]} and {rel} would both be imported as module {module!r}; "
+                "rename one or add __init__.py files"
+            )
+        seen[module] = rel
