@@ -1,0 +1,192 @@
+"""What ruff, mypy, bandit and semgrep share: run on base and head, compare, keep what the PR introduced.
+
+Each tool module supplies a :class:`Tool` (its sandbox steps and its output
+parser); :class:`ToolGate` does the rest. A tool runs on the changed Python
+files at head and on the same files at base (a renamed file under its old
+name, an added file nowhere), so a finding that was already there is
+recognised as pre-existing even if the change moved it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Literal, Protocol
+
+from checks.gate import GateContext, GateResult
+from checks.report import Finding, ToolRun
+from checks.shape.config import BASE_MOUNT, HEAD_MOUNT
+from checks.shape.container import Batch, ToolFailure, parse_batches, run_probe, stage
+from checks.shape.introduced import Comparison, compare
+from checks.workspace import Workspace
+from sandbox.spec import Limits
+
+Side = Literal["base", "head"]
+# Beyond this many findings per gate the rest are counted in a notice, not listed.
+MAX_FINDINGS = 500
+# Bytes of a source line read for the comparison; longer lines are cut.
+MAX_LINE_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The changed Python files at head, their counterparts at base, and base -> head renames."""
+
+    head: tuple[str, ...]
+    base: tuple[str, ...]
+    renames: Mapping[str, str]
+
+
+def targets(ws: Workspace) -> Targets:
+    """Return the files a static tool examines on each side of the change."""
+    head = tuple(f.path for f in ws.python_files)
+    base: list[str] = []
+    renames: dict[str, str] = {}
+    for f in ws.python_files:
+        if f.status in ("added", "copied"):
+            continue
+        old = f.old_path or f.path
+        if (ws.base_dir / old).is_file():
+            base.append(old)
+            if old != f.path:
+                renames[old] = f.path
+    return Targets(head, tuple(base), renames)
+
+
+def plain_path(path: str) -> str:
+    """Return a tool's path relative to its tree: without the mount prefix or a leading ``./``."""
+    for prefix in (f"{HEAD_MOUNT}/", f"{BASE_MOUNT}/", "./"):
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return path
+
+
+class Lines:
+    """Reads single source lines of one tree, for the comparison; never follows a link out of it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+
+    def __call__(self, path: str, line: int) -> str:
+        lines = self._lines(path)
+        return lines[line - 1][:MAX_LINE_CHARS] if 0 < line <= len(lines) else ""
+
+    @cache  # noqa: B019 - one reader per gate run; the cache dies with it
+    def _lines(self, path: str) -> tuple[str, ...]:
+        target = (self.root / path).resolve()
+        if not target.is_relative_to(self.root) or not target.is_file():
+            return ()
+        try:
+            data = target.read_bytes()
+        except OSError:
+            return ()
+        return tuple(data.decode("utf-8", "replace").splitlines())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The probe's batch steps for one tool, and a line saying how it was configured."""
+
+    steps: list[dict[str, object]]
+    detail: str
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """One tool's findings on each side (paths relative to their trees) and anything worth saying."""
+
+    base: list[Finding]
+    head: list[Finding]
+    detail: str = ""
+
+
+class Tool(Protocol):
+    """One static tool: the probe steps that run it, and the parser of their output. Stateless."""
+
+    name: str
+    limits: Limits
+
+    def plan(self, ws: Workspace, files: Targets) -> Plan:
+        """Return the probe's batch steps; each step's ``name`` tells the parser its side."""
+        ...
+
+    def parse(self, outputs: Mapping[str, list[Batch]]) -> Parsed:
+        """Turn the steps' outputs into findings; raise ToolFailure when the tool broke."""
+        ...
+
+
+def select(comparison: Comparison, ws: Workspace, limit: int = MAX_FINDINGS) -> tuple[list[Finding], str]:
+    """Keep the introduced findings and the pre-existing ones on changed lines; cap the list.
+
+    Pre-existing findings on lines the change touched (code it moved or
+    rewrote identically) are listed with ``introduced=False`` for context; they
+    never count toward a verdict.
+    """
+    kept = [
+        f
+        for f in comparison.findings
+        if f.introduced or any(n in ws.changed_lines(f.path) for n in range(f.start_line, f.end_line + 1))
+    ]
+    kept.sort(key=lambda f: (not f.introduced, f.path, f.start_line, f.rule))
+    if len(kept) <= limit:
+        return kept, ""
+    return kept[:limit], f"{len(kept) - limit} more findings not listed"
+
+
+class ToolGate:
+    """A shape gate that runs one static tool on base and head and keeps what the PR introduced."""
+
+    def __init__(self, tool: Tool) -> None:
+        self.tool = tool
+        self.name = tool.name
+
+    def run(self, ctx: GateContext) -> GateResult:
+        """Run the tool on both trees in one sandbox run and compare the findings."""
+        start = time.monotonic()
+        ws = ctx.workspace
+        files = targets(ws)
+        if not files.head:
+            return GateResult(ToolRun(tool=self.name, status="skipped", detail="no changed Python files"))
+        plan = self.tool.plan(ws, files)
+        with stage() as staged:
+            probe_plan = {"mode": "batch", "steps": plan.steps}
+            text = run_probe(ctx, staged, probe_plan, limits=self.tool.limits, what=self.name)
+        parsed = self.tool.parse(parse_batches(text, self.name).steps)
+        comparison = compare(
+            parsed.base,
+            parsed.head,
+            base_line=Lines(ws.base_dir),
+            head_line=Lines(ws.head_dir),
+            renames=files.renames,
+            changed_lines=ws.changed_lines,
+        )
+        findings, capped = select(comparison, ws)
+        notices = (f"{self.name}: {capped}",) if capped else ()
+        detail = "; ".join(d for d in (plan.detail, parsed.detail) if d)
+        run = ToolRun(tool=self.name, status="ok", seconds=round(time.monotonic() - start, 3), detail=detail)
+        return GateResult(run, tuple(findings), comparison.preexisting, notices)
+
+
+def per_side(argv: Sequence[str], files: Targets, *, timeout: float) -> list[dict[str, object]]:
+    """Return one batch step per side with files, run from that tree's root."""
+    return [
+        {"name": side, "argv": list(argv), "cwd": tree, "files": list(paths), "timeout": timeout}
+        for side, tree, paths in (("base", BASE_MOUNT, files.base), ("head", HEAD_MOUNT, files.head))
+        if paths
+    ]
+
+
+def check_batches(tool: str, batches: Sequence[Batch], ok_codes: Sequence[int]) -> None:
+    """Raise ToolFailure when a batch timed out, overflowed, or exited with an unexpected code."""
+    for b in batches:
+        if b.timed_out:
+            raise ToolFailure(f"{tool} did not finish within its time limit")
+        if b.truncated:
+            raise ToolFailure(f"{tool} printed more output than patchgate reads")
+        if b.exit_code == 127:
+            raise ToolFailure(f"{tool} is not installed in the sandbox image: {b.stderr.strip()[-300:]}")
+        if b.exit_code not in ok_codes:
+            raise ToolFailure(f"{tool} failed (exit code {b.exit_code}): {b.stderr.strip()[-800:]}")
