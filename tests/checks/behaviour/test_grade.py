@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import pytest
+
+from checks.behaviour.grade import MISSING, TestOutcome, expected_ids, grade_suite, resolve, worse
+
+P = TestOutcome("passed")
+F = TestOutcome("failed", "assert 1 == 2")
+E = TestOutcome("error")
+S = TestOutcome("skipped")
+X = TestOutcome("xfailed")
+T = TestOutcome("timeout", timed_out=True)
+FT = TestOutcome("failed", "Timeout", timed_out=True)
+
+
+@pytest.mark.parametrize(
+    ("functions", "exact", "base", "heads", "expected"),
+    [
+        # Base collected parametrized ids: those are what is expected, whatever head reports.
+        (["t.py::test_a"], [], ["t.py::test_a[1]", "t.py::test_a[2]"], [["t.py::test_a[1]"], []],
+         ["t.py::test_a[1]", "t.py::test_a[2]"]),
+        # The module does not import on base (new feature): head's ids under the function count.
+        (["t.py::test_a"], [], [], [["t.py::test_a[1]"], ["t.py::test_a[2]"]],
+         ["t.py::test_a[1]", "t.py::test_a[2]"]),
+        # Nobody collected it: the function itself is expected (and will be missing).
+        (["t.py::test_a"], [], [], [[], []], ["t.py::test_a"]),
+        # A prefix is not a parent: test_ab is not under test_a.
+        (["t.py::test_a"], [], [], [["t.py::test_ab"]], ["t.py::test_a"]),
+        # A test only head reports (e.g. star-imported from the change) is never expected.
+        (["t.py::test_a"], [], ["t.py::test_a"], [["t.py::test_a", "t.py::test_fake"]], ["t.py::test_a"]),
+        # Whatever base collected beyond the static list (generated tests) is expected.
+        (["t.py::test_a"], [], ["t.py::test_a", "t.py::TestGen::test_x"], [[]],
+         ["t.py::TestGen::test_x", "t.py::test_a"]),
+        # Cases are exact ids.
+        ([], ["c.cases.yml::one"], [], [[]], ["c.cases.yml::one"]),
+    ],
+)  # fmt: skip
+def test_expected_ids(
+    functions: list[str], exact: list[str], base: list[str], heads: list[list[str]], expected: list[str]
+) -> None:
+    assert list(expected_ids(functions, exact, base, heads)) == expected
+
+
+def test_resolve_fills_unreported_ids() -> None:
+    assert resolve(["a", "b"], {"a": P}) == {"a": P, "b": MISSING}
+    assert resolve(["b"], {}, T) == {"b": T}
+
+
+def test_worse() -> None:
+    assert worse(P, F) is F
+    assert worse(S, F) is F
+    assert worse(E, F) is E
+    assert worse(MISSING, E) is MISSING
+
+
+@pytest.mark.parametrize(
+    ("base", "head1", "head2", "numbers"),
+    [
+        # fail→pass, pass→pass, pass→fail (regression), fail→fail
+        ({"a": F, "b": P, "c": P, "d": F}, {"a": P, "b": P, "c": F, "d": F}, {"a": P, "b": P, "c": F, "d": F},
+         dict(passed=2, failed=2, errors=0, total=4, regressions=("c",), fail_to_pass=1, fail_to_pass_total=2,
+              pass_to_pass=1, flaky=())),
+        # Two head runs disagree: flaky, excluded from every count.
+        ({"a": F, "b": P}, {"a": P, "b": P}, {"a": F, "b": P},
+         dict(passed=1, failed=0, total=1, flaky=("a",), fail_to_pass_total=0, pass_to_pass=1)),
+        # Skipped, xfailed, timed out count as failed; error and missing as errors.
+        ({"s": F, "x": F, "t": F, "e": F, "m": F}, {"s": S, "x": X, "t": T, "e": E, "m": MISSING},
+         {"s": S, "x": X, "t": T, "e": E, "m": MISSING},
+         dict(passed=0, failed=3, errors=2, total=5, timed_out=("t",), pass_rate=0.0)),
+        # Both head runs fail, differently: not flaky; the worse outcome is kept.
+        ({"a": P}, {"a": F}, {"a": E}, dict(errors=1, failed=0, regressions=("a",), flaky=())),
+        # A timed-out failure is listed as timed out.
+        ({"a": F}, {"a": FT}, {"a": FT}, dict(failed=1, timed_out=("a",))),
+        # A test that passes on base and is missing on head is a regression.
+        ({"a": P}, {}, {}, dict(errors=1, regressions=("a",))),
+        # Nothing expected: nothing passes.
+        ({}, {}, {}, dict(total=0, pass_rate=0.0)),
+    ],
+)  # fmt: skip
+def test_grade_suite(
+    base: dict[str, TestOutcome],
+    head1: dict[str, TestOutcome],
+    head2: dict[str, TestOutcome],
+    numbers: dict[str, object],
+) -> None:
+    grade = grade_suite(base, [head1, head2])
+    for name, value in numbers.items():
+        assert getattr(grade, name) == value, name
+
+
+def test_failures_keep_the_outcome_for_messages() -> None:
+    grade = grade_suite({"a": F}, [{"a": F}, {"a": F}])
+    assert grade.failures == (("a", F),)
+    assert grade.pass_rate == 0.0

@@ -1,0 +1,105 @@
+# ruff: noqa: E501 - tables of cases read best one case a line
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from checks.behaviour.grade import MISSING, TestOutcome
+from checks.behaviour.outcomes import MAX_LOG_BYTES, RunView, parse_log
+
+
+def lines(*records: dict[str, object], nonce: str = "n0", runner: str = "pytest") -> bytes:
+    start = {"kind": "start", "runner": runner, "nonce": nonce, "version": 1}
+    return b"".join(json.dumps(r).encode() + b"\n" for r in (start, *records))
+
+
+def ran(test_id: str, outcome: str, **extra: object) -> list[dict[str, object]]:
+    return [{"kind": "begin", "id": test_id}, {"kind": "test", "id": test_id, "outcome": outcome, **extra}]
+
+
+def test_parses_a_complete_pytest_log() -> None:
+    data = lines(
+        {"kind": "collect_error", "path": "t_b.py", "skipped": False, "missing_module": "hyp", "message": "E x"},
+        {"kind": "collected", "ids": ["t.py::a", "t.py::b", "t.py::c"]},
+        *ran("t.py::a", "passed"),
+        *ran("t.py::b", "failed", message="AssertionError: no", timed_out=True),
+        {"kind": "begin", "id": "t.py::c"},
+        {"kind": "finish", "exit_status": 1},
+        {"kind": "exit", "code": 1},
+    )
+    log = parse_log(data, "n0", "pytest")
+    assert log.started and log.finished and log.collection_done and not log.problems
+    assert log.exit_status == 1
+    assert log.tests == {"t.py::a": TestOutcome("passed"), "t.py::b": TestOutcome("failed", "AssertionError: no", True)}
+    assert log.unfinished == {"t.py::c"}
+    assert log.reported == {"t.py::a", "t.py::b", "t.py::c"}
+    assert log.collect_problems[0].missing_module == "hyp"
+
+
+@pytest.mark.parametrize(
+    ("data", "started", "problem"),
+    [
+        (None, False, None),
+        (b"", False, "does not start"),
+        (lines(nonce="planted"), False, "does not start"),
+        (lines(runner="cases"), False, "does not start"),
+        (b'{"kind": "start"}\n', False, "does not start"),
+        (lines() + b"PASSED\n", True, "line 2 is not a JSON object"),
+        (lines({"kind": "test", "id": "a", "outcome": "passed"}), True, "without its begin record"),
+        (lines(*ran("a", "glorious")), True, "unknown outcome"),
+        (lines({"kind": "exit", "code": 0}, *ran("a", "passed")), True, "after the end"),
+        (lines({"kind": "begin", "id": "a"}, {"kind": "case", "id": "a"}), True, "a case record in a pytest log"),
+        (lines({"kind": "who"}), True, "unexpected"),
+        (b"x" * (MAX_LOG_BYTES + 1), True, "larger than"),
+    ],
+)
+def test_a_log_that_breaks_the_protocol_is_not_believed(
+    data: bytes | None, started: bool, problem: str | None
+) -> None:
+    log = parse_log(data, "n0", "pytest")
+    assert log.started is started
+    if problem is None:
+        assert not log.problems
+    else:
+        assert problem in log.problems[0]
+
+
+def test_a_partial_last_line_is_dropped_quietly() -> None:
+    log = parse_log(lines(*ran("a", "passed")) + b'{"kind": "beg', "n0", "pytest")
+    assert not log.problems and log.tests == {"a": TestOutcome("passed")}
+
+
+def test_a_test_reported_twice_keeps_the_worse_outcome() -> None:
+    log = parse_log(lines(*ran("a", "failed"), *ran("a", "passed")), "n0", "pytest")
+    assert log.tests["a"].kind == "failed"
+
+
+def test_case_logs_keep_raw_records() -> None:
+    data = lines(
+        {"kind": "begin", "id": "c::a"},
+        {"kind": "case", "id": "c::a", "status": "returned", "value": 1},
+        {"kind": "finish"},
+        runner="cases",
+    )
+    log = parse_log(data, "n0", "cases")
+    assert log.finished and not log.problems
+    assert log.cases["c::a"]["value"] == 1
+    assert parse_log(data + b'{"kind": "finish"}\n', "n0", "cases").problems
+
+
+def test_run_view_never_invents_a_pass() -> None:
+    broken = TestOutcome("error", "the module failed to import")
+    view = RunView(
+        label="head 1",
+        outcomes={"t.py::a": TestOutcome("passed")},
+        reported=frozenset({"t.py::a"}),
+        broken_modules={"u.py": broken},
+        unfinished={"t.py::b": TestOutcome("timeout", timed_out=True)},
+    )
+    assert view.outcome("t.py::a").passed
+    assert view.outcome("t.py::b").kind == "timeout"
+    assert view.outcome("u.py::c") is broken
+    assert view.outcome("v.py::d") is MISSING
+    distrusted = RunView("head 1", view.outcomes, view.reported, distrust=TestOutcome("error", "altered"))
+    assert distrusted.outcome("t.py::a").kind == "error"

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checks.behaviour.errors import SuiteError
+from checks.behaviour.store import load_suite, suites_for
+
+SUITE = '''\
+import pytest
+
+
+def test_plain():
+    assert True
+
+
+@pytest.mark.parametrize("x", [1, 2])
+def test_param(x):
+    assert x
+
+
+async def test_async():
+    pass
+
+
+def helper_test():
+    pass
+
+
+class TestBase:
+    def test_inherited(self):
+        pass
+
+    def test_overridden(self):
+        pass
+
+
+class TestChild(TestBase):
+    def test_overridden(self):
+        pass
+
+    class TestNested:
+        def test_deep(self):
+            pass
+
+
+class TestWithInit:
+    def __init__(self):
+        pass
+
+    def test_never_collected(self):
+        pass
+'''
+
+
+def make(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_suites_for_reads_the_store_layout(tmp_path: Path) -> None:
+    make(tmp_path, {"octo/app/hidden/test_a.py": "", "other/app/held-out/test_b.py": ""})
+    suites = suites_for(tmp_path, "octo", "app")
+    assert suites.hidden == tmp_path / "octo/app/hidden"
+    assert suites.held_out is None
+    assert suites_for(tmp_path, "nobody", "app").hidden is None
+
+
+@pytest.mark.parametrize(("owner", "repo"), [("..", "x"), ("octo", "../../etc"), ("a/b", "c"), ("", "c")])
+def test_suites_for_refuses_paths_that_leave_the_store(tmp_path: Path, owner: str, repo: str) -> None:
+    with pytest.raises(ValueError, match="not a repository owner or name"):
+        suites_for(tmp_path, owner, repo)
+
+
+def test_load_suite_lists_tests_the_way_pytest_names_them(tmp_path: Path) -> None:
+    make(tmp_path, {
+        "test_one.py": SUITE,
+        "sub/two_test.py": "def test_two():\n    pass\n",
+        "conftest.py": "import pytest\n",
+        "helpers.py": "def test_not_a_test_module():\n    pass\n",
+        "data.yml": "not: cases\n",
+        "x.cases.yml": "module: m\ncases:\n  - {id: one, call: f(), equals: 1}\n",
+    })  # fmt: skip
+    suite = load_suite(tmp_path, "hidden")
+    assert suite.name == "hidden"
+    assert suite.pytest_files == ("test_one.py", "sub/two_test.py")
+    assert set(suite.functions) == {
+        "sub/two_test.py::test_two",
+        "test_one.py::test_plain",
+        "test_one.py::test_param",
+        "test_one.py::test_async",
+        "test_one.py::TestBase::test_inherited",
+        "test_one.py::TestBase::test_overridden",
+        "test_one.py::TestChild::test_overridden",
+        "test_one.py::TestChild::test_inherited",
+        "test_one.py::TestChild::TestNested::test_deep",
+    }
+    assert suite.case_ids == ("x.cases.yml::one",)
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({}, "hidden suite has no tests"),
+        ({"README.md": "hi", "helpers.py": "X = 1\n"}, "hidden suite has no tests"),
+        ({"test_a.py": "def test_a(:\n    pass\n"}, r"test_a.py: line 1: .* \(fix the suite file\)"),
+        ({"test_a.py": "def test_a():\n    pass\n", "helpers.py": "x = (\n"}, r"helpers.py: line 1"),
+        ({"test_a.py": "def test_a():\n    pass\n\n\ndef test_a():\n    pass\n"},
+         r"test_a.py: 'test_a' is defined twice \(lines 1 and 5\)"),
+        ({"test_a.py": "class TestA:\n    def test_x(self): pass\n    def test_x(self): pass\n"},
+         "'test_x' is defined twice"),
+        ({"a/test_same.py": "def test_a():\n    pass\n", "b/test_same.py": "def test_b():\n    pass\n"},
+         "a/test_same.py and b/test_same.py would both be imported as module 'test_same'"),
+        ({"bad.cases.yml": "cases: [\n"}, "bad.cases.yml: invalid YAML"),
+    ],
+)  # fmt: skip
+def test_load_suite_refuses_suites_that_cannot_run_as_written(
+    tmp_path: Path, files: dict[str, str], message: str
+) -> None:
+    make(tmp_path, files)
+    with pytest.raises(SuiteError, match=message):
+        load_suite(tmp_path, "hidden")
+
+
+def test_same_module_names_in_packages_are_fine(tmp_path: Path) -> None:
+    make(tmp_path, {
+        "a/__init__.py": "", "a/test_same.py": "def test_a():\n    pass\n",
+        "b/__init__.py": "", "b/test_same.py": "def test_b():\n    pass\n",
+    })  # fmt: skip
+    assert len(load_suite(tmp_path, "held_out").functions) == 2
+
+
+def test_a_missing_directory_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError, match=r"held-out suite .* is not a directory"):
+        load_suite(tmp_path / "nope", "held_out")
