@@ -18,7 +18,7 @@ from checks.report import Finding, Severity, ToolRun
 from checks.shape.pysource import SourceTooLarge, decode_source, parse_module, read_source
 from checks.shape.stubs import Stub, base_class_names, find_stubs
 from checks.shape.suppressions import new_suppressions
-from checks.shape.testcode import TestFile, match_tests, module_facts
+from checks.shape.testcode import ModuleFacts, TestFile, match_tests, module_facts
 from checks.testinfra import InfraChange, infra_changes, is_test_file
 from checks.workspace import ChangedFile, Workspace
 
@@ -87,40 +87,54 @@ def examine(ws: Workspace) -> Examination:
     _tests(sides, exam)
     for side in sides:
         _skips(side, exam)
-        _suppressions(ws, side, exam)
+        _suppressions(side, exam)
     _stubs(ws, sides, exam)
     exam.findings.sort(key=lambda f: (f.path, f.start_line, f.rule))
     return exam
 
 
 @dataclass(frozen=True)
+class _Source:
+    """One side of a Python file; ``tree`` and ``facts`` are None when it does not compile."""
+
+    text: str
+    tree: ast.Module | None
+    facts: ModuleFacts | None
+
+
+@dataclass(frozen=True)
 class _Side:
-    """One changed Python file at base and head; a tree is None when absent or unparsable."""
+    """One changed Python file at base and head; a side is None when the file is absent there."""
 
     change: ChangedFile
     base_path: str | None
     head_path: str | None
-    base_text: str | None
-    head_text: str | None
-    base_tree: ast.Module | None
-    head_tree: ast.Module | None
+    base: _Source | None
+    head: _Source | None
 
     @property
     def parsed(self) -> bool:
-        """Return True when every side that exists parsed, so AST rules can compare them."""
-        return (self.base_text is None or self.base_tree is not None) and (
-            self.head_text is None or self.head_tree is not None
-        )
-
-    @property
-    def shown_path(self) -> str:
-        return self.head_path or self.base_path or self.change.path
+        """Return True when every side that exists compiled, so AST rules can compare them."""
+        return all(src.tree is not None for src in (self.base, self.head) if src is not None)
 
 
 def _base_path(f: ChangedFile) -> str | None:
     if f.status in ("added", "copied"):
         return None
     return f.old_path if f.status == "renamed" and f.old_path else f.path
+
+
+def _source(raw: bytes | None, path: str | None, exam: Examination) -> _Source | None:
+    if raw is None:
+        return None
+    text, tree = decode_source(raw), parse_module(raw)
+    if tree is None:
+        return _Source(text, None, None)
+    try:
+        return _Source(text, tree, module_facts(tree))
+    except RecursionError:
+        exam.notices.append(f"hygiene: {path} is nested too deeply to examine")
+        return _Source(text, None, None)
 
 
 def _python_sides(ws: Workspace, exam: Examination) -> Iterator[_Side]:
@@ -137,13 +151,8 @@ def _python_sides(ws: Workspace, exam: Examination) -> Iterator[_Side]:
         except SourceTooLarge as exc:
             exam.notices.append(f"hygiene: {exc} is too large to examine")
             continue
-        yield _Side(
-            f, base_path, head_path,
-            None if base_raw is None else decode_source(base_raw),
-            None if head_raw is None else decode_source(head_raw),
-            None if base_raw is None else parse_module(base_raw),
-            None if head_raw is None else parse_module(head_raw),
-        )
+        base, head = _source(base_raw, base_path, exam), _source(head_raw, head_path, exam)
+        yield _Side(f, base_path, head_path, base, head)
 
 
 def _changed_span(ws: Workspace, path: str) -> tuple[int, int]:
@@ -164,7 +173,9 @@ def _infra_message(change: InfraChange) -> str:
     elif change.kind == "ci":
         effect = "a maintainer should review CI changes made by an agent"
     else:
-        effect = "patchgate runs its suites with the base version of this file"
+        effect = "patchgate runs its suites " + (
+            "without this file" if change.status == "added" else "with the base version of this file"
+        )
     return f"{verb} {change.path}: {change.reason}; {effect}"
 
 
@@ -177,8 +188,8 @@ def _tests(sides: list[_Side], exam: Examination) -> None:
         head_is_test = side.head_path is not None and is_test_file(side.head_path)
         if not (base_is_test or head_is_test):
             continue
-        base = module_facts(side.base_tree).tests if base_is_test and side.base_tree else {}
-        head = module_facts(side.head_tree).tests if head_is_test and side.head_tree else {}
+        base = side.base.facts.tests if base_is_test and side.base and side.base.facts else {}
+        head = side.head.facts.tests if head_is_test and side.head and side.head.facts else {}
         files.append(TestFile(side.base_path, side.head_path, base, head))
     kept, lost = match_tests(files)
     for gone in lost:
@@ -203,10 +214,10 @@ def _tests(sides: list[_Side], exam: Examination) -> None:
 
 
 def _skips(side: _Side, exam: Examination) -> None:
-    if side.head_tree is None or side.head_path is None or not side.parsed:
+    if side.head is None or side.head.facts is None or side.head_path is None or not side.parsed:
         return
-    head = module_facts(side.head_tree).skips
-    base = module_facts(side.base_tree).skips if side.base_tree is not None else {}
+    head = side.head.facts.skips
+    base = side.base.facts.skips if side.base is not None and side.base.facts is not None else {}
     changed = side.change.lines
     for scope, marks in head.items():
         added = len(marks) - len(base.get(scope, ()))
@@ -221,10 +232,12 @@ def _skips(side: _Side, exam: Examination) -> None:
             ))
 
 
-def _suppressions(ws: Workspace, side: _Side, exam: Examination) -> None:
-    if side.head_text is None or side.head_path is None:
+def _suppressions(side: _Side, exam: Examination) -> None:
+    # Token-based, so it works on files that do not compile, up to the first bad token.
+    if side.head is None or side.head_path is None:
         return
-    found, old = new_suppressions(side.base_text, side.head_text, side.change.lines)
+    base = side.base.text if side.base is not None else None
+    found, old = new_suppressions(base, side.head.text, side.change.lines)
     exam.preexisting += old
     for s in found:
         exam.add("suppression-added", side.head_path, (s.line, s.line), (
@@ -233,26 +246,21 @@ def _suppressions(ws: Workspace, side: _Side, exam: Examination) -> None:
 
 
 def _stubs(ws: Workspace, sides: list[_Side], exam: Examination) -> None:
-    candidates = [s for s in sides if s.head_tree is not None and s.head_path and s.head_path.endswith(".py")]
     # Stubs on changed lines, first without the repository-wide scan (which most changes never need).
-    pending = [(s, _changed_stubs(s, frozenset())) for s in candidates]
+    pending = [(side, _changed_stubs(side, frozenset(), exam)) for side in sides]
     if not any(stubs for _, stubs in pending):
         return
     subclassed = _repo_base_classes(ws.head_dir, exam)
     for side, first in pending:
         if not first or side.head_path is None:
             continue
-        test_module = is_test_file(side.head_path)
-        before = {
-            (s.qualname, s.kind)
-            for s in (find_stubs(side.base_tree, test_module=test_module, subclassed=subclassed)
-                      if side.base_tree is not None else [])
-        }
-        for stub in _changed_stubs(side, subclassed):
+        before = {(s.qualname, s.kind) for s in _all_stubs(side.base, side.base_path, subclassed, exam)}
+        for stub in _changed_stubs(side, subclassed, exam):
             if (stub.qualname, stub.kind) in before:
                 exam.preexisting += 1
                 continue
             constant = stub.kind == "constant-return"
+            # A constant return is a guess from names; it is shown, but does not ask for a maintainer.
             exam.add(
                 "stub-body", side.head_path, (stub.line, stub.end_line),
                 f"{stub.qualname} is a stub ({stub.kind}): {stub.reason}",
@@ -260,11 +268,22 @@ def _stubs(ws: Workspace, sides: list[_Side], exam: Examination) -> None:
             )
 
 
-def _changed_stubs(side: _Side, subclassed: frozenset[str]) -> list[Stub]:
-    if side.head_tree is None or side.head_path is None:
+def _all_stubs(
+    src: _Source | None, path: str | None, subclassed: frozenset[str], exam: Examination
+) -> list[Stub]:
+    # Type stubs (.pyi) are all `...` by design.
+    if src is None or src.tree is None or path is None or not path.endswith(".py"):
         return []
+    try:
+        return find_stubs(src.tree, test_module=is_test_file(path), subclassed=subclassed)
+    except RecursionError:
+        exam.notices.append(f"hygiene: {path} is nested too deeply to examine")
+        return []
+
+
+def _changed_stubs(side: _Side, subclassed: frozenset[str], exam: Examination) -> list[Stub]:
     changed = side.change.lines
-    stubs = find_stubs(side.head_tree, test_module=is_test_file(side.head_path), subclassed=subclassed)
+    stubs = _all_stubs(side.head, side.head_path, subclassed, exam)
     return [s for s in stubs if any(line in changed for line in range(s.line, s.end_line + 1))]
 
 

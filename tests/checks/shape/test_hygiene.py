@@ -1,0 +1,357 @@
+"""The hygiene gate on real git changes: for every rule, a patch that passes and one that fails."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from checks.gate import GATES, GateContext, GateResult
+from checks.policy import Policy
+from checks.shape.hygiene import HygieneGate
+from checks.workspace import from_git
+from sandbox.spec import RunResult, RunSpec
+from tests.conftest import GitRepo
+
+Files = dict[str, str | bytes | None]
+Found = list[tuple[str, str, int]]
+Gate = Callable[[Files, Files], GateResult]
+
+
+class NoRunner:
+    """A Runner that fails the test when called: hygiene reads files and never runs the PR's code."""
+
+    def run(self, spec: RunSpec) -> RunResult:
+        raise AssertionError(f"the hygiene gate tried to run {spec.argv!r}")
+
+
+def src(text: str) -> str:
+    return dedent(text).lstrip("\n")
+
+
+@pytest.fixture
+def gate(git_repo: GitRepo, tmp_path: Path) -> Gate:
+    """Commit ``base`` on main and ``head`` on a pr branch, then run the gate on the change."""
+
+    def run(base: Files, head: Files) -> GateResult:
+        git_repo.commit("base", {"README.md": "x\n", **base})
+        git_repo.branch("pr")
+        git_repo.commit("pr", head)
+        ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+        return HygieneGate().run(GateContext(ws, Policy(), NoRunner(), image="never-used"))
+
+    return run
+
+
+def found(result: GateResult) -> Found:
+    return [(f.rule, f.path, f.start_line) for f in result.findings]
+
+
+TESTS = src("""
+    import pytest
+
+
+    def test_add():
+        assert 1 + 1 == 2
+        assert 2 + 2 == 4
+
+
+    def test_raises():
+        with pytest.raises(ZeroDivisionError):
+            1 / 0
+
+
+    class TestBox:
+        def test_open(self):
+            self.assertTrue(True)
+            assert "box"
+""")
+
+
+PARAM = "import pytest\n\n@pytest.mark.parametrize('x', [{}])\ndef test_x(x):\n    assert x\n"
+UNIT = (
+    "import unittest\n\nclass T(unittest.TestCase):\n{deco}    def test_a(self):\n{body}"
+    "        self.assertEqual(1, 1)\n"
+)
+
+
+def test_the_gate_is_registered() -> None:
+    assert isinstance(GATES["hygiene"], HygieneGate)
+    assert GATES["hygiene"].name == "hygiene"
+
+
+CASES: list[tuple[str, Files, Files, Found]] = [
+    # --- test-deleted
+    ("test function deleted", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("def test_raises():", "def helper():")},
+     [("test-deleted", "tests/test_m.py", 0)]),
+    ("test method deleted", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.split("class TestBox")[0] + "class TestBox:\n    pass\n"},
+     [("test-deleted", "tests/test_m.py", 0)]),
+    ("whole test file deleted", {"tests/test_m.py": TESTS}, {"tests/test_m.py": None},
+     [("test-deleted", "tests/test_m.py", 0)] * 3),
+    ("test renamed, body kept", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("def test_add():", "def test_addition_of_small_numbers():")}, []),
+    ("test file renamed", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": None, "tests/test_math.py": TESTS}, []),
+    ("test moved to another file", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.split("class TestBox")[0],
+      "tests/test_box.py": "class TestBox:" + TESTS.split("class TestBox:")[1]}, []),
+    ("test added", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS + "\n\ndef test_more():\n    assert 3\n"}, []),
+    ("helper deleted from a test file", {"tests/test_m.py": TESTS + "\n\ndef make():\n    return 1\n"},
+     {"tests/test_m.py": TESTS}, []),
+    ("test_* function deleted from non-test code", {"src/db.py": "def test_connection():\n    return True\n"},
+     {"src/db.py": "def check_connection():\n    return bool(1)\n"}, []),
+    # --- assert-weakened
+    ("assert removed", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("    assert 2 + 2 == 4\n", "")},
+     [("assert-weakened", "tests/test_m.py", 4)]),
+    ("assert hollowed into assert True", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert True")},
+     [("assert-weakened", "tests/test_m.py", 4)]),
+    ("pytest.raises removed", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace(
+         "    with pytest.raises(ZeroDivisionError):\n        1 / 0\n", "    1 / 1\n")},
+     [("assert-weakened", "tests/test_m.py", 9)]),
+    ("self.assert* removed", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("        self.assertTrue(True)\n", "")},
+     [("assert-weakened", "tests/test_m.py", 15)]),
+    ("assert rewritten, not removed", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert sum([2, 2]) == 4")}, []),
+    ("asserts added", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert 2 + 2 == 4\n    assert 3 + 3 == 6")}, []),
+    # --- cases-removed
+    ("parametrized cases removed", {"tests/test_p.py": PARAM.format("1, 2, 3")},
+     {"tests/test_p.py": PARAM.format("1")}, [("cases-removed", "tests/test_p.py", 3)]),
+    ("parametrized cases added", {"tests/test_p.py": PARAM.format("1")},
+     {"tests/test_p.py": PARAM.format("1, 2")}, []),
+    # --- skip-added
+    ("pytest.mark.skip added", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("def test_add", "@pytest.mark.skip(reason='flaky')\ndef test_add")},
+     [("skip-added", "tests/test_m.py", 4)]),
+    ("skipif added", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("def test_add", "@pytest.mark.skipif(True, reason='')\ndef test_add")},
+     [("skip-added", "tests/test_m.py", 4)]),
+    ("xfail added through an alias", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": "from pytest import mark as m\n"
+                         + TESTS.replace("def test_add", "@m.xfail\ndef test_add")},
+     [("skip-added", "tests/test_m.py", 5)]),
+    ("pytest.skip() call added", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("    assert 1 + 1", "    pytest.skip('x')\n    assert 1 + 1")},
+     [("skip-added", "tests/test_m.py", 5)]),
+    ("pytestmark added", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("pytest\n", "pytest\n\npytestmark = [pytest.mark.xfail]\n", 1)},
+     [("skip-added", "tests/test_m.py", 3)]),
+    ("unittest.skip and skipTest added",
+     {"tests/test_u.py": UNIT.format(deco="", body="")},
+     {"tests/test_u.py": UNIT.format(deco="    @unittest.skip('x')\n", body="        self.skipTest('no')\n")},
+     [("skip-added", "tests/test_u.py", 4), ("skip-added", "tests/test_u.py", 6)]),
+    ("existing skip kept while the test changes",
+     {"tests/test_s.py": "import pytest\n\n@pytest.mark.skip\ndef test_a():\n    assert 1\n"},
+     {"tests/test_s.py": "import pytest\n\n\n@pytest.mark.skip\ndef test_a():\n    assert 2\n"}, []),
+    ("skip removed", {"tests/test_s.py": "import pytest\n\n@pytest.mark.skip\ndef test_a():\n    assert 1\n"},
+     {"tests/test_s.py": "import pytest\n\ndef test_a():\n    assert 1\n"}, []),
+    ("skip named in a string only", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS + "\n\nDOC = 'use @pytest.mark.skip sparingly'\n"}, []),
+    # --- suppression-added
+    ("noqa added", {"src/m.py": "import os\n"}, {"src/m.py": "import os  # noqa: F401\n"},
+     [("suppression-added", "src/m.py", 1)]),
+    ("type: ignore added", {"src/m.py": "x: int = 1\n"},
+     {"src/m.py": "x: int = 1\ny: int = 'a'  # type: ignore[assignment]\n"},
+     [("suppression-added", "src/m.py", 2)]),
+    ("nosec, nosemgrep and pragma added", {"src/m.py": "x = 1\n"},
+     {"src/m.py": "x = 1\na = eval('1')  # nosec\nb = 2  # nosemgrep\nif x:  # pragma: no cover\n    pass\n"},
+     [("suppression-added", "src/m.py", 2), ("suppression-added", "src/m.py", 3),
+      ("suppression-added", "src/m.py", 4)]),
+    ("suppression inside a string literal", {"src/m.py": "x = 1\n"},
+     {"src/m.py": "x = 1\nHELP = 'add # noqa or # type: ignore'\nDOC = '''\n# nosec\n'''\n"}, []),
+    ("suppression already there, other lines changed", {"src/m.py": "import os  # noqa\nx = 1\n"},
+     {"src/m.py": "import os  # noqa\nx = 2\n"}, []),
+    ("suppressed line moved and re-indented", {"src/m.py": "import os  # noqa\n\nx = 1\n"},
+     {"src/m.py": "x = 1\nif x:\n    import os  # noqa\n"}, []),
+    # --- stub-body
+    ("new function is pass", {"src/m.py": "x = 1\n"},
+     {"src/m.py": "x = 1\n\n\ndef compute_total(items):\n    pass\n"},
+     [("stub-body", "src/m.py", 4)]),
+    ("new function raises NotImplementedError()", {"src/m.py": "x = 1\n"},
+     {"src/m.py": "x = 1\n\n\ndef parse_date(text):\n    raise NotImplementedError()\n"},
+     [("stub-body", "src/m.py", 4)]),
+    ("new function is a docstring", {"src/m.py": "x = 1\n"},
+     {"src/m.py": 'x = 1\n\n\ndef parse_date(text):\n    """Parse an ISO date."""\n'},
+     [("stub-body", "src/m.py", 4)]),
+    ("existing body replaced by ...", {"src/m.py": "def area(r):\n    return 3.14159 * r * r\n"},
+     {"src/m.py": "def area(r):\n    ...\n"}, [("stub-body", "src/m.py", 1)]),
+    ("constant return where a computation is promised", {"src/m.py": "x = 1\n"},
+     {"src/m.py": "x = 1\n\n\ndef calculate_tax(amount, rate):\n    return 0\n"},
+     [("stub-body", "src/m.py", 4)]),
+    ("empty test", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS + "\n\ndef test_todo():\n    pass\n"},
+     [("stub-body", "tests/test_m.py", 20)]),
+    ("abstract method raising NotImplementedError", {"src/m.py": "x = 1\n"},
+     {"src/m.py": src("""
+        import abc
+
+
+        class Shape(abc.ABC):
+            @abc.abstractmethod
+            def area(self) -> float:
+                raise NotImplementedError
+     """)}, []),
+    ("protocol, overload, __init__ pass and flag-like constants", {"src/m.py": "x = 1\n"},
+     {"src/m.py": src("""
+        from typing import Protocol, overload
+
+
+        class Reader(Protocol):
+            def read(self, n: int) -> bytes: ...
+
+
+        @overload
+        def f(x: int) -> int: ...
+        @overload
+        def f(x: str) -> str: ...
+        def f(x):
+            return x
+
+
+        class Plugin:
+            def __init__(self):
+                pass
+
+            def is_enabled(self):
+                return True
+
+
+        def get_version():
+            return "1.0"
+     """)}, []),
+    ("stub already at base, file changed elsewhere", {"src/m.py": "def later(x):\n    pass\n\n\ny = 1\n"},
+     {"src/m.py": "def later(x):\n    pass\n\n\ny = 2\n"}, []),
+    ("stub already at base, its decorator changed",
+     {"src/m.py": "import functools\n\n\n@functools.cache\ndef later(x):\n    pass\n"},
+     {"src/m.py": "import functools\n\n\n@functools.lru_cache\ndef later(x):\n    pass\n"}, []),
+    # --- CI, policy, test configuration, start-up hooks
+    ("CI workflow edited", {".github/workflows/ci.yml": "on: push\n"},
+     {".github/workflows/ci.yml": "on: [push]\n"},
+     [("ci-edited", ".github/workflows/ci.yml", 1)]),
+    ("docs about CI edited", {"docs/ci.md": "a\n"}, {"docs/ci.md": "b\n"}, []),
+    ("policy edited", {".github/patchgate.yml": "gates: {}\n"},
+     {".github/patchgate.yml": "gates:\n  hygiene:\n    enabled: false\n"},
+     [("policy-edited", ".github/patchgate.yml", 1)]),
+    ("conftest added", {}, {"tests/conftest.py": "import pytest\n"},
+     [("test-config-edited", "tests/conftest.py", 1)]),
+    ("pytest options in pyproject edited", {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q"\n'},
+     {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q --deselect tests/test_m.py::test_add"\n'},
+     [("test-config-edited", "pyproject.toml", 2)]),
+    ("dependencies in pyproject edited", {"pyproject.toml": '[project]\nname = "a"\ndependencies = []\n'},
+     {"pyproject.toml": '[project]\nname = "a"\ndependencies = ["httpx"]\n'}, []),
+    ("tox.ini deleted", {"tox.ini": "[tox]\n"}, {"tox.ini": None}, [("test-config-edited", "tox.ini", 0)]),
+    (".pth added", {}, {"src/zz.pth": "import os; os.environ['X'] = '1'\n"},
+     [("startup-hook-edited", "src/zz.pth", 1)]),
+    ("sitecustomize added", {}, {"sitecustomize.py": "import builtins\n"},
+     [("startup-hook-edited", "sitecustomize.py", 1)]),
+]
+
+
+@pytest.mark.parametrize(("base", "head", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_rule(gate: Gate, base: Files, head: Files, expected: Found) -> None:
+    result = gate(base, head)
+    assert result.tool.status == "ok"
+    assert sorted(found(result)) == sorted(expected)
+    assert all(f.tool == "hygiene" and f.introduced for f in result.findings)
+
+
+def test_findings_explain_themselves(gate: Gate) -> None:
+    result = gate(
+        {"tests/test_m.py": TESTS, "src/m.py": "x = 1\n"},
+        {
+            "tests/test_m.py": TESTS.replace("def test_raises():", "def helper():"),
+            "src/m.py": "x = 1\n\n\ndef calculate_tax(amount):\n    return 0\n\n\n"
+                        "def load(path):\n    pass\n",
+        },
+    )
+    by_rule = {(f.rule, f.start_line): f for f in result.findings}
+    deleted = by_rule["test-deleted", 0]
+    assert "test_raises" in deleted.message and "tests/test_m.py:9" in deleted.message
+    assert deleted.needs_maintainer and deleted.severity == "error"
+    constant = by_rule["stub-body", 4]
+    assert "calculate_tax" in constant.message and "amount" in constant.message
+    # A constant return is a guess from the name: shown as a warning, not a request for a maintainer.
+    assert constant.severity == "warning" and not constant.needs_maintainer
+    empty = by_rule["stub-body", 8]
+    assert empty.severity == "error" and empty.needs_maintainer and "pass" in empty.message
+    assert (empty.start_line, empty.end_line) == (8, 9)
+
+
+def test_pre_existing_suppressions_and_stubs_are_counted(gate: Gate) -> None:
+    result = gate(
+        {"src/m.py": "import os  # noqa\n\n\ndef later(x):\n    pass\n"},
+        {"src/m.py": "import os  # noqa\n\n\n@staticmethod\ndef later(x):\n    pass\n"},
+    )
+    assert found(result) == []
+    assert result.preexisting == 1
+
+
+def test_subclassed_elsewhere_in_the_repository_is_a_hook(gate: Gate) -> None:
+    result = gate(
+        {"src/base.py": "x = 1\n"},
+        {
+            "src/base.py": "class Handler:\n    def handle(self, e):\n        raise NotImplementedError\n",
+            "src/impl.py": "from src.base import Handler as H\n\n\nclass Mine(H):\n"
+                           "    def handle(self, event):\n        return event\n",
+        },
+    )
+    assert found(result) == []
+
+
+def test_a_whole_new_stub_class_is_flagged_per_method(gate: Gate) -> None:
+    result = gate(
+        {"src/calc.py": "x = 1\n"},
+        {"src/calc.py": src("""
+            class Calculator:
+                def add(self, a, b):
+                    raise NotImplementedError("TODO")
+
+                def subtract(self, a, b):
+                    pass
+        """)},
+    )
+    assert found(result) == [("stub-body", "src/calc.py", 2), ("stub-body", "src/calc.py", 5)]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"def test_x(:\n    pass  # noqa\n",  # syntax error
+        b"def test_x():\n    s = '\xff\xfe'\n    assert s  # noqa\n",  # invalid UTF-8
+        b"x = 1\x00\n",  # a null byte
+        b"# -*- coding: no-such-codec -*-\nx = 1  # noqa\n",
+        b"x = " + b"+".join([b"a"] * 700) + b"\n",  # parses, but too deep to walk
+        b"x = " + b"(" * 300 + b")" * 300 + b"\n",
+        b'x = """never closed\n',
+    ],
+)
+def test_broken_python_does_not_crash_the_gate(gate: Gate, bad: bytes) -> None:
+    result = gate({"tests/test_m.py": TESTS}, {"tests/test_m.py": bad})
+    assert result.tool.status == "ok"
+    # AST rules skip a file that does not compile (the loads gate reports it): no test-deleted here.
+    assert {f.rule for f in result.findings} <= {"suppression-added"}
+
+
+def test_binary_and_oversized_files_are_skipped(gate: Gate) -> None:
+    big = "x = 1\n" * 400_000 + "def compute(x):\n    pass\n"
+    result = gate({"src/m.py": "x = 1\n"}, {"src/m.py": big, "src/blob.py": bytes(range(256)) * 10})
+    assert result.tool.status == "ok"
+    assert found(result) == []
+    assert any("src/m.py" in n and "too large" in n for n in result.notices)
+
+
+def test_symlinked_python_is_not_followed(git_repo: GitRepo, gate: Gate) -> None:
+    git_repo.write({"tests/test_m.py": TESTS})
+    os.symlink("test_m.py", git_repo.path / "tests" / "test_link.py")
+    result = gate({}, {"tests/test_link.py": None, "tests/test_other.py": "def test_z():\n    assert 1\n"})
+    assert found(result) == []
