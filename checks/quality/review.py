@@ -139,6 +139,8 @@ def run_quality(
             judge = Judge(q.model, settings, usage)
             return await gather(_rubric(judge, r, ctx, ws.head_dir, cache) for r in rubrics)
 
+        # Latency is the judge's: importing litellm and counting tokens come before.
+        start = time.monotonic()
         outcomes = run(judge_all)
     except RubricError as exc:
         return result.model_copy(update={"status": "error", "detail": f"rubric: {exc}"})
