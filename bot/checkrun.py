@@ -38,8 +38,17 @@ from checks.render.numbers import QUALITY_LABEL, behaviour_numbers, quality_numb
 from checks.report import Report
 
 __all__ = [
-    "CompleteBody", "CreateBody", "CreateCompletedBody", "UpdateBody", "actions", "cancelled", "completion",
-    "fit", "not_agent", "progress", "started",
+    "CompleteBody",
+    "CreateBody",
+    "CreateCompletedBody",
+    "UpdateBody",
+    "actions",
+    "cancelled",
+    "completion",
+    "fit",
+    "not_agent",
+    "progress",
+    "started",
 ]
 
 
@@ -51,8 +60,11 @@ def actions(report: Report | None = None) -> list[ActionItem]:
     # The judge normally runs only when behaviour passes; offer it when it did not run.
     if report is None or report.quality.status in ("skipped", "unavailable"):
         buttons.append(
-            {"label": "Run judge anyway", "description": "Judge quality even if behaviour failed",
-             "identifier": JUDGE}
+            {
+                "label": "Run judge anyway",
+                "description": "Judge quality even if behaviour failed",
+                "identifier": JUDGE,
+            }
         )
     return buttons
 
@@ -140,8 +152,10 @@ def cancelled(reason: str) -> CompleteBody:
         "conclusion": "cancelled",
         "output": {
             "title": (reason[:1].upper() + reason[1:])[:200],
-            "summary": fit(f"This run stopped: {reason}. Its result would describe a commit "
-                           "that is no longer the one to judge."),
+            "summary": fit(
+                f"This run stopped: {reason}. Its result would describe a commit "
+                "that is no longer the one to judge."
+            ),
         },
     }
 

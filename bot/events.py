@@ -217,8 +217,11 @@ def parse(event: str, data: dict[str, Any]) -> Payload:
     try:
         source: object = webhooks.parse_obj(event, data)
     except ValidationError as exc:
-        log.info("%s payload outside githubkit's schema (%d errors); reading the raw fields",
-                 event, exc.error_count())
+        log.info(
+            "%s payload outside githubkit's schema (%d errors); reading the raw fields",
+            event,
+            exc.error_count(),
+        )
         source = data
     return model.model_validate(source)
 
@@ -236,7 +239,11 @@ def route(event: str, payload: Payload) -> list[Action]:
             return [CancelRequest(repo, payload.number, "the pull request was closed")]
         return [
             GateRequest(
-                inst, repo, pr.head.sha, f"pull_request.{payload.action}", payload.number,
+                inst,
+                repo,
+                pr.head.sha,
+                f"pull_request.{payload.action}",
+                payload.number,
                 supersedes=payload.action == "synchronize",
             )
         ]
@@ -249,14 +256,31 @@ def route(event: str, payload: Payload) -> list[Action]:
     run = payload.check_run
     number = run.pull_requests[0].number if run.pull_requests else None
     if payload.action == "rerequested":
-        return [GateRequest(inst, repo, run.head_sha, "check_run.rerequested", number, rerun=True,
-                            external_id=run.external_id)]
+        return [
+            GateRequest(
+                inst,
+                repo,
+                run.head_sha,
+                "check_run.rerequested",
+                number,
+                rerun=True,
+                external_id=run.external_id,
+            )
+        ]
     identifier = payload.requested_action.identifier if payload.requested_action else ""
     if identifier not in (RERUN, JUDGE):
         return [Ignore(f"unknown check-run button {identifier!r}")]
     return [
-        GateRequest(inst, repo, run.head_sha, f"check_run.requested_action.{identifier}", number,
-                    rerun=True, judge_anyway=identifier == JUDGE, external_id=run.external_id)
+        GateRequest(
+            inst,
+            repo,
+            run.head_sha,
+            f"check_run.requested_action.{identifier}",
+            number,
+            rerun=True,
+            judge_anyway=identifier == JUDGE,
+            external_id=run.external_id,
+        )
     ]
 
 
@@ -268,7 +292,10 @@ def _installation(event: str, payload: InstallationPayload) -> InstallationChang
         active = payload.action not in ("deleted", "suspend")
         return InstallationChange(inst.id, account, payload.action, active, repos_added=added)
     return InstallationChange(
-        inst.id, account, payload.action, True,
+        inst.id,
+        account,
+        payload.action,
+        True,
         repos_added=tuple(r.full_name for r in payload.repositories_added),
         repos_removed=tuple(r.full_name for r in payload.repositories_removed),
     )
@@ -290,4 +317,3 @@ def run_key(repository: str, pr_number: int, head_sha: str, suffix: str = "") ->
     """Return the run key: the check run's ``external_id`` and the job's unique name."""
     key = f"{repository}#{pr_number}@{head_sha}"
     return f"{key}~{suffix}" if suffix else key
-

@@ -143,24 +143,29 @@ class Installation:
             if status == 404:
                 raise NotFound(f"{what}: not found (404)", retryable=False) from exc
             limited = isinstance(exc, RateLimitExceeded)
-            raise GitHubError(f"{what}: GitHub answered {status}{' (rate limited)' if limited else ''}",
-                              retryable=status >= 500 or limited) from exc
+            raise GitHubError(
+                f"{what}: GitHub answered {status}{' (rate limited)' if limited else ''}",
+                retryable=status >= 500 or limited,
+            ) from exc
         except GitHubException as exc:
             raise GitHubError(f"{what}: {type(exc).__name__}: {exc}") from exc
 
     async def pull(self, repository: str, number: int) -> PullRequest:
         """Return the pull request as it is now."""
         owner, name = repository.split("/", 1)
-        resp = await self._call(f"get {repository}#{number}",
-                                lambda: self.gh.rest.pulls.async_get(owner, name, number))
+        resp = await self._call(
+            f"get {repository}#{number}", lambda: self.gh.rest.pulls.async_get(owner, name, number)
+        )
         return _lenient(PullRequest, lambda: resp.parsed_data, resp.json)
 
     async def file_at(self, repository: str, path: str, ref: str) -> str | None:
         """Return a text file at ``ref`` (``None`` when it does not exist)."""
         owner, name = repository.split("/", 1)
         try:
-            resp = await self._call(f"read {path} at {ref[:12]}",
-                                    lambda: self.gh.rest.repos.async_get_content(owner, name, path, ref=ref))
+            resp = await self._call(
+                f"read {path} at {ref[:12]}",
+                lambda: self.gh.rest.repos.async_get_content(owner, name, path, ref=ref),
+            )
         except NotFound:
             return None
         data = resp.json()
@@ -230,5 +235,7 @@ class Installation:
     ) -> None:
         """Update (or complete) a check run."""
         owner, name = repository.split("/", 1)
-        await self._call(f"update check run {check_run_id}",
-                         lambda: self.gh.rest.checks.async_update(owner, name, check_run_id, data=body))
+        await self._call(
+            f"update check run {check_run_id}",
+            lambda: self.gh.rest.checks.async_update(owner, name, check_run_id, data=body),
+        )

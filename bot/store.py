@@ -34,6 +34,7 @@ from bot.tables import (
     Run,
     VerdictCache,
 )
+from checks.report import CriterionResult
 
 # A job whose sha already has one of these is not queued again by a plain pull_request event.
 _SETTLED_OR_LIVE = (QUEUED, RUNNING, "done")
@@ -51,7 +52,6 @@ class JobView:
     pr_number: int
     head_sha: str
     judge_anyway: bool
-    use_cache: bool
     state: str
     attempts: int
     check_run_id: int | None
@@ -89,7 +89,6 @@ class RunRecord:
     base_sha: str
     conclusion: str
     report: dict[str, Any]
-    cached: bool = False
     findings: int = 0
     hidden_pass_rate: float | None = None
     held_out_pass_rate: float | None = None
@@ -111,9 +110,23 @@ class JudgeRow:
 
 def _view(job: Job) -> JobView:
     return JobView(
-        job.id, job.key, job.trigger, job.installation_id, job.repository, job.pr_number, job.head_sha,
-        job.judge_anyway, job.use_cache, job.state, job.attempts, job.check_run_id, job.cancel_reason,
-        job.conclusion, job.detail, job.worker, job.created_at, job.updated_at,
+        job.id,
+        job.key,
+        job.trigger,
+        job.installation_id,
+        job.repository,
+        job.pr_number,
+        job.head_sha,
+        job.judge_anyway,
+        job.state,
+        job.attempts,
+        job.check_run_id,
+        job.cancel_reason,
+        job.conclusion,
+        job.detail,
+        job.worker,
+        job.created_at,
+        job.updated_at,
     )
 
 
@@ -194,10 +207,20 @@ class Store:
         """Record a delivery and the work it asks for in one transaction; a known id is a duplicate."""
         now = time.time() if now is None else now
         with self._tx() as s:
-            fresh = self._insert_ignore(s, Delivery, {
-                "id": delivery_id, "event": event, "action": action, "installation_id": installation_id,
-                "repository": repository, "received_at": now, "outcome": "recorded", "detail": "",
-            })
+            fresh = self._insert_ignore(
+                s,
+                Delivery,
+                {
+                    "id": delivery_id,
+                    "event": event,
+                    "action": action,
+                    "installation_id": installation_id,
+                    "repository": repository,
+                    "received_at": now,
+                    "outcome": "recorded",
+                    "detail": "",
+                },
+            )
             if not fresh:
                 return Recorded(duplicate=True)
             job_ids: list[int] = []
@@ -209,17 +232,28 @@ class Store:
                         job_ids.append(job_id)
                     notes.append(note)
                 elif isinstance(act, CancelRequest):
-                    n = self._flag(s, Job.repository == act.repository, Job.pr_number == act.pr_number,
-                                   reason=act.reason, now=now)
+                    n = self._flag(
+                        s,
+                        Job.repository == act.repository,
+                        Job.pr_number == act.pr_number,
+                        reason=act.reason,
+                        now=now,
+                    )
                     notes.append(f"{act.reason}: {n} live job(s) flagged")
                 elif isinstance(act, InstallationChange):
                     notes.append(self._installation(s, act, now))
                 elif isinstance(act, Ignore):
                     notes.append(f"ignored: {act.reason}")
-            outcome = "queued" if job_ids else ("ignored" if all(isinstance(a, Ignore) for a in actions)
-                                                 else "recorded")
-            s.execute(update(Delivery).where(Delivery.id == delivery_id)
-                      .values(outcome=outcome, detail="; ".join(notes)[:4000]))
+            outcome = (
+                "queued"
+                if job_ids
+                else ("ignored" if all(isinstance(a, Ignore) for a in actions) else "recorded")
+            )
+            s.execute(
+                update(Delivery)
+                .where(Delivery.id == delivery_id)
+                .values(outcome=outcome, detail="; ".join(notes)[:4000])
+            )
             return Recorded(False, tuple(job_ids), tuple(notes))
 
     def delivery_outcome(self, delivery_id: str) -> tuple[str, str] | None:
@@ -234,15 +268,18 @@ class Store:
             number = origin.pr_number if origin is not None else None
         if number is None:
             number = s.scalar(
-                select(Job.pr_number).where(Job.repository == req.repository, Job.head_sha == req.head_sha)
-                .order_by(Job.id.desc()).limit(1)
+                select(Job.pr_number)
+                .where(Job.repository == req.repository, Job.head_sha == req.head_sha)
+                .order_by(Job.id.desc())
+                .limit(1)
             )
         if number is None:
             return None, f"{req.trigger}: no pull request known for {req.head_sha[:12]}"
         key = run_key(req.repository, number, req.head_sha)
         if not req.rerun:
-            existing = s.scalar(select(Job).where(Job.key.startswith(key, autoescape=True))
-                                .order_by(Job.id.desc()).limit(1))
+            existing = s.scalar(
+                select(Job).where(Job.key.startswith(key, autoescape=True)).order_by(Job.id.desc()).limit(1)
+            )
             if existing is not None and existing.state in _SETTLED_OR_LIVE and not existing.cancel_reason:
                 return None, f"{req.trigger}: {key} is already {existing.state} (job {existing.id})"
             if existing is not None:
@@ -250,15 +287,34 @@ class Store:
         else:
             key = run_key(req.repository, number, req.head_sha, delivery_id)
         if req.supersedes:
-            self._flag(s, Job.repository == req.repository, Job.pr_number == number,
-                       Job.head_sha != req.head_sha, reason=f"superseded by {req.head_sha}", now=now)
-        inserted = self._insert_ignore(s, Job, {
-            "key": key, "delivery_id": delivery_id, "trigger": req.trigger,
-            "installation_id": req.installation_id, "repository": req.repository, "pr_number": number,
-            "head_sha": req.head_sha, "judge_anyway": req.judge_anyway, "use_cache": not req.rerun,
-            "state": QUEUED, "attempts": 0, "not_before": 0.0, "detail": "",
-            "created_at": now, "updated_at": now,
-        })
+            self._flag(
+                s,
+                Job.repository == req.repository,
+                Job.pr_number == number,
+                Job.head_sha != req.head_sha,
+                reason=f"superseded by {req.head_sha}",
+                now=now,
+            )
+        inserted = self._insert_ignore(
+            s,
+            Job,
+            {
+                "key": key,
+                "delivery_id": delivery_id,
+                "trigger": req.trigger,
+                "installation_id": req.installation_id,
+                "repository": req.repository,
+                "pr_number": number,
+                "head_sha": req.head_sha,
+                "judge_anyway": req.judge_anyway,
+                "state": QUEUED,
+                "attempts": 0,
+                "not_before": 0.0,
+                "detail": "",
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
         if not inserted:
             return None, f"{req.trigger}: {key} was queued concurrently"
         job_id = s.scalar(select(Job.id).where(Job.key == key))
@@ -267,7 +323,8 @@ class Store:
     def _flag(self, s: Session, *where: Any, reason: str, now: float) -> int:
         """Ask live jobs to stop: the worker running one completes its check run with ``reason``."""
         result = s.execute(
-            update(Job).where(*where, Job.state.in_(LIVE), Job.cancel_reason.is_(None))
+            update(Job)
+            .where(*where, Job.state.in_(LIVE), Job.cancel_reason.is_(None))
             .values(cancel_reason=reason, updated_at=now)
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
@@ -275,29 +332,41 @@ class Store:
     def _installation(self, s: Session, change: InstallationChange, now: float) -> str:
         row = s.get(Installation, change.installation_id)
         if row is None:
-            s.add(Installation(id=change.installation_id, account=change.account, active=change.active,
-                               updated_at=now))
+            s.add(
+                Installation(
+                    id=change.installation_id, account=change.account, active=change.active, updated_at=now
+                )
+            )
         else:
             row.active, row.updated_at = change.active, now
             row.account = change.account or row.account
         for name in change.repos_added:
             repo = s.get(Repository, name)
             if repo is None:
-                s.add(Repository(full_name=name, installation_id=change.installation_id, active=True,
-                                 updated_at=now))
+                s.add(
+                    Repository(
+                        full_name=name, installation_id=change.installation_id, active=True, updated_at=now
+                    )
+                )
             else:
                 repo.installation_id, repo.active, repo.updated_at = change.installation_id, True, now
         for name in change.repos_removed:
-            s.execute(update(Repository).where(Repository.full_name == name)
-                      .values(active=False, updated_at=now))
+            s.execute(
+                update(Repository).where(Repository.full_name == name).values(active=False, updated_at=now)
+            )
         flagged = 0
         if not change.active:
             what = "suspended" if change.action == "suspend" else "removed"
-            flagged = self._flag(s, Job.installation_id == change.installation_id,
-                                 reason=f"the installation was {what}", now=now)
+            flagged = self._flag(
+                s,
+                Job.installation_id == change.installation_id,
+                reason=f"the installation was {what}",
+                now=now,
+            )
         for name in change.repos_removed:
-            flagged += self._flag(s, Job.repository == name,
-                                  reason="the repository was removed from the installation", now=now)
+            flagged += self._flag(
+                s, Job.repository == name, reason="the repository was removed from the installation", now=now
+            )
         return f"installation {change.installation_id} {change.action}; {flagged} live job(s) flagged"
 
     def installation_active(self, installation_id: int) -> bool | None:
@@ -324,12 +393,21 @@ class Store:
         now = time.time() if now is None else now
         with self._tx() as s:
             result = s.execute(
-                update(Job).where(
+                update(Job)
+                .where(
                     Job.id == job_id,
-                    or_(and_(Job.state == QUEUED, Job.not_before <= now),
-                        and_(Job.state == RUNNING, Job.lease_until < now)),
-                ).values(state=RUNNING, worker=worker, lease_until=now + lease_s,
-                         attempts=Job.attempts + 1, updated_at=now)
+                    or_(
+                        and_(Job.state == QUEUED, Job.not_before <= now),
+                        and_(Job.state == RUNNING, Job.lease_until < now),
+                    ),
+                )
+                .values(
+                    state=RUNNING,
+                    worker=worker,
+                    lease_until=now + lease_s,
+                    attempts=Job.attempts + 1,
+                    updated_at=now,
+                )
             )
             if not result.rowcount:  # type: ignore[attr-defined]
                 return None
@@ -341,7 +419,8 @@ class Store:
         now = time.time()
         with self._tx() as s:
             result = s.execute(
-                update(Job).where(Job.id == job_id, Job.worker == worker, Job.state == RUNNING)
+                update(Job)
+                .where(Job.id == job_id, Job.worker == worker, Job.state == RUNNING)
                 .values(lease_until=now + lease_s)
             )
             reason = s.scalar(select(Job.cancel_reason).where(Job.id == job_id))
@@ -351,15 +430,18 @@ class Store:
         with self._tx() as s:
             s.execute(update(Job).where(Job.id == job_id).values(check_run_id=check_run_id))
 
-    def finish(self, job_id: int, worker: str, state: str, *, conclusion: str | None = None,
-               detail: str = "") -> bool:
+    def finish(
+        self, job_id: int, worker: str, state: str, *, conclusion: str | None = None, detail: str = ""
+    ) -> bool:
         """Move our running job to a final state; False when it is no longer ours."""
         now = time.time()
         with self._tx() as s:
             result = s.execute(
-                update(Job).where(Job.id == job_id, Job.worker == worker, Job.state == RUNNING)
-                .values(state=state, conclusion=conclusion, detail=detail[:4000], lease_until=None,
-                        updated_at=now)
+                update(Job)
+                .where(Job.id == job_id, Job.worker == worker, Job.state == RUNNING)
+                .values(
+                    state=state, conclusion=conclusion, detail=detail[:4000], lease_until=None, updated_at=now
+                )
             )
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
@@ -368,9 +450,17 @@ class Store:
         now = time.time()
         with self._tx() as s:
             result = s.execute(
-                update(Job).where(Job.id == job_id, Job.worker == worker, Job.state == RUNNING)
-                .values(state=QUEUED, not_before=now + delay_s, lease_until=None, worker=None,
-                        enqueued_at=None, detail=detail[:4000], updated_at=now)
+                update(Job)
+                .where(Job.id == job_id, Job.worker == worker, Job.state == RUNNING)
+                .values(
+                    state=QUEUED,
+                    not_before=now + delay_s,
+                    lease_until=None,
+                    worker=None,
+                    enqueued_at=None,
+                    detail=detail[:4000],
+                    updated_at=now,
+                )
             )
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
@@ -378,11 +468,22 @@ class Store:
         """Return jobs to (re-)enqueue: queued and due but not enqueued recently, or with a dead lease."""
         now = time.time() if now is None else now
         with self._tx() as s:
-            ids = list(s.scalars(select(Job.id).where(or_(
-                and_(Job.state == QUEUED, Job.not_before <= now,
-                     or_(Job.enqueued_at.is_(None), Job.enqueued_at < now - lease_s)),
-                and_(Job.state == RUNNING, Job.lease_until < now),
-            )).order_by(Job.id)))
+            ids = list(
+                s.scalars(
+                    select(Job.id)
+                    .where(
+                        or_(
+                            and_(
+                                Job.state == QUEUED,
+                                Job.not_before <= now,
+                                or_(Job.enqueued_at.is_(None), Job.enqueued_at < now - lease_s),
+                            ),
+                            and_(Job.state == RUNNING, Job.lease_until < now),
+                        )
+                    )
+                    .order_by(Job.id)
+                )
+            )
             if ids:
                 s.execute(update(Job).where(Job.id.in_(ids)).values(enqueued_at=now))
             return ids
@@ -400,15 +501,26 @@ class Store:
             if existing is not None:
                 s.delete(existing)
                 s.flush()
-            s.add(Run(
-                job_id=record.job_id, repository=record.repository, pr_number=record.pr_number,
-                head_sha=record.head_sha, base_sha=record.base_sha, conclusion=record.conclusion,
-                cached=record.cached, findings=record.findings, hidden_pass_rate=record.hidden_pass_rate,
-                held_out_pass_rate=record.held_out_pass_rate, regressions=record.regressions,
-                quality_status=record.quality_status, judge_cost_usd=record.judge_cost_usd,
-                seconds=record.seconds, timings=dict(record.timings or {}), report=record.report,
-                created_at=time.time(),
-            ))
+            s.add(
+                Run(
+                    job_id=record.job_id,
+                    repository=record.repository,
+                    pr_number=record.pr_number,
+                    head_sha=record.head_sha,
+                    base_sha=record.base_sha,
+                    conclusion=record.conclusion,
+                    findings=record.findings,
+                    hidden_pass_rate=record.hidden_pass_rate,
+                    held_out_pass_rate=record.held_out_pass_rate,
+                    regressions=record.regressions,
+                    quality_status=record.quality_status,
+                    judge_cost_usd=record.judge_cost_usd,
+                    seconds=record.seconds,
+                    timings=dict(record.timings or {}),
+                    report=record.report,
+                    created_at=time.time(),
+                )
+            )
 
     def run_report(self, job_id: int) -> dict[str, Any] | None:
         with self._tx() as s:
@@ -420,11 +532,19 @@ class Store:
 
     def add_judge_record(self, job_id: int, repository: str, head_sha: str, row: JudgeRow) -> None:
         with self._tx() as s:
-            s.add(JudgeRecord(
-                job_id=job_id, repository=repository, head_sha=head_sha, model=row.model, rubric=row.rubric,
-                execution_passed=row.execution_passed, judge_passed=row.judge_passed, shadow=row.shadow,
-                created_at=time.time(),
-            ))
+            s.add(
+                JudgeRecord(
+                    job_id=job_id,
+                    repository=repository,
+                    head_sha=head_sha,
+                    model=row.model,
+                    rubric=row.rubric,
+                    execution_passed=row.execution_passed,
+                    judge_passed=row.judge_passed,
+                    shadow=row.shadow,
+                    created_at=time.time(),
+                )
+            )
 
     def judge_records(self) -> list[JudgeRow]:
         with self._tx() as s:
@@ -433,11 +553,34 @@ class Store:
                 for r in s.scalars(select(JudgeRecord).order_by(JudgeRecord.id))
             ]
 
-    def cached_report(self, key: str) -> dict[str, Any] | None:
+    def verdicts(self, key: str) -> list[CriterionResult] | None:
+        """Return cached judge verdicts (checks.quality.VerdictCache ``get``)."""
         with self._tx() as s:
-            return s.scalar(select(VerdictCache.report).where(VerdictCache.key == key))
+            rows = s.scalar(select(VerdictCache.verdicts).where(VerdictCache.key == key))
+            return None if rows is None else [CriterionResult.model_validate(r) for r in rows]
 
-    def cache_report(self, key: str, report: dict[str, Any]) -> None:
+    def put_verdicts(self, key: str, value: list[CriterionResult]) -> None:
+        """Cache judge verdicts; the first answer for a key stays (checks.quality.VerdictCache ``put``)."""
         with self._tx() as s:
-            self._insert_ignore(s, VerdictCache, {"key": key, "report": report, "created_at": time.time()})
+            self._insert_ignore(
+                s,
+                VerdictCache,
+                {
+                    "key": key,
+                    "verdicts": [c.model_dump(mode="json") for c in value],
+                    "created_at": time.time(),
+                },
+            )
 
+
+class StoreVerdictCache:
+    """The store as a checks.quality.VerdictCache: judge verdicts survive restarts and are shared."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def get(self, key: str) -> list[CriterionResult] | None:
+        return self.store.verdicts(key)
+
+    def put(self, key: str, value: list[CriterionResult]) -> None:
+        self.store.put_verdicts(key, value)

@@ -74,7 +74,6 @@ class Job(Base):
     pr_number: Mapped[int] = mapped_column(Integer)
     head_sha: Mapped[str] = mapped_column(String(64))
     judge_anyway: Mapped[bool] = mapped_column(Boolean, default=False)
-    use_cache: Mapped[bool] = mapped_column(Boolean, default=True)
     state: Mapped[str] = mapped_column(String(16), default=QUEUED)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     not_before: Mapped[float] = mapped_column(Float, default=0.0)
@@ -101,7 +100,6 @@ class Run(Base):
     head_sha: Mapped[str] = mapped_column(String(64))
     base_sha: Mapped[str] = mapped_column(String(64), default="")
     conclusion: Mapped[str] = mapped_column(String(32))
-    cached: Mapped[bool] = mapped_column(Boolean, default=False)
     findings: Mapped[int] = mapped_column(Integer, default=0)
     hidden_pass_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
     held_out_pass_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
@@ -132,10 +130,10 @@ class JudgeRecord(Base):
 
 
 class VerdictCache(Base):
-    """Reports by (repository, base, head, policy, suites) so an identical change is not re-run."""
+    """Judge verdicts by (rubric, model, shown content): the same question is not paid for twice."""
 
     __tablename__ = "verdict_cache"
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    report: Mapped[dict[str, Any]] = mapped_column(JSON)
+    verdicts: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     created_at: Mapped[float] = mapped_column(Float)

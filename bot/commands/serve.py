@@ -1,0 +1,54 @@
+"""`patchgate serve`: the GitHub App web service, with in-process workers by default."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+HELP = "serve the GitHub App: webhooks in, check runs out (jobs run in this process unless a broker is set)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", type=Path, help="config file (default: $PATCHGATE_CONFIG or .state/patchgate.env)"
+    )
+    parser.add_argument("--host", help="address to listen on (default: PATCHGATE_HOST, 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port to listen on (default: PATCHGATE_PORT, 8000)")
+    parser.add_argument(
+        "--workers",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run jobs in this process (default: yes with the in-memory broker, no with Redis)",
+    )
+    parser.add_argument(
+        "--gate",
+        metavar="MODULE:FUNCTION",
+        help="the pipeline function (default: checks.pipeline:run_pipeline)",
+    )
+
+
+def command(args: argparse.Namespace) -> int:
+    import uvicorn  # noqa: PLC0415 - the web stack loads only for this command
+
+    from bot.app import create_app  # noqa: PLC0415 - the web stack loads only for this command
+    from bot.settings import SettingsError, load_settings  # noqa: PLC0415 - read settings only when run
+    from bot.worker import load_gate  # noqa: PLC0415 - the web stack loads only for this command
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = load_settings(args.config)
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    settings = settings.model_copy(update=overrides)
+    try:
+        settings.require_webhook_secret()
+        gate = load_gate(args.gate)
+        workers = args.workers if args.workers is not None else settings.broker == "memory"
+        if workers:
+            settings.require_app()
+    except (SettingsError, ValueError, ImportError) as exc:
+        print(f"patchgate serve: {exc}", file=sys.stderr)
+        return 2
+    app = create_app(settings, gate=gate, workers=workers)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
+    return 0

@@ -1,0 +1,59 @@
+"""`patchgate worker`: a worker process (scale-out: Redis broker, PostgreSQL store, N of these)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+HELP = "run jobs from the queue (scale-out; with the in-memory broker it polls the store for due jobs)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", type=Path, help="config file (default: $PATCHGATE_CONFIG or .state/patchgate.env)"
+    )
+    parser.add_argument(
+        "--gate",
+        metavar="MODULE:FUNCTION",
+        help="the pipeline function (default: checks.pipeline:run_pipeline)",
+    )
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    from bot.queue import JobQueue  # noqa: PLC0415 - loaded only for this command
+    from bot.settings import SettingsError, load_settings  # noqa: PLC0415 - read settings only when run
+    from bot.store import Store  # noqa: PLC0415 - loaded only for this command
+    from bot.worker import Worker, load_gate  # noqa: PLC0415 - loaded only for this command
+
+    settings = load_settings(args.config)
+    try:
+        settings.require_app()
+        settings.require_webhook_secret()
+        gate = load_gate(args.gate)
+    except (SettingsError, ValueError, ImportError) as exc:
+        print(f"patchgate worker: {exc}", file=sys.stderr)
+        return 2
+    store = Store(settings.database_url)
+    await asyncio.to_thread(store.migrate)
+    worker = Worker(settings, store, JobQueue(settings.broker, settings.concurrency), gate=gate)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await worker.start()
+    logging.getLogger(__name__).info(
+        "worker %s running (broker: %s)", worker.name, "memory" if settings.broker == "memory" else "redis"
+    )
+    await stop.wait()
+    await worker.stop()
+    store.close()
+    return 0
+
+
+def command(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return asyncio.run(_serve(args))

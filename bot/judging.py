@@ -1,0 +1,45 @@
+"""The "Run judge anyway" button: judge a change whose behaviour did not pass.
+
+The pipeline runs the judge only when behaviour passes (plausible-but-wrong
+code is what a judge is worst at). A maintainer may still want the rubric's
+opinion; the result is added to the report, labelled as requested, and the
+conclusion is decided again from the three results - it cannot turn a
+behaviour failure into a success.
+"""
+
+from __future__ import annotations
+
+from bot.store import Store, StoreVerdictCache
+from checks.decide import decide
+from checks.inputs import PipelineInputs
+from checks.quality import JudgeRecord, run_quality
+from checks.report import Report
+
+REQUESTED = "run on request (Run judge anyway) although behaviour did not pass"
+
+
+def judge_anyway(inputs: PipelineInputs, report: Report, store: Store) -> Report:
+    """Return ``report`` with the quality layer run even though behaviour did not pass."""
+    if report.behaviour.status == "passed" or report.quality.status not in ("skipped", "unavailable"):
+        return report
+    if inputs.judge is None:
+        quality = report.quality.model_copy(
+            update={"detail": "judge requested, but no judge model is configured"}
+        )
+        return report.model_copy(update={"quality": quality})
+    records = [
+        JudgeRecord(r.execution_passed, r.judge_passed, r.model, r.rubric) for r in store.judge_records()
+    ]
+    quality = run_quality(
+        inputs.workspace, inputs.policy, inputs.task, inputs.judge, StoreVerdictCache(store), records=records
+    )
+    if quality.status != "skipped":
+        quality = quality.model_copy(update={"detail": f"{REQUESTED}. {quality.detail}".strip()})
+    decision = decide(report.shape, report.behaviour, quality, inputs.policy)
+    return report.model_copy(
+        update={
+            "quality": quality,
+            "conclusion": decision.conclusion,
+            "reasons": list(decision.reasons),
+        }
+    )

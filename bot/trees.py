@@ -1,0 +1,55 @@
+"""Base and head trees of a PR, from GitHub tarballs, as a checks Workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+from bot.github import Installation
+from checks.inputs import Suites
+from checks.workspace import Workspace, WorkspaceError, extract_tar, from_trees
+
+
+def unpack_github_tarball(data: bytes, target: Path) -> None:
+    """Extract a GitHub tarball so the contents of its single top-level folder land in ``target``."""
+    staging = target.with_name(target.name + ".unpacked")
+    extract_tar(data, staging)
+    children = list(staging.iterdir())
+    if len(children) != 1 or not children[0].is_dir():
+        raise WorkspaceError(
+            f"a GitHub tarball has one top-level folder; this one has {len(children)} entries"
+        )
+    children[0].rename(target)
+    shutil.rmtree(staging)
+
+
+async def fetch_workspace(
+    client: Installation,
+    *,
+    base_repo: str,
+    base_sha: str,
+    head_repo: str,
+    head_sha: str,
+    dest: Path,
+) -> Workspace:
+    """Download base and head (a fork PR's head comes from the fork) and compare them."""
+    base_tar = await client.tarball(base_repo, base_sha)
+    head_tar = await client.tarball(head_repo, head_sha)
+    base_dir, head_dir = dest / "base", dest / "head"
+    await asyncio.to_thread(unpack_github_tarball, base_tar, base_dir)
+    await asyncio.to_thread(unpack_github_tarball, head_tar, head_dir)
+    return await asyncio.to_thread(from_trees, base_dir, head_dir, base_sha, head_sha)
+
+
+def suites_for(test_store: Path, repository: str) -> Suites:
+    """Return the server-side suites of ``owner/name``: ``<store>/<owner>/<name>/{hidden,held_out}``."""
+    owner, _, name = repository.partition("/")
+    if not owner or not name or "/" in name or {owner, name} & {".", ".."}:
+        raise ValueError(f"not a repository name: {repository!r}")
+    root = test_store / owner / name
+    hidden, held_out = root / "hidden", root / "held_out"
+    return Suites(
+        hidden=hidden.resolve() if hidden.is_dir() else None,
+        held_out=held_out.resolve() if held_out.is_dir() else None,
+    )
