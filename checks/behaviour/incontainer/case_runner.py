@@ -4,10 +4,14 @@ Usage: ``python3 -I -B case_runner.py PLAN REPORT NONCE REPO``
 
 PLAN lists the cases (id, module, call, timeout_s) and nothing else: the
 expected values never enter the sandbox, so no code in it can find them.
-Each case runs in a forked child with its own process group, stdio on
-/dev/null and a hard timeout; this parent never imports the code under
-test. Results go to REPORT (created exclusively; one JSON object a line,
-the first carrying NONCE) and are compared outside the sandbox.
+Each case runs in a forked child with stdio on /dev/null, no other file
+descriptor of ours, and a hard timeout; this parent never imports the code
+under test. The parent is a child subreaper, so every process a case
+leaves behind (daemons included) stays its descendant and is killed before
+the next case starts. Results go to REPORT (created exclusively; one JSON
+object a line, the first carrying NONCE), which is rewritten from the
+parent's memory at the end, when no process of any case is left alive to
+have tampered with it. They are compared outside the sandbox.
 
 Values are encoded by walking exact built-in types through their base
 methods, so a result's own ``__eq__``, ``__iter__`` or ``__str__`` never
@@ -18,6 +22,7 @@ decides what is written: ``timedelta(hours=1)`` becomes
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import datetime
 import decimal
 import importlib
@@ -37,6 +42,8 @@ MAX_DEPTH = 64
 MESSAGE_CHARS = 300
 _HEADER = struct.Struct(">Q")
 _RESULT_FIELDS = ("status", "value", "exception", "missing_module", "detail")
+_PR_SET_CHILD_SUBREAPER = 36
+_MAX_FD = 65536
 
 
 class Unserializable(Exception):
@@ -160,9 +167,52 @@ def _child(case: dict[str, Any], repo: str, out: int) -> None:
     if len(payload) > MAX_RESULT_BYTES:
         detail = f"the encoded result is larger than {MAX_RESULT_BYTES} bytes"
         payload = json.dumps({"status": "unserializable", "detail": detail}).encode()
-    data = _HEADER.pack(len(payload)) + payload
+    _write_all(out, _HEADER.pack(len(payload)) + payload)
+
+
+def _write_all(fd: int, data: bytes) -> None:
     while data:
-        data = data[os.write(out, data) :]
+        data = data[os.write(fd, data) :]
+
+
+def _become_subreaper() -> bool:
+    """Make orphans of our descendants our children rather than init's (Linux prctl)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> list[int]:
+    me = str(os.getpid())
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        # The command name may hold spaces and parentheses: the fields after the last ")" do not.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and fields[1] == me:
+            found.append(int(entry))
+    return found
+
+
+def _reap_descendants() -> None:
+    """Kill every process left under us; orphans come back to us as the subreaper, round after round."""
+    for _ in range(1000):
+        children = _children()
+        if not children:
+            return
+        for child in children:
+            _kill(child)
+        for child in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child, 0)
 
 
 def _kill(pid: int) -> None:
@@ -179,7 +229,9 @@ def run_case(case: dict[str, Any], repo: str) -> dict[str, Any]:
     pid = os.fork()
     if pid == 0:  # the child: never returns into the parent's loop
         try:
-            os.close(read_end)
+            # Nothing of ours stays open in the code under test but its result pipe.
+            os.closerange(3, write_end)
+            os.closerange(write_end + 1, _MAX_FD)
             os.setpgid(0, 0)
             _child(case, repo, write_end)
         finally:
@@ -213,9 +265,10 @@ def run_case(case: dict[str, Any], repo: str) -> dict[str, Any]:
                 break
     finally:
         os.close(read_end)
-        # Whatever the case started (threads, daemons in its group) dies with it.
         _kill(pid)
         _, wait_status = os.waitpid(pid, 0)
+        # Whatever the case started dies with it, daemons too (see _reap_descendants).
+        _reap_descendants()
     seconds = round(time.monotonic() - start, 3)
     if status == "timeout":
         return {"status": "timeout", "detail": f"no result within {timeout:g}s", "seconds": seconds}
@@ -241,15 +294,22 @@ def main(argv: list[str]) -> int:
     with open(plan_path, encoding="utf-8") as f:
         cases = json.load(f)["cases"]
     fd = os.open(report_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+    written = bytearray()
+    _become_subreaper()
 
     def write(record: dict[str, Any]) -> None:
-        os.write(fd, json.dumps(record, ensure_ascii=True, allow_nan=False).encode() + b"\n")
+        line = json.dumps(record, ensure_ascii=True, allow_nan=False).encode() + b"\n"
+        written.extend(line)
+        _write_all(fd, line)
 
     write({"kind": "start", "runner": "cases", "nonce": nonce, "version": 1})
     for case in cases:
         write({"kind": "begin", "id": case["id"]})
         write({**run_case(case, repo), "kind": "case", "id": case["id"]})
     write({"kind": "finish"})
+    # No process of any case is alive now: whatever one wrote to the file is undone.
+    os.ftruncate(fd, 0)
+    _write_all(fd, bytes(written))
     os.close(fd)
     return 0
 

@@ -9,7 +9,7 @@ from checks.behaviour.tamper import restore_infra, restore_path
 from checks.workspace import from_git
 from tests.conftest import GitRepo
 
-BASE = {
+BASE: dict[str, str | bytes | None] = {
     "pkg/__init__.py": "VALUE = 1\n",
     "tests/conftest.py": "# base conftest\n",
     "pytest.ini": "[pytest]\naddopts = -q\n",
