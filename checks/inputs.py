@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from checks.gate import Runner
 from checks.policy import Policy
 from checks.workspace import Workspace
+
+if TYPE_CHECKING:
+    from checks.quality import JudgeRecord, VerdictCache
 
 
 @dataclass(frozen=True)
@@ -51,3 +56,7 @@ class PipelineInputs:
     judge: JudgeSettings | None = None
     # Stable id of this run (delivery/PR/sha); used for deterministic shadow sampling.
     run_key: str = ""
+    # Judge verdicts cached by (rubric hash, model, content hash), and the stored shadow
+    # verdicts that give the judge its measured false-acceptance rate.
+    verdict_cache: VerdictCache | None = None
+    judge_records: Sequence[JudgeRecord] = ()

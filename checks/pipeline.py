@@ -33,7 +33,9 @@ ShadowSink = Callable[[bool, bool, str, str], None]
 _R = TypeVar("_R", ShapeResult, BehaviourResult, QualityResult)
 
 
-def error_report(reason: str, conclusion: Conclusion = "neutral", *, base_sha: str = "", head_sha: str = "") -> Report:
+def error_report(
+    reason: str, conclusion: Conclusion = "neutral", *, base_sha: str = "", head_sha: str = ""
+) -> Report:
     """Return a report for a run that could not gate the change at all (bad policy, no sandbox)."""
     return Report(conclusion=conclusion, reasons=[reason], base_sha=base_sha, head_sha=head_sha)
 
@@ -114,7 +116,8 @@ def run_pipeline(
 
     start = time.monotonic()
     report.quality = _guard(
-        "quality", lambda d: QualityResult(status="unavailable", detail=f"unavailable: {d}"),
+        "quality",
+        lambda d: QualityResult(status="unavailable", detail=f"unavailable: {d}"),
         lambda: _quality(inputs, report.behaviour, on_shadow),
     )
     timings["quality"] = time.monotonic() - start
@@ -143,7 +146,9 @@ def _behaviour(inputs: PipelineInputs, ctx: GateContext) -> BehaviourResult:
     return run_behaviour(ctx, inputs.suites)
 
 
-def _quality(inputs: PipelineInputs, behaviour: BehaviourResult, on_shadow: ShadowSink | None) -> QualityResult:
+def _quality(
+    inputs: PipelineInputs, behaviour: BehaviourResult, on_shadow: ShadowSink | None
+) -> QualityResult:
     policy = inputs.policy.quality
     if not policy.enabled:
         return QualityResult(status="skipped", detail="disabled by policy")
@@ -152,11 +157,20 @@ def _quality(inputs: PipelineInputs, behaviour: BehaviourResult, on_shadow: Shad
     from checks import quality
 
     if behaviour.status != "passed":
-        if behaviour.status == "failed" and on_shadow is not None and quality.should_shadow(
-            inputs.run_key or inputs.workspace.head_sha, policy.shadow_sample_rate
+        if (
+            behaviour.status == "failed"
+            and on_shadow is not None
+            and quality.should_shadow(inputs.run_key or inputs.workspace.head_sha, policy.shadow_sample_rate)
         ):
             shadow = quality.run_shadow(inputs.workspace, inputs.policy, inputs.task, inputs.judge)
             if shadow.judge_passed is not None:
                 on_shadow(False, shadow.judge_passed, shadow.model, shadow.rubric)
         return QualityResult(status="skipped", detail="runs only when behaviour passes")
-    return quality.run_quality(inputs.workspace, inputs.policy, inputs.task, inputs.judge)
+    return quality.run_quality(
+        inputs.workspace,
+        inputs.policy,
+        inputs.task,
+        inputs.judge,
+        inputs.verdict_cache,
+        records=inputs.judge_records,
+    )
