@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from checks import quality
+from checks.behaviour import run_behaviour
 from checks.decide import decide
 from checks.gate import GateContext
 from checks.inputs import PipelineInputs
@@ -23,6 +25,7 @@ from checks.report import (
     Report,
     ShapeResult,
 )
+from checks.shape import run_shape
 from checks.workspace import Workspace
 from sandbox.errors import SandboxError
 
@@ -74,8 +77,8 @@ def run_pipeline(
     judge's shadow verdict on a sampled PR that failed behaviour (calibration).
     """
     ws, policy = inputs.workspace, inputs.policy
-    timings: dict[str, float] = {}
-    report = Report(conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha, timings=timings)
+    report = Report(conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha)
+    timings = report.timings
 
     def progress(stage: str) -> None:
         if on_progress is not None:
@@ -130,8 +133,6 @@ def run_pipeline(
 
 
 def _shape(ctx: GateContext) -> ShapeResult:
-    from checks.shape import run_shape
-
     return run_shape(ctx)
 
 
@@ -141,8 +142,6 @@ def _behaviour(inputs: PipelineInputs, ctx: GateContext) -> BehaviourResult:
         return BehaviourResult(status="skipped", detail="disabled by policy")
     if inputs.suites.hidden is None and inputs.suites.held_out is None:
         return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
-    from checks.behaviour import run_behaviour
-
     return run_behaviour(ctx, inputs.suites)
 
 
@@ -154,8 +153,6 @@ def _quality(
         return QualityResult(status="skipped", detail="disabled by policy")
     if inputs.judge is None:
         return QualityResult(status="skipped", detail="no judge model configured")
-    from checks import quality
-
     if behaviour.status != "passed":
         if (
             behaviour.status == "failed"
