@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from checks.inputs import PipelineInputs, Suites
+from checks.pipeline import mark_changed_lines, run_pipeline
+from checks.policy import Policy, load_policy
+from checks.report import Finding
+from checks.workspace import from_git
+from sandbox.errors import EngineUnavailable
+from sandbox.spec import RunResult, RunSpec
+from tests.conftest import GitRepo
+
+
+class EngineDown:
+    """A runner whose engine is gone: every run is an infrastructure failure."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def run(self, spec: RunSpec) -> RunResult:
+        self.calls += 1
+        raise EngineUnavailable("connection refused")
+
+
+def change(repo: GitRepo, tmp_path: Path, files: dict[str, str | bytes | None]) -> PipelineInputs:
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/calc.py": "def add(a, b):\n    return a + b\n"})
+    repo.branch("pr")
+    repo.commit("pr", files)
+    ws = from_git(repo.path, "main", "pr", tmp_path / "ws")
+    suite = tmp_path / "hidden"
+    suite.mkdir()
+    (suite / "test_calc.py").write_text(
+        "from pkg.calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    return PipelineInputs(workspace=ws, policy=Policy(), runner=EngineDown(), suites=Suites(hidden=suite))
+
+
+def test_sandbox_outage_is_neutral_never_failure(git_repo: GitRepo, tmp_path: Path) -> None:
+    inputs = change(git_repo, tmp_path, {"pkg/calc.py": "def add(a, b):\n    return b + a\n"})
+    stages: list[str] = []
+    report = run_pipeline(inputs, image="patchgate-base:latest", on_progress=lambda s, r: stages.append(s))
+    assert report.conclusion == "neutral"
+    assert report.shape.status == "error"
+    assert report.behaviour.status == "error"
+    assert "sandbox failure" in report.behaviour.detail
+    assert any("behaviour: not measured" in r for r in report.reasons)
+    assert stages == ["shape", "behaviour", "done"]
+    assert set(report.timings) >= {"shape", "behaviour", "quality"}
+
+
+def test_hygiene_still_reported_when_the_sandbox_is_down(git_repo: GitRepo, tmp_path: Path) -> None:
+    inputs = change(git_repo, tmp_path, {".github/workflows/ci.yml": "on: push\n"})
+    report = run_pipeline(inputs, image="patchgate-base:latest")
+    # hygiene is static and runs no code: it still speaks, and a maintainer is asked to look
+    assert any(f.tool == "hygiene" for f in report.shape.findings)
+    assert report.conclusion == "action_required"
+
+
+def test_empty_change_is_neutral(git_repo: GitRepo, tmp_path: Path) -> None:
+    git_repo.commit("base", {"a.py": "x = 1\n"})
+    git_repo.branch("pr")
+    git_repo.commit("nothing")
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    runner = EngineDown()
+    report = run_pipeline(PipelineInputs(workspace=ws, policy=Policy(), runner=runner), image="x")
+    assert report.conclusion == "neutral"
+    assert "empty" in report.reasons[0]
+    assert runner.calls == 0
+
+
+def test_disabled_layers_are_skipped(git_repo: GitRepo, tmp_path: Path) -> None:
+    inputs = change(git_repo, tmp_path, {"notes.txt": "hello\n"})
+    policy = load_policy(
+        "gates: {loads: {enabled: false}, ruff: {enabled: false}, mypy: {enabled: false},"
+        " bandit: {enabled: false}, semgrep: {enabled: false}}\nbehaviour: {enabled: false}\n"
+    )
+    report = run_pipeline(
+        PipelineInputs(workspace=inputs.workspace, policy=policy, runner=EngineDown()), image="x"
+    )
+    assert report.behaviour.status == "skipped"
+    assert report.quality.status == "skipped"
+    assert report.conclusion == "success"
+
+
+def test_mark_changed_lines(git_repo: GitRepo, tmp_path: Path) -> None:
+    inputs = change(git_repo, tmp_path, {"pkg/calc.py": "def add(a, b):\n    return b + a\n"})
+
+    def at(path: str, start: int, end: int) -> Finding:
+        return Finding(
+            tool="t", rule="r", path=path, start_line=start, end_line=end, severity="error", message="m"
+        )
+
+    marked = mark_changed_lines(
+        [at("pkg/calc.py", 2, 2), at("pkg/calc.py", 1, 1), at("pkg/calc.py", 1, 3), at("gone.py", 1, 1)],
+        inputs.workspace,
+    )
+    assert [f.on_changed_line for f in marked] == [True, False, True, False]
