@@ -18,7 +18,7 @@ from checks.report import Finding, Severity, ToolRun
 from checks.shape.pysource import SourceTooLarge, decode_source, parse_module, read_source
 from checks.shape.stubs import Stub, base_class_names, find_stubs
 from checks.shape.suppressions import new_suppressions
-from checks.shape.testcode import ModuleFacts, TestFile, match_tests, module_facts
+from checks.shape.testcode import ChangedTestModule, ModuleFacts, match_tests, module_facts
 from checks.testinfra import InfraChange, infra_changes, is_test_file
 from checks.workspace import ChangedFile, Workspace
 
@@ -190,7 +190,7 @@ def _tests(sides: list[_Side], exam: Examination) -> None:
             continue
         base = side.base.facts.tests if base_is_test and side.base and side.base.facts else {}
         head = side.head.facts.tests if head_is_test and side.head and side.head.facts else {}
-        files.append(TestFile(side.base_path, side.head_path, base, head))
+        files.append(ChangedTestModule(side.base_path, side.head_path, base, head))
     kept, lost = match_tests(files)
     for gone in lost:
         where = f"{gone.base_path}:{gone.test.line}"

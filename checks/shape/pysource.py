@@ -52,13 +52,13 @@ def decode_source(data: bytes) -> str:
         return data.decode("utf-8", "replace")
 
 
-def comments(text: str) -> list[tuple[int, str]]:
-    """Return (line, text) of every real comment token; stops quietly where tokenizing fails."""
-    out: list[tuple[int, str]] = []
+def comments(text: str) -> list[tuple[int, int, str]]:
+    """Return (line, column, text) of every real comment token; stops quietly where tokenizing fails."""
+    out: list[tuple[int, int, str]] = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
-                out.append((tok.start[0], tok.string))
+                out.append((tok.start[0], tok.start[1], tok.string))
     except (tokenize.TokenError, SyntaxError, ValueError, RecursionError):
         pass
     return out

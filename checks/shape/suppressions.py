@@ -25,15 +25,20 @@ class Suppression:
     line: int
     kinds: tuple[str, ...]
     comment: str
+    # The code the comment is attached to, stripped: how a moved line is recognised.
+    code: str
 
 
 def find_suppressions(text: str) -> list[Suppression]:
     """Return every comment in Python source ``text`` that suppresses a tool, in line order."""
+    # Split on \n only, as git and the tokenizer count lines (not on \f or \x1c).
+    lines = text.split("\n")
     out = []
-    for line, comment in comments(text):
+    for line, col, comment in comments(text):
         kinds = tuple(kind for kind, pattern in SUPPRESSIONS.items() if pattern.search(comment))
         if kinds:
-            out.append(Suppression(line, kinds, comment))
+            code = lines[line - 1][:col].strip() if line <= len(lines) else ""
+            out.append(Suppression(line, kinds, comment, code))
     return out
 
 
@@ -42,34 +47,25 @@ def new_suppressions(
 ) -> tuple[list[Suppression], int]:
     """Return the suppressions on ``changed`` head lines that the base did not have, and how many it did.
 
-    A suppression counts as old when the base has the same kind on a line
-    with the same text: moving or re-indenting a suppressed line is not new.
+    A suppression counts as old when the base has the same kind on the same
+    code: moving or re-indenting a suppressed line is not new, editing it is.
     """
     known: Counter[tuple[str, str]] = Counter()
-    if base is not None:
-        base_lines = base.split("\n")
-        for s in find_suppressions(base):
-            for kind in s.kinds:
-                known[kind, _line_text(base_lines, s.line)] += 1
-    # Split on \n only, as git and the tokenizer count lines (not on \f or \x1c).
-    head_lines = head.split("\n")
+    for s in find_suppressions(base) if base is not None else []:
+        for kind in s.kinds:
+            known[kind, s.code] += 1
     found: list[Suppression] = []
     old = 0
     for s in find_suppressions(head):
         if s.line not in changed:
             continue
-        text = _line_text(head_lines, s.line)
         fresh = []
         for kind in s.kinds:
-            if known[kind, text] > 0:
-                known[kind, text] -= 1
+            if known[kind, s.code] > 0:
+                known[kind, s.code] -= 1
                 old += 1
             else:
                 fresh.append(kind)
         if fresh:
-            found.append(Suppression(s.line, tuple(fresh), s.comment))
+            found.append(Suppression(s.line, tuple(fresh), s.comment, s.code))
     return found, old
-
-
-def _line_text(lines: list[str], line: int) -> str:
-    return lines[line - 1].strip() if 0 < line <= len(lines) else ""

@@ -37,7 +37,7 @@ _CHECKING_CALLS = frozenset({"pytest.raises", "pytest.warns", "pytest.deprecated
 
 
 @dataclass(frozen=True)
-class TestDef:
+class CollectedTest:
     """One test function as collected by pytest's default rules."""
 
     qualname: str
@@ -58,7 +58,7 @@ class SkipMark:
 
 @dataclass(frozen=True)
 class ModuleFacts:
-    tests: dict[str, TestDef] = field(default_factory=dict)
+    tests: dict[str, CollectedTest] = field(default_factory=dict)
     # Skip markers per scope (a function/class qualname, or MODULE_SCOPE).
     skips: dict[str, tuple[SkipMark, ...]] = field(default_factory=dict)
 
@@ -66,7 +66,7 @@ class ModuleFacts:
 def module_facts(tree: ast.Module) -> ModuleFacts:
     """Collect the tests and skip markers of one parsed module."""
     aliases = import_aliases(tree)
-    tests: dict[str, TestDef] = {}
+    tests: dict[str, CollectedTest] = {}
     _collect_tests(tree.body, "", aliases, tests)
     finder = _SkipFinder(aliases)
     finder.visit(tree)
@@ -74,7 +74,7 @@ def module_facts(tree: ast.Module) -> ModuleFacts:
 
 
 def _collect_tests(
-    body: list[ast.stmt], prefix: str, aliases: dict[str, str], out: dict[str, TestDef]
+    body: list[ast.stmt], prefix: str, aliases: dict[str, str], out: dict[str, CollectedTest]
 ) -> None:
     # pytest collects `test*` functions at module level and in (nested) classes;
     # a later definition of the same name replaces the earlier one, as in Python.
@@ -83,7 +83,7 @@ def _collect_tests(
             _collect_tests(node.body, f"{prefix}{node.name}.", aliases, out)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            out[prefix + node.name] = TestDef(
+            out[prefix + node.name] = CollectedTest(
                 qualname=prefix + node.name,
                 line=start,
                 end_line=node.end_lineno or node.lineno,
@@ -174,13 +174,13 @@ class _SkipFinder(ast.NodeVisitor):
 
 
 @dataclass(frozen=True)
-class TestFile:
+class ChangedTestModule:
     """One changed test file seen from both sides; a side that is absent or not a test file is empty."""
 
     base_path: str | None
     head_path: str | None
-    base: dict[str, TestDef]
-    head: dict[str, TestDef]
+    base: dict[str, CollectedTest]
+    head: dict[str, CollectedTest]
 
 
 @dataclass(frozen=True)
@@ -188,19 +188,19 @@ class LostTest:
     """A test at base that no longer exists at head under any name, in any changed test file."""
 
     base_path: str
-    test: TestDef
+    test: CollectedTest
     # Where its file went (None when the file itself was deleted).
     head_path: str | None
 
 
 @dataclass(frozen=True)
 class KeptTest:
-    base: TestDef
-    head: TestDef
+    base: CollectedTest
+    head: CollectedTest
     head_path: str
 
 
-def match_tests(files: list[TestFile]) -> tuple[list[KeptTest], list[LostTest]]:
+def match_tests(files: list[ChangedTestModule]) -> tuple[list[KeptTest], list[LostTest]]:
     """Pair each base test with its head version: same file and name, moved, or renamed unchanged.
 
     A test counts as kept when its file still defines it; else when some
@@ -209,9 +209,9 @@ def match_tests(files: list[TestFile]) -> tuple[list[KeptTest], list[LostTest]]:
     (a rename). Anything else is lost.
     """
     kept: list[KeptTest] = []
-    missing: list[tuple[TestFile, TestDef]] = []
+    missing: list[tuple[ChangedTestModule, CollectedTest]] = []
     # Tests each head file defines that its base did not: the only candidates for moves and renames.
-    fresh: list[tuple[str, str, TestDef]] = []
+    fresh: list[tuple[str, str, CollectedTest]] = []
     for f in files:
         for name, test in f.base.items():
             if name in f.head and f.head_path is not None:
@@ -221,7 +221,7 @@ def match_tests(files: list[TestFile]) -> tuple[list[KeptTest], list[LostTest]]:
         if f.head_path is not None:
             fresh.extend((f.head_path, name, t) for name, t in f.head.items() if name not in f.base)
 
-    def claim(key: Callable[[TestDef], str], wanted: str) -> tuple[str, TestDef] | None:
+    def claim(key: Callable[[CollectedTest], str], wanted: str) -> tuple[str, CollectedTest] | None:
         for i, (path, _, candidate) in enumerate(fresh):
             if key(candidate) == wanted:
                 del fresh[i]
@@ -229,7 +229,7 @@ def match_tests(files: list[TestFile]) -> tuple[list[KeptTest], list[LostTest]]:
         return None
 
     lost: list[LostTest] = []
-    unmoved: list[tuple[TestFile, TestDef]] = []
+    unmoved: list[tuple[ChangedTestModule, CollectedTest]] = []
     for f, test in missing:
         moved = claim(lambda c: _short(c.qualname), _short(test.qualname))
         if moved is not None:
