@@ -1,9 +1,11 @@
 """Read what one sandboxed run reported: our own report file, size-capped, never stdout.
 
 A log is trusted only as far as its protocol holds: the first line must be
-this run's ``start`` record with the host's nonce; every result must follow
-its ``begin``; nothing may follow the final record. A log that breaks the
-protocol is not believed at all: every test of that run counts as an error.
+this run's ``start`` record with the host's nonce; one test at a time, each
+result right after its own ``begin``; for pytest, tests only after the
+``collected`` record and in its order, each once; nothing after the final
+record. A log that breaks the protocol is not believed at all: every test
+of that run counts as an error (against the change, not the gate).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from checks.behaviour.grade import MISSING, OutcomeKind, TestOutcome, worse
+from checks.behaviour.grade import MISSING, OutcomeKind, TestOutcome
 
 Part = Literal["pytest", "cases"]
 MAX_LOG_BYTES = 32 * 1024 * 1024
@@ -71,9 +73,11 @@ class _Parser:
         self.exit_status: int | None = None
         self.collection_done = False
         self.collected: set[str] = set()
+        self.order: dict[str, int] = {}
+        self.position = -1
         self.tests: dict[str, TestOutcome] = {}
         self.cases: dict[str, Mapping[str, object]] = {}
-        self.open: set[str] = set()
+        self.open: str | None = None
         self.collect_problems: list[CollectProblem] = []
 
     def feed(self, record: dict[str, object]) -> str | None:
@@ -83,24 +87,38 @@ class _Parser:
         kind = record.get("kind")
         test_id = record.get("id")
         if kind == "begin" and isinstance(test_id, str):
-            self.open.add(test_id)
+            if self.open is not None:
+                return f"{test_id!r} began while {self.open!r} was still running"
+            if self.part == "pytest":
+                # pytest runs what it collected, in that order, each test once.
+                index = self.order.get(test_id)
+                if index is None or index <= self.position:
+                    return f"{test_id!r} began out of the collected order"
+                self.position = index
+            elif test_id in self.cases:
+                return f"{test_id!r} ran twice"
+            self.open = test_id
         elif kind in ("test", "case") and isinstance(test_id, str):
-            if test_id not in self.open:
+            if test_id != self.open:
                 return f"a result for {test_id!r} without its begin record"
-            self.open.discard(test_id)
+            self.open = None
             if kind == "case" and self.part == "cases":
                 self.cases[test_id] = record
             elif kind == "test" and self.part == "pytest":
                 outcome = _PYTEST_OUTCOMES.get(str(record.get("outcome")))
                 if outcome is None:
                     return f"an unknown outcome {record.get('outcome')!r}"
-                new = TestOutcome(outcome, clean(record.get("message")), record.get("timed_out") is True)
-                self.tests[test_id] = worse(self.tests[test_id], new) if test_id in self.tests else new
+                message = clean(record.get("message"))
+                self.tests[test_id] = TestOutcome(outcome, message, record.get("timed_out") is True)
             else:
                 return f"a {kind} record in a {self.part} log"
-        elif kind == "collected" and isinstance(ids := record.get("ids"), list):
+        elif kind == "collected" and isinstance(ids := record.get("ids"), list) and not self.collection_done:
             self.collection_done = True
-            self.collected |= {i for i in ids if isinstance(i, str)}
+            self.collected = {i for i in ids if isinstance(i, str)}
+            self.order = {}
+            for index, i in enumerate(ids):
+                if isinstance(i, str):
+                    self.order.setdefault(i, index)
         elif kind == "collect_error" and isinstance(record.get("path"), str):
             missing = record.get("missing_module")
             self.collect_problems.append(
@@ -156,7 +174,7 @@ def parse_log(data: bytes | None, nonce: str, part: Part) -> RunLog:
         collected=frozenset(parser.collected),
         tests=parser.tests,
         cases=parser.cases,
-        unfinished=frozenset(parser.open),
+        unfinished=frozenset({parser.open} if parser.open else ()),
         collect_problems=tuple(parser.collect_problems),
         problems=tuple(problems[:5]),
     )

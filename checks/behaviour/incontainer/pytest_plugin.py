@@ -5,12 +5,17 @@ Usage (inside the sandbox)::
     PATCHGATE_REPORT=/tmp/<random>.jsonl PATCHGATE_NONCE=<nonce> [PATCHGATE_MESSAGES=1] \\
         python3 -I -B pytest_plugin.py <pytest arguments>
 
-The report file is created exclusively (it must not exist yet) and its first
-line, carrying the nonce, is written before pytest starts, so before any
-code under test is imported; the variables are removed from the
-environment at once. One JSON object a line: ``start``, ``collected``,
-``collect_error``, ``begin``, ``test``, ``finish`` (the session completed)
-and ``exit`` (pytest returned).
+The variables are removed from the environment at once. This process
+creates the report file exclusively (it must not exist yet), writes its
+first line with the nonce, then forks: pytest runs in the child and sends
+its records through a pipe; the report file is never open in it. This
+parent, which never imports the code under test, appends each record as it
+arrives; when pytest has exited it kills every process left behind (it is a
+child subreaper, so daemons stay its descendants) and rewrites the file
+from its own memory. So neither a process left running nor an exit hook of
+the code under test can change the report after the fact. One JSON object
+a line: ``start``, ``collected``, ``collect_error``, ``begin``, ``test``,
+``finish`` (the session completed) and ``exit`` (pytest returned).
 
 A test passes only when no phase raised and the final report says passed:
 the outcome is read both from the raised exception (``call.excinfo``, as
@@ -21,9 +26,13 @@ failure into a pass, a skip or an xfail cannot make it pass.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import os
 import re
+import select
+import signal
 import sys
 import time
 from collections.abc import Generator
@@ -32,6 +41,8 @@ from typing import Any
 import pytest
 
 MESSAGE_CHARS = 300
+MAX_REPORT_BYTES = 32 * 1024 * 1024
+_PR_SET_CHILD_SUBREAPER = 36
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "error": 3}
 _MISSING = re.compile(r"No module named '([^']+)'")
 _TIMEOUT = "from pytest-timeout"
@@ -142,16 +153,111 @@ class Recorder:
 
 
 def main(args: list[str]) -> int:
-    """Open the report, write its first line, then run pytest with the recorder registered."""
+    """Open the report, write its first line, run pytest in a child and keep what it reports."""
     path = os.environ.pop("PATCHGATE_REPORT")
     nonce = os.environ.pop("PATCHGATE_NONCE")
     messages = os.environ.pop("PATCHGATE_MESSAGES", "") == "1"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
-    recorder = Recorder(fd, messages)
-    recorder.write({"kind": "start", "runner": "pytest", "nonce": nonce, "version": 1})
-    code = int(pytest.main(args, plugins=[recorder]))
-    recorder.write({"kind": "exit", "code": code})
+    start = {"kind": "start", "runner": "pytest", "nonce": nonce, "version": 1}
+    written = bytearray(json.dumps(start).encode() + b"\n")
+    _write_all(fd, bytes(written))
+    read_end, write_end = os.pipe()
+    _become_subreaper()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(fd)
+        os.close(read_end)
+        recorder = Recorder(write_end, messages)
+        code = int(pytest.main(args, plugins=[recorder]))
+        recorder.write({"kind": "exit", "code": code})
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    os.close(write_end)
+    code = _relay(pid, read_end, fd, written)
+    # Nothing of the run is alive any more: undo whatever was written to the file by its path.
+    os.ftruncate(fd, 0)
+    _write_all(fd, bytes(written))
+    os.close(fd)
     return code
+
+
+def _relay(pid: int, source: int, fd: int, written: bytearray) -> int:
+    """Copy whole lines from the child's pipe to the report until the child and all it started are gone."""
+    pending = bytearray()
+
+    def take(chunk: bytes) -> None:
+        pending.extend(chunk)
+        cut = pending.rfind(b"\n") + 1
+        if cut and len(written) + cut <= MAX_REPORT_BYTES:
+            _write_all(fd, bytes(pending[:cut]))
+            written.extend(pending[:cut])
+        del pending[:cut]
+
+    status: int | None = None
+    while status is None:
+        ready, _, _ = select.select([source], [], [], 0.2)
+        chunk = os.read(source, 65536) if ready else None
+        if chunk:
+            take(chunk)
+            continue
+        done, wait_status = os.waitpid(pid, 0 if chunk == b"" else os.WNOHANG)
+        if done:
+            status = os.waitstatus_to_exitcode(wait_status)
+    # Processes the run left behind may hold the pipe open: end them, then read to the end.
+    _reap_descendants()
+    while chunk := os.read(source, 65536):
+        take(chunk)
+    return status
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+# The same process hygiene as case_runner.py (each script runs standalone in the sandbox).
+def _become_subreaper() -> bool:
+    """Make orphans of our descendants our children rather than init's (Linux prctl)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _children() -> list[int]:
+    me = str(os.getpid())
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        # The command name may hold spaces and parentheses: the fields after the last ")" do not.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and fields[1] == me:
+            found.append(int(entry))
+    return found
+
+
+def _reap_descendants() -> None:
+    """Kill every process left under us; orphans come back to us as the subreaper, round after round."""
+    for _ in range(1000):
+        children = _children()
+        if not children:
+            return
+        for child in children:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(child, signal.SIGKILL)
+        for child in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child, 0)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ from checks.behaviour.grade import MISSING, TestOutcome
 from checks.behaviour.outcomes import MAX_LOG_BYTES, RunView, parse_log
 
 
+def collected(*ids: str) -> dict[str, object]:
+    return {"kind": "collected", "ids": list(ids)}
+
+
 def lines(*records: dict[str, object], nonce: str = "n0", runner: str = "pytest") -> bytes:
     start = {"kind": "start", "runner": runner, "nonce": nonce, "version": 1}
     return b"".join(json.dumps(r).encode() + b"\n" for r in (start, *records))
@@ -46,12 +50,21 @@ def test_parses_a_complete_pytest_log() -> None:
         (lines(runner="cases"), False, "does not start"),
         (b'{"kind": "start"}\n', False, "does not start"),
         (lines() + b"PASSED\n", True, "line 2 is not a JSON object"),
-        (lines({"kind": "test", "id": "a", "outcome": "passed"}), True, "without its begin record"),
-        (lines(*ran("a", "glorious")), True, "unknown outcome"),
-        (lines({"kind": "exit", "code": 0}, *ran("a", "passed")), True, "after the end"),
-        (lines({"kind": "begin", "id": "a"}, {"kind": "case", "id": "a"}), True, "a case record in a pytest log"),
+        (lines(collected("a"), {"kind": "test", "id": "a", "outcome": "passed"}), True, "without its begin record"),
+        (lines(collected("a"), *ran("a", "glorious")), True, "unknown outcome"),
+        (lines(collected("a"), {"kind": "exit", "code": 0}, *ran("a", "passed")), True, "after the end"),
+        (lines(collected("a"), {"kind": "begin", "id": "a"}, {"kind": "case", "id": "a"}), True, "a case record in a pytest log"),
         (lines({"kind": "who"}), True, "unexpected"),
         (b"x" * (MAX_LOG_BYTES + 1), True, "larger than"),
+        # Forged records written at import time, before collection ended.
+        (lines(*ran("a", "passed"), collected("a")), True, "began out of the collected order"),
+        # Forged records for tests that were never collected, or out of order, or twice.
+        (lines(collected("a"), *ran("b", "passed")), True, "began out of the collected order"),
+        (lines(collected("a", "b"), *ran("b", "passed"), *ran("a", "passed")), True, "out of the collected order"),
+        (lines(collected("a", "b"), *ran("a", "failed"), *ran("a", "passed")), True, "out of the collected order"),
+        # A forged begin while the real test is still running.
+        (lines(collected("a", "b"), {"kind": "begin", "id": "a"}, *ran("b", "passed")), True, "still running"),
+        (lines(collected("a"), collected("a", "b"), *ran("b", "passed")), True, "unexpected 'collected'"),
     ],
 )
 def test_a_log_that_breaks_the_protocol_is_not_believed(
@@ -66,26 +79,18 @@ def test_a_log_that_breaks_the_protocol_is_not_believed(
 
 
 def test_a_partial_last_line_is_dropped_quietly() -> None:
-    log = parse_log(lines(*ran("a", "passed")) + b'{"kind": "beg', "n0", "pytest")
+    log = parse_log(lines(collected("a"), *ran("a", "passed")) + b'{"kind": "beg', "n0", "pytest")
     assert not log.problems and log.tests == {"a": TestOutcome("passed")}
 
 
-def test_a_test_reported_twice_keeps_the_worse_outcome() -> None:
-    log = parse_log(lines(*ran("a", "failed"), *ran("a", "passed")), "n0", "pytest")
-    assert log.tests["a"].kind == "failed"
-
-
 def test_case_logs_keep_raw_records() -> None:
-    data = lines(
-        {"kind": "begin", "id": "c::a"},
-        {"kind": "case", "id": "c::a", "status": "returned", "value": 1},
-        {"kind": "finish"},
-        runner="cases",
-    )
+    case: list[dict[str, object]] = [{"kind": "begin", "id": "c::a"}, {"kind": "case", "id": "c::a", "status": "returned", "value": 1}]
+    data = lines(*case, {"kind": "finish"}, runner="cases")
     log = parse_log(data, "n0", "cases")
     assert log.finished and not log.problems
     assert log.cases["c::a"]["value"] == 1
     assert parse_log(data + b'{"kind": "finish"}\n', "n0", "cases").problems
+    assert "ran twice" in parse_log(lines(*case, *case, runner="cases"), "n0", "cases").problems[0]
 
 
 def test_run_view_never_invents_a_pass() -> None:
