@@ -355,3 +355,26 @@ def test_symlinked_python_is_not_followed(git_repo: GitRepo, gate: Gate) -> None
     os.symlink("test_m.py", git_repo.path / "tests" / "test_link.py")
     result = gate({}, {"tests/test_link.py": None, "tests/test_other.py": "def test_z():\n    assert 1\n"})
     assert found(result) == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "conclusion"),
+    [("", "action_required"), ("gates: {hygiene: {on_finding: failure}}", "failure")],
+)
+def test_findings_reach_the_decision(git_repo: GitRepo, tmp_path: Path, policy: str, conclusion: str) -> None:
+    from checks.decide import decide
+    from checks.policy import load_policy
+    from checks.report import BehaviourResult, QualityResult
+    from checks.shape import run_shape
+
+    git_repo.commit("base", {"tests/test_m.py": TESTS})
+    git_repo.branch("pr")
+    skipped = TESTS.replace("def test_add", "@pytest.mark.skip\ndef test_add")
+    git_repo.commit("pr", {"tests/test_m.py": skipped})
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    rules = load_policy(policy)
+    shape = run_shape(GateContext(ws, rules, NoRunner(), image="never-used"), gates=["hygiene"])
+    assert [(t.tool, t.status) for t in shape.tools] == [("hygiene", "ok")]
+    decision = decide(shape, BehaviourResult(status="passed"), QualityResult(), rules)
+    assert decision.conclusion == conclusion
+    assert any("skip-added" in r for r in decision.reasons)
