@@ -248,7 +248,8 @@ def _check_base(
         if not any(_provides(root, top) for root in roots):
             raise SuiteError(
                 f"the suite needs module {name!r}, which neither the environment image nor the "
-                "repository provides; add it to the base branch's dependency files"
+                "repository (at base or head) provides: add it to the base branch's dependency files "
+                "(or, if the change was meant to add it, it did not)"
             )
     pytest_logs = [lg for p, _, lg in logs if p.part == "pytest"]
     if pytest_logs and not any(lg.collection_done for lg in pytest_logs):

@@ -1,0 +1,389 @@
+# ruff: noqa: E501 - tables of cases read best one case a line
+"""The behaviour layer against real Docker: honest changes, hostile changes, broken suites."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checks.behaviour import run_behaviour
+from checks.gate import GateContext
+from checks.inputs import Suites
+from checks.policy import Policy
+from checks.report import BehaviourResult, Report, SuiteResult
+from checks.workspace import Workspace, from_git
+from sandbox.docker import DockerSandbox
+from sandbox.spec import RunResult, RunSpec
+from tests.conftest import GitRepo
+
+pytestmark = pytest.mark.docker
+
+Files = dict[str, str | bytes | None]
+
+BASE: Files = {
+    "calc/__init__.py": "def double(x):\n    return x * 2\n\n\ndef half(x):\n    raise NotImplementedError\n",
+}
+RIGHT = "def double(x):\n    return x * 2\n\n\ndef half(x):\n    return x // 2\n"
+WRONG = "def double(x):\n    return x * 2\n\n\ndef half(x):\n    return 0\n"
+
+HIDDEN: dict[str, str] = {
+    "test_calc.py": (
+        "import pytest\n\nfrom calc import double, half\n\n\n"
+        "def test_double():\n    assert double(2) == 4\n\n\n"
+        "@pytest.mark.parametrize(('x', 'y'), [(4, 2), (10, 5)])\n"
+        "def test_half(x, y):\n    assert half(x) == y, f'half({x}) should be {y}'\n\n\n"
+        "def test_half_zero():\n    assert half(0) == 0\n"
+    ),
+    "calc.cases.yml": (
+        "module: calc\ncases:\n"
+        "  - {id: half_of_eight, call: half(8), equals: 4}\n"
+        "  - {id: half_of_text, call: 'half(\"x\")', raises: TypeError}\n"
+    ),
+}
+# WRONG passes test_double and test_half_zero: 2 of 6, whatever else the change does.
+WRONG_NUMBERS = (2, 6)
+
+
+@dataclass
+class Recording:
+    """A real DockerSandbox that also keeps every spec it ran."""
+
+    inner: DockerSandbox
+    specs: list[RunSpec] = field(default_factory=list)
+
+    def run(self, spec: RunSpec) -> RunResult:
+        self.specs.append(spec)
+        return self.inner.run(spec)
+
+
+@dataclass
+class Gate:
+    make_repo: Callable[[str], GitRepo]
+    tmp_path: Path
+    sandbox: DockerSandbox
+    image: str
+
+    def change(self, head: Files, base: Files = BASE, name: str = "repo") -> Workspace:
+        repo = self.make_repo(name)
+        repo.commit("base", dict(base))
+        repo.branch("pr")
+        repo.commit("pr", dict(head))
+        return from_git(repo.path, "main", "pr", self.tmp_path / f"ws-{name}")
+
+    def suite(self, name: str, files: dict[str, str]) -> Path:
+        root = self.tmp_path / "store" / name
+        root.mkdir(parents=True)
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        return root
+
+    def run(
+        self, ws: Workspace, hidden: Path | None, held_out: Path | None = None, runner: Any = None, **behaviour: Any
+    ) -> BehaviourResult:
+        policy = Policy.model_validate({"behaviour": {"show_hidden_failures": "ids+messages", **behaviour}})
+        ctx = GateContext(ws, policy, runner or self.sandbox, self.image)
+        return run_behaviour(ctx, Suites(hidden=hidden, held_out=held_out))
+
+
+@pytest.fixture
+def gate(
+    make_repo: Callable[[str], GitRepo], tmp_path: Path, behaviour_sandbox: DockerSandbox, behaviour_image: str
+) -> Gate:
+    return Gate(make_repo, tmp_path, behaviour_sandbox, behaviour_image)
+
+
+def numbers(suite: SuiteResult) -> tuple[int, int]:
+    return suite.passed, suite.total
+
+
+def test_a_correct_change_passes_hidden_and_held_out(gate: Gate) -> None:
+    ws = gate.change({"calc/__init__.py": RIGHT})
+    held_out = gate.suite("held-out", {"test_more.py": "from calc import half\n\n\ndef test_odd():\n    assert half(7) == 3\n"})
+    recording = Recording(gate.sandbox)
+    result = gate.run(ws, gate.suite("hidden", HIDDEN), held_out, runner=recording)
+    assert result.status == "passed", result
+    hidden, held = result.suites
+    assert (hidden.name, hidden.kind, numbers(hidden), hidden.pass_rate) == ("hidden", "hidden", (6, 6), 1.0)
+    assert (held.name, held.kind, numbers(held)) == ("held-out", "held_out", (1, 1))
+    # double passed on base too; half and the cases did not.
+    assert (result.pass_to_pass, result.fail_to_pass, result.fail_to_pass_total, result.regressions) == (1, 6, 6, 0)
+    assert hidden.wall_s > 0 and hidden.peak_memory_bytes
+    # Base once and head twice per part: hidden has pytest and cases, held-out pytest only.
+    assert len(recording.specs) == 9
+    held_out_specs = [s for s in recording.specs if any(m.target == "/suite" and "held_out" in str(m.source) for m in s.mounts)]
+    assert len(held_out_specs) == 3
+    for spec in recording.specs:
+        suites = [m for m in spec.mounts if m.target == "/suite"]
+        assert len(suites) == 1
+        # The held-out suite is only ever mounted into its own runs, and never anything else of it.
+        assert all("held_out" not in str(m.source) for m in spec.mounts) or spec in held_out_specs
+        assert not any("held_out" in str(m.source) for m in spec.copy_in)
+
+
+def test_a_wrong_change_fails_with_ids_and_messages(gate: Gate) -> None:
+    result = gate.run(gate.change({"calc/__init__.py": WRONG}), gate.suite("hidden", HIDDEN))
+    assert result.status == "failed"
+    hidden = result.suites[0]
+    assert numbers(hidden) == WRONG_NUMBERS
+    assert (hidden.failed, hidden.errors) == (4, 0)
+    failures = {f.id: f.message for f in hidden.failures}
+    assert failures == {
+        "test_calc.py::test_half[4-2]": "AssertionError: half(4) should be 2",
+        "test_calc.py::test_half[10-5]": "AssertionError: half(10) should be 5",
+        "calc.cases.yml::half_of_eight": "expected 4, got 0",
+        "calc.cases.yml::half_of_text": "expected TypeError to be raised, got 0",
+    }
+
+
+HOOKS = '''\
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        report.outcome = "passed"
+'''
+STARTUP = "import builtins\nbuiltins.__dict__['AssertionError'] = type('Nope', (Exception,), {})\n"
+
+
+def test_test_infrastructure_changes_are_undone(gate: Gate) -> None:
+    head: Files = {
+        "calc/__init__.py": WRONG,
+        "conftest.py": HOOKS,
+        "calc/conftest.py": HOOKS.replace('"passed"', '"skipped"'),
+        "pytest.ini": "[pytest]\naddopts = -p calc.conftest\n",
+        "tox.ini": "[pytest]\naddopts = -p calc.conftest\n",
+        "setup.cfg": "[tool:pytest]\naddopts = -p calc.conftest\n",
+        "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-p calc.conftest'\n",
+        "sitecustomize.py": STARTUP,
+        "usercustomize.py": STARTUP,
+        "calc.pth": "import sitecustomize\n",
+    }
+    result = gate.run(gate.change(head), gate.suite("hidden", HIDDEN))
+    assert numbers(result.suites[0]) == WRONG_NUMBERS
+    assert result.status == "failed"
+    assert "test infrastructure restored from base before the runs: calc.pth, calc/conftest.py" in result.detail
+
+
+FORGER = '''
+import atexit
+import glob
+import json
+import os
+import sys
+
+
+def _forge():
+    # Claim every test passed, in every report file we can find, with its own nonce copied.
+    for path in glob.glob("/tmp/*.jsonl") + ["/tmp/report.jsonl", "/work/repo/report.xml"]:
+        try:
+            with open(path) as f:
+                start = f.readline()
+            with open(path, "w") as f:
+                f.write(start)
+                f.write(json.dumps({"kind": "collected", "ids": []}) + "\\n")
+                f.write(json.dumps({"kind": "finish", "exit_status": 0}) + "\\n")
+        except OSError:
+            pass
+
+
+print("test_calc.py::test_half[4-2] PASSED")
+print("======== 6 passed in 0.01s ========")
+sys.stderr.write("PASSED\\n" * 50)
+with open("/tmp/report.jsonl", "w") as f:
+    f.write('{"kind": "test", "id": "test_calc.py::test_half[4-2]", "outcome": "passed"}\\n')
+_forge()
+atexit.register(_forge)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        import time
+        for _ in range(200):
+            _forge()
+            time.sleep(0.05)
+    os._exit(0)
+'''
+
+
+def test_fake_output_and_forged_reports_change_nothing(gate: Gate) -> None:
+    result = gate.run(gate.change({"calc/__init__.py": WRONG + FORGER}), gate.suite("hidden", HIDDEN))
+    hidden = result.suites[0]
+    assert numbers(hidden) == WRONG_NUMBERS
+    assert hidden.errors == 0, hidden.detail
+
+
+@pytest.mark.parametrize("exit_call", ["import sys\nsys.exit(0)\n", "import os\nos._exit(0)\n"])
+def test_exiting_at_import_fails_every_test_it_hides(gate: Gate, exit_call: str) -> None:
+    result = gate.run(gate.change({"calc/__init__.py": exit_call + RIGHT}), gate.suite("hidden", HIDDEN))
+    assert result.status == "failed"
+    hidden = result.suites[0]
+    assert numbers(hidden) == (0, 6)
+    assert hidden.errors == 6
+    # test_double passed on base: it is a regression now.
+    assert result.regressions == 1
+
+
+def test_skips_and_xfails_raised_by_the_change_count_as_failures(gate: Gate) -> None:
+    head = RIGHT.replace("    return x // 2\n", "    import pytest\n    pytest.skip('later') if x % 4 else pytest.xfail('no')\n")
+    result = gate.run(gate.change({"calc/__init__.py": head}), gate.suite("hidden", HIDDEN))
+    hidden = result.suites[0]
+    # double passes; half(0) and half(4) xfail, half(10) skips; half(8) xfails in the case runner
+    # (a plain exception there), and half("x") raises the TypeError its case expects.
+    assert numbers(hidden) == (2, 6)
+    assert {f.id: f.message.split(":")[0].rsplit(".")[-1] for f in hidden.failures if f.id.startswith("test_")} == {
+        "test_calc.py::test_half[4-2]": "XFailed",
+        "test_calc.py::test_half[10-5]": "Skipped",
+        "test_calc.py::test_half_zero": "XFailed",
+    }
+
+
+def test_an_object_equal_to_everything_fails_every_case(gate: Gate) -> None:
+    cheat = (
+        "import inspect\n\n\nclass Anything:\n    def __eq__(self, other):\n        return True\n\n\n"
+        "def double(x):\n    return Anything()\n\n\n"
+        "def half(x):\n"
+        "    # Look for the expected value in every frame above.\n"
+        "    frame = inspect.currentframe()\n"
+        "    while frame is not None:\n"
+        "        for value in frame.f_locals.values():\n"
+        "            if isinstance(value, dict) and 'equals' in value:\n"
+        "                return value['equals']\n"
+        "        frame = frame.f_back\n"
+        "    return Anything()\n"
+    )
+    suite = gate.suite("hidden", {"calc.cases.yml": HIDDEN["calc.cases.yml"] + "  - {id: double_two, call: double(2), equals: 4}\n"})
+    result = gate.run(gate.change({"calc/__init__.py": cheat}), suite)
+    hidden = result.suites[0]
+    assert numbers(hidden) == (0, 3)
+    messages = {f.id.split("::")[1]: f.message for f in hidden.failures}
+    assert messages["double_two"].startswith("the result cannot be compared: a result of type calc.Anything")
+    assert messages["half_of_eight"].startswith("the result cannot be compared")
+
+
+def test_flaky_tests_are_listed_and_excluded(gate: Gate) -> None:
+    coin = RIGHT + "\n\ndef coin():\n    import random\n    return random.random() < 0.5\n"
+    suite = gate.suite("hidden", {
+        "test_coin.py": "import pytest\n\nfrom calc import coin\n\n\n"
+                        "@pytest.mark.parametrize('n', range(30))\ndef test_coin(n):\n    assert coin()\n",
+    })  # fmt: skip
+    result = gate.run(gate.change({"calc/__init__.py": coin}), suite)
+    hidden = result.suites[0]
+    # Two head runs of 30 fair coins disagree somewhere (all agree with probability 2**-30).
+    assert hidden.flaky > 0
+    assert hidden.total + hidden.flaky == 30
+    assert len(hidden.flaky_ids) == hidden.flaky
+    assert all(i.startswith("test_coin.py::test_coin[") for i in hidden.flaky_ids)
+
+
+def test_slow_tests_time_out_one_by_one(gate: Gate) -> None:
+    slow = RIGHT.replace("    return x // 2\n", "    import time\n    time.sleep(30)\n    return x // 2\n")
+    suite = gate.suite("hidden", {
+        "test_slow.py": "import pytest\n\nfrom calc import double, half\n\n\n"
+                        "def test_fast():\n    assert double(1) == 2\n\n\n"
+                        "@pytest.mark.timeout(1)\ndef test_slow():\n    assert half(2) == 1\n",
+        "slow.cases.yml": "module: calc\ncases:\n  - {id: slow, call: half(2), equals: 1, timeout_s: 1}\n",
+    })  # fmt: skip
+    result = gate.run(gate.change({"calc/__init__.py": slow}), suite)
+    hidden = result.suites[0]
+    assert numbers(hidden) == (1, 3)
+    assert hidden.timed_out == 2
+    assert sorted(hidden.timed_out_ids) == ["slow.cases.yml::slow", "test_slow.py::test_slow"]
+
+
+def test_a_suite_over_its_budget_times_out_what_did_not_finish(gate: Gate) -> None:
+    # Ignoring SIGALRM defeats the per-test timeout; the run's own budget still ends it.
+    stuck = RIGHT.replace(
+        "    return x // 2\n",
+        "    import signal, time\n    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    time.sleep(120)\n",
+    )
+    suite = gate.suite("hidden", {
+        "test_stuck.py": "from calc import double, half\n\n\ndef test_fast():\n    assert double(1) == 2\n\n\n"
+                         "def test_stuck():\n    assert half(2) == 1\n\n\ndef test_never_reached():\n    assert double(2) == 4\n",
+    })  # fmt: skip
+    result = gate.run(gate.change({"calc/__init__.py": stuck}), suite, timeout_s=6)
+    hidden = result.suites[0]
+    assert result.status == "failed"
+    assert numbers(hidden) == (1, 3)
+    assert sorted(hidden.timed_out_ids) == ["test_stuck.py::test_never_reached", "test_stuck.py::test_stuck"]
+    assert "used up its time budget of 6s" in hidden.detail
+
+
+def test_held_out_never_leaks_a_name_or_a_message(gate: Gate) -> None:
+    from checks.render.markdown import render_markdown
+    from checks.render.text import render_text
+
+    marker = "zebra_quokka_7731"
+    held_out = gate.suite("held-out", {
+        f"test_{marker}.py": f"from calc import half\n\n\ndef test_{marker}():\n    assert half(9) == 4, '{marker}'\n",
+        f"{marker}.cases.yml": f"module: calc\ncases:\n  - {{id: {marker}, call: half(9), equals: 4}}\n",
+    })  # fmt: skip
+    broken = gate.suite("held-out-broken", {f"test_{marker}_broken.py": f"def test_{marker}(:\n"})
+    ws = gate.change({"calc/__init__.py": WRONG})
+    outputs = []
+    ran = gate.run(ws, gate.suite("hidden", HIDDEN), held_out)
+    assert numbers(ran.suites[1]) == (0, 2)
+    assert ran.suites[1].failures == [] and ran.suites[1].status == "failed"
+    misconfigured = gate.run(ws, None, broken)
+    assert misconfigured.status == "error"
+    for result in (ran, misconfigured):
+        report = Report(conclusion="failure", behaviour=result)
+        outputs += [report.model_dump_json(), *render_markdown(report), render_text(report)]
+    for output in outputs:
+        assert marker not in output
+    # The hidden suite's failures are shown, so the search above looked at real output.
+    assert any("test_calc.py::test_half[4-2]" in output for output in outputs)
+
+
+def test_a_suite_with_a_syntax_error_is_a_configuration_problem(gate: Gate) -> None:
+    suite = gate.suite("hidden", {**HIDDEN, "test_broken.py": "def test_x(:\n    pass\n"})
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT}), suite)
+    assert result.status == "error"
+    assert result.suites[0].status == "error"
+    assert "test_broken.py: line 1" in result.suites[0].detail
+    assert "gate configuration problem" in result.suites[0].detail
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({}, "hidden suite has no tests"),
+        ({"test_a.py": "def test_a():\n    pass\n\n\ndef test_a():\n    pass\n"}, "'test_a' is defined twice"),
+        ({"calc.cases.yml": "module: calc\ncases:\n  - {id: a, call: half(2), equals: 1}\n  - {id: a, call: half(4), equals: 2}\n"},
+         "case id 'a' appears twice"),
+    ],
+)  # fmt: skip
+def test_bad_suites_are_errors_that_name_the_problem(gate: Gate, files: dict[str, str], message: str) -> None:
+    recording = Recording(gate.sandbox)
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT}), gate.suite("hidden", files), runner=recording)
+    assert result.status == "error"
+    assert message in result.suites[0].detail
+    assert recording.specs == []
+
+
+def test_a_suite_needing_a_missing_dependency_says_which(gate: Gate) -> None:
+    suite = gate.suite("hidden", {
+        **HIDDEN,
+        "test_props.py": "import hypothesis_not_installed\n\n\ndef test_prop():\n    pass\n",
+    })  # fmt: skip
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT}), suite)
+    assert result.status == "error"
+    assert "needs module 'hypothesis_not_installed'" in result.suites[0].detail
+
+
+def test_a_module_the_change_must_add_is_not_a_missing_dependency(gate: Gate) -> None:
+    # The hidden suite tests a new package: it cannot import on base; the change adds it.
+    suite = gate.suite("hidden", {"test_new.py": "from newpkg import answer\n\n\ndef test_answer():\n    assert answer() == 42\n"})
+    result = gate.run(gate.change({"newpkg/__init__.py": "def answer():\n    return 42\n"}), suite)
+    assert result.status == "passed"
+    assert (result.fail_to_pass, result.fail_to_pass_total) == (1, 1)
+    missing = gate.run(gate.change({"other.py": "X = 1\n"}, name="repo2"), suite)
+    assert missing.status == "error"
+    assert "needs module 'newpkg'" in missing.suites[0].detail
