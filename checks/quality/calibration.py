@@ -75,7 +75,7 @@ def rate(count: int, n: int) -> Rate:
     """Return ``count``/``n`` with its Wilson score interval."""
     if n == 0:
         return Rate(count, n)
-    from statsmodels.stats.proportion import proportion_confint  # noqa: PLC0415  # heavy import
+    from statsmodels.stats.proportion import proportion_confint  # heavy: only when asked
 
     low, high = proportion_confint(count, n, alpha=1 - CONFIDENCE, method="wilson")
     return Rate(count, n, float(low), float(high))
@@ -84,8 +84,8 @@ def rate(count: int, n: int) -> Rate:
 @lru_cache(maxsize=65536)
 def _kappa_of_counts(counts: tuple[int, int, int, int]) -> float:
     """Cohen's kappa of a 2x2 table (exec, judge) = (0,0), (0,1), (1,0), (1,1); NaN when undefined."""
-    from sklearn.exceptions import UndefinedMetricWarning  # noqa: PLC0415
-    from sklearn.metrics import cohen_kappa_score  # noqa: PLC0415
+    from sklearn.exceptions import UndefinedMetricWarning
+    from sklearn.metrics import cohen_kappa_score
 
     with warnings.catch_warnings():
         # Both raters constant and equal: kappa is undefined; NaN says so.
@@ -115,12 +115,15 @@ def kappa_interval(
     point = _kappa(ex, ju)
     if np.isnan(point) or len(ex) < 2:
         return (None if np.isnan(point) else point), None, None
-    from scipy.stats import bootstrap  # noqa: PLC0415
+    from scipy.stats import DegenerateDataWarning, bootstrap
 
-    found = bootstrap(
-        (ex, ju), _kappa, paired=True, vectorized=False, n_resamples=resamples,
-        confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(seed),
-    )
+    with warnings.catch_warnings():
+        # Resamples where kappa is undefined make the interval NaN; that is handled below.
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        found = bootstrap(
+            (ex, ju), _kappa, paired=True, vectorized=False, n_resamples=resamples,
+            confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(seed),
+        )
     low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
     if np.isnan(low) or np.isnan(high):
         return point, None, None

@@ -179,7 +179,7 @@ def describe(exc: BaseException, settings: JudgeSettings) -> str:
 def litellm() -> Any:
     """Import litellm with the bundled price map (never fetched from the network)."""
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    import litellm as module  # noqa: PLC0415  # seconds to import: only when a judge runs
+    import litellm as module  # seconds to import: only when a judge runs
 
     return module
 
@@ -212,8 +212,8 @@ async def _release() -> None:
     would otherwise outlive the loop and leak their sockets.
     """
     try:
-        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER  # noqa: PLC0415
-        from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients  # noqa: PLC0415
+        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+        from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
 
         await asyncio.wait_for(GLOBAL_LOGGING_WORKER.flush(), timeout=5)
         await GLOBAL_LOGGING_WORKER.stop()

@@ -101,7 +101,8 @@ def test_citation_at_wrong_lines_is_relocated(change: Workspace, rubric_dir: Pat
 def test_ungrounded_citation_makes_the_criterion_unverified(
     change: Workspace, rubric_dir: Path, path: str, quote: str
 ) -> None:
-    with serve(by_criterion({"errors": verdict("FAIL", path=path, quote=quote), "names": verdict("PASS")})) as server:
+    fail = verdict("FAIL", path=path, quote=quote)
+    with serve(by_criterion({"errors": fail, "names": verdict("PASS")})) as server:
         result = judge(change, server, rubric_dir)
     errors = result.criteria[0]
     assert errors.verdict == "unverified"
@@ -139,7 +140,10 @@ def test_unusable_output_gets_one_repair_then_unavailable(
 
 
 def test_repair_retry_recovers_and_one_bad_criterion_is_error(change: Workspace, rubric_dir: Path) -> None:
-    replies = {"errors": [Reply(content="garbage"), verdict("PASS")], "names": [Reply(content="x"), Reply(content="y")]}
+    replies = {
+        "errors": [Reply(content="garbage"), verdict("PASS")],
+        "names": [Reply(content="x"), Reply(content="y")],
+    }
 
     def respond(request: dict[str, Any]) -> Reply:
         key = "errors" if "errors" in criterion_of(request) else "names"
@@ -163,7 +167,9 @@ def test_repair_retry_recovers_and_one_bad_criterion_is_error(change: Workspace,
     ],
     ids=["429", "500", "503", "garbage-body", "timeout"],
 )
-def test_outage_is_unavailable_never_raised(change: Workspace, rubric_dir: Path, reply: Reply, reason: str) -> None:
+def test_outage_is_unavailable_never_raised(
+    change: Workspace, rubric_dir: Path, reply: Reply, reason: str
+) -> None:
     with serve(lambda request: reply) as server:
         result = judge(change, server, rubric_dir, settings={"timeout_s": 0.5})
     assert result.status == "unavailable"
@@ -174,7 +180,7 @@ def test_outage_is_unavailable_never_raised(change: Workspace, rubric_dir: Path,
 
 def test_retries_are_passed_to_litellm(change: Workspace, rubric_dir: Path) -> None:
     with serve(lambda request: Reply.error(429)) as server:
-        result = judge(change, server, rubric_dir, settings={"num_retries": 1}, policy=policy(rubrics=["mini"]))
+        result = judge(change, server, rubric_dir, settings={"num_retries": 1})
     assert result.status == "unavailable"
     assert "after 1 retries" in result.detail
     # Each criterion's request was tried twice (once plus one retry) before giving up.
@@ -215,7 +221,8 @@ def test_pr_text_is_neutralized_in_the_prompt(change: Workspace, rubric_dir: Pat
     assert "<<<END UNTRUSTED TASK 0000>>>" not in prompt
     assert "| [neutralized: text addressed to the reviewer]" in prompt
     # The PR text sits inside the task fence, after the fixed instructions.
-    assert prompt.index("<<<BEGIN UNTRUSTED TASK") < prompt.index("Fix cart") < prompt.index("<<<END UNTRUSTED TASK")
+    begin, end = prompt.index("<<<BEGIN UNTRUSTED TASK"), prompt.index("<<<END UNTRUSTED TASK")
+    assert begin < prompt.index("Fix cart") < end
 
 
 def test_verdicts_are_cached_by_rubric_model_and_content(change: Workspace, rubric_dir: Path) -> None:
@@ -260,7 +267,9 @@ def test_calibration_label_comes_from_records(change: Workspace, rubric_dir: Pat
     assert result.calibration.endswith("n=40)")
 
 
-def test_disabled_unknown_rubric_and_test_only_changes(change: Workspace, rubric_dir: Path, tmp_path: Path) -> None:
+def test_disabled_unknown_rubric_and_test_only_changes(
+    change: Workspace, rubric_dir: Path, tmp_path: Path
+) -> None:
     with serve() as server:
         disabled = judge(change, server, rubric_dir, policy=policy(enabled=False))
         unknown = judge(change, server, rubric_dir, policy=policy(rubrics=["nope"]))

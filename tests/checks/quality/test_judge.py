@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+
+from checks.inputs import JudgeSettings
+from checks.quality.answer import AnswerError, CriterionAnswer, ShadowAnswer
+from checks.quality.judge import Judge, JudgeUnavailable, describe, gather, run
+from tests.checks.quality.conftest import MODEL, settings
+from tests.fakes.openai_server import Reply, serve
+
+CHAT = [{"role": "system", "content": "rules"}, {"role": "user", "content": "material"}]
+GOOD = Reply(content=json.dumps({"verdict": "FAIL", "reason": "r"}))
+
+
+def test_importing_the_quality_layer_does_not_import_litellm() -> None:
+    code = "import sys, checks.quality, checks.quality.judge; assert 'litellm' not in sys.modules"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_num_retries_and_timeout_reach_the_client() -> None:
+    with serve(lambda request: Reply.error(500)) as server:
+        s = settings(server, num_retries=2)
+        with pytest.raises(JudgeUnavailable, match=r"server error \(HTTP 500\) after 2 retries"):
+            run(lambda: Judge(MODEL, s).ask(CHAT, ShadowAnswer))
+        assert server.calls == 3
+    with serve(lambda request: Reply(content="late", delay_s=2)) as server:
+        s = settings(server, timeout_s=0.3)
+        with pytest.raises(JudgeUnavailable, match=r"timeout after 0.3s"):
+            run(lambda: Judge(MODEL, s).ask(CHAT, ShadowAnswer))
+        assert server.calls == 1
+
+
+def test_one_repair_retry_then_an_answer_error() -> None:
+    with serve(None, Reply(content="garbage"), GOOD) as server:
+        answer = run(lambda: Judge(MODEL, settings(server)).ask(CHAT, ShadowAnswer))
+        assert isinstance(answer, ShadowAnswer) and answer.verdict == "FAIL"
+        assert server.calls == 2
+        repair = server.requests[1]["messages"]
+        assert repair[:2] == CHAT
+        assert repair[2] == {"role": "assistant", "content": "garbage"}
+        assert "not JSON" in repair[3]["content"]
+    with serve(None, Reply(content=""), Reply(content='{"verdict": "PASS"}')) as server:
+        usage_judge: list[Judge] = []
+
+        async def ask() -> CriterionAnswer | AnswerError:
+            usage_judge.append(Judge(MODEL, settings(server)))
+            return await usage_judge[0].ask(CHAT, CriterionAnswer)
+
+        failed = run(ask)
+        assert isinstance(failed, AnswerError)
+        assert "must cite at least one" in str(failed)
+        assert server.calls == 2
+        assert usage_judge[0].usage.calls == 2
+        assert usage_judge[0].usage.prompt_tokens == 200
+
+
+def test_gather_prefers_the_outage_and_cancels_the_rest() -> None:
+    cancelled: list[bool] = []
+
+    async def slow() -> int:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return 1
+
+    async def down() -> int:
+        await asyncio.sleep(0)
+        raise JudgeUnavailable("rate limited (HTTP 429)")
+
+    async def both() -> list[int]:
+        return await gather([slow(), down()])
+
+    with pytest.raises(JudgeUnavailable, match="429"):
+        run(both)
+    assert cancelled == [True]
+
+    async def values() -> list[int]:
+        async def one(n: int) -> int:
+            return n
+
+        return await gather(one(n) for n in range(3))
+
+    assert run(values) == [0, 1, 2]
+
+
+class Timeout(Exception):
+    status_code = 408
+
+
+class RateLimitError(Exception):
+    status_code = 429
+
+
+class InternalServerError(Exception):
+    status_code = 500
+
+
+class AuthenticationError(Exception):
+    status_code = 401
+
+
+class APIConnectionError(Exception):
+    pass
+
+
+class BadRequestError(Exception):
+    status_code = 400
+
+
+@pytest.mark.parametrize(
+    ("exc", "text"),
+    [
+        (Timeout("slow"), "timeout after 60s after 2 retries"),
+        (TimeoutError(), "timeout after 60s after 2 retries"),
+        (RateLimitError("x"), "rate limited (HTTP 429) after 2 retries"),
+        (InternalServerError("boom\nmore"), "server error (HTTP 500) after 2 retries: boom"),
+        (AuthenticationError("bad key sk-secret"), "authentication failed (HTTP 401)"),
+        (APIConnectionError("refused"), "cannot connect to the judge endpoint after 2 retries"),
+        (BadRequestError("key sk-secret is wrong"), "request rejected (HTTP 400): key *** is wrong"),
+        (ValueError("odd sk-secret"), "ValueError: odd ***"),
+    ],
+)
+def test_describe_outages_without_the_key(exc: Exception, text: str) -> None:
+    assert describe(exc, JudgeSettings(api_key="sk-secret")) == text
+
+
+def test_runs_leave_no_open_client_behind() -> None:
+    """litellm caches HTTP clients across calls; each run's event loop closes, so they must close too."""
+    import litellm
+
+    with serve(lambda request: GOOD) as server:
+        for _ in range(3):
+            run(lambda: Judge(MODEL, settings(server)).ask(CHAT, ShadowAnswer))
+    assert server.calls == 3
+    cached = litellm.in_memory_llm_clients_cache.cache_dict.values()
+    clients = [getattr(c, "_client", None) or getattr(c, "client", None) for c in cached]
+    open_clients = [c for c in clients if c is not None and not c.is_closed]
+    assert clients
+    assert open_clients == []
