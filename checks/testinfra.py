@@ -12,7 +12,7 @@ import configparser
 import hashlib
 import os
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -112,18 +112,35 @@ def infra_changes(ws: Workspace) -> list[InfraChange]:
     return out
 
 
+def tree_entries(root: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Yield (relative posix path, entry) for every non-directory under ``root``, links not followed.
+
+    Iterative, so a hostile tree nested a thousand directories deep cannot
+    exhaust the recursion limit (os.walk recurses on Python 3.11). A symlink
+    to a directory is yielded like a file: what its name says still counts.
+    """
+    stack = [("", root)]
+    while stack:
+        prefix, folder = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                listed = list(entries)
+        except OSError:
+            continue
+        for entry in listed:
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((rel + "/", Path(entry.path)))
+            else:
+                yield rel, entry
+
+
 def _candidates(root: Path) -> set[str]:
     """Relative paths under ``root`` whose names make them possible infrastructure."""
     found: set[str] = set()
-    if not root.is_dir():
-        return found
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = Path(dirpath).relative_to(root).as_posix()
-        # Symlinked directories are listed in dirnames but not entered: record them
-        # too, so a link named like infrastructure is not invisible.
-        for name in (*filenames, *(d for d in dirnames if (Path(dirpath) / d).is_symlink())):
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if classify(rel) is not None or name in ("setup.cfg", "pyproject.toml"):
+    if root.is_dir():
+        for rel, _ in tree_entries(root):
+            if classify(rel) is not None or PurePosixPath(rel).name in ("setup.cfg", "pyproject.toml"):
                 found.add(rel)
     return found
 

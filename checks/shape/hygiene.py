@@ -19,7 +19,7 @@ from checks.shape.pysource import SourceTooLarge, decode_source, parse_module, r
 from checks.shape.stubs import Stub, base_class_names, find_stubs
 from checks.shape.suppressions import new_suppressions
 from checks.shape.testcode import ChangedTestModule, ModuleFacts, match_tests, module_facts
-from checks.testinfra import InfraChange, infra_changes, is_test_file
+from checks.testinfra import InfraChange, infra_changes, is_test_file, tree_entries
 from checks.workspace import ChangedFile, Workspace
 
 TOOL = "hygiene"
@@ -289,17 +289,18 @@ def _changed_stubs(side: _Side, subclassed: frozenset[str], exam: Examination) -
 
 def _repo_base_classes(root: Path, exam: Examination) -> frozenset[str]:
     """Base-class names used anywhere in the head tree: their empty methods are hooks, not stubs."""
+
     def texts() -> Iterator[str]:
         budget, count = _MAX_SCAN_BYTES, 0
-        for path in sorted(root.rglob("*.py")):
-            if path.is_symlink() or not path.is_file():
+        for rel, entry in sorted(tree_entries(root), key=lambda item: item[0]):
+            if not rel.endswith(".py") or not entry.is_file(follow_symlinks=False):
                 continue
-            size = path.stat().st_size
+            size = entry.stat(follow_symlinks=False).st_size
             if count >= _MAX_SCAN_FILES or size > budget:
                 exam.notices.append("hygiene: the base-class scan stopped early; some stubs may be hooks")
                 return
             budget, count = budget - size, count + 1
-            yield path.read_bytes().decode("utf-8", "replace")
+            yield (root / rel).read_bytes().decode("utf-8", "replace")
 
     return base_class_names(texts())
 

@@ -260,3 +260,16 @@ def test_restoring_every_change_leaves_nothing_to_restore(git_repo: GitRepo, tmp
 def test_missing_trees_mean_nothing_changed(tmp_path: Path) -> None:
     ws = Workspace(tmp_path / "base", tmp_path / "head", "a", "b", ())
     assert infra_changes(ws) == []
+
+
+def test_a_very_deep_tree_does_not_exhaust_the_recursion_limit(tmp_path: Path) -> None:
+    # Deeper than Python's default recursion limit (os.walk recurses on 3.11).
+    (tmp_path / "base").mkdir()
+    folder = tmp_path / "head"
+    for _ in range(1100):
+        folder.mkdir()
+        folder = folder / "d"
+    folder.mkdir()
+    (folder / "conftest.py").write_text("import os\n")
+    ws = Workspace(tmp_path / "base", tmp_path / "head", "a", "b", ())
+    assert summary(infra_changes(ws)) == [("d/" * 1100 + "conftest.py", "conftest", "added")]
