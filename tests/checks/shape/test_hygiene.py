@@ -378,3 +378,17 @@ def test_findings_reach_the_decision(git_repo: GitRepo, tmp_path: Path, policy: 
     decision = decide(shape, BehaviourResult(status="passed"), QualityResult(), rules)
     assert decision.conclusion == conclusion
     assert any("skip-added" in r for r in decision.reasons)
+
+
+def test_an_unreadable_workspace_is_an_infrastructure_error(tmp_path: Path) -> None:
+    from checks.workspace import ChangedFile, Workspace
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "head").mkdir()
+    # A name longer than the file system allows: reading it fails with OSError (ENAMETOOLONG).
+    too_long = ChangedFile("x" * 300 + ".py", "modified")
+    ws = Workspace(tmp_path / "base", tmp_path / "head", "a", "b", (too_long,))
+    result = HygieneGate().run(GateContext(ws, Policy(), NoRunner(), image="never-used"))
+    assert result.tool.status == "error"
+    assert "cannot read the workspace" in result.tool.detail
+    assert result.findings == ()
