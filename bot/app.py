@@ -23,7 +23,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
 
-from bot import events, signature
+from bot import events, github, signature
 from bot.events import Ignore
 from bot.queue import JobQueue
 from bot.settings import Settings, load_settings
@@ -86,6 +86,8 @@ def create_app(
         else:
             await queue.start()
         app.state.service = Service(conf, secret, store, queue, worker)
+        # Warm githubkit up in the background: /readyz says "in progress" until it is done.
+        app.state.warm = asyncio.create_task(asyncio.to_thread(_warm_up))
         log.info("patchgate serving; workers in this process: %s", worker is not None)
         try:
             yield
@@ -131,12 +133,14 @@ def create_app(
         except Exception as exc:  # any failure means not ready; say which
             checks["queue"] = f"error: {type(exc).__name__}"
         if svc.worker is not None:
-            from sandbox.engine import engine_available  # noqa: PLC0415 - docker only where jobs run
+            from sandbox.engine import engine_available
 
             checks["docker"] = "ok" if await asyncio.to_thread(engine_available) else "error: no engine"
         else:
             checks["docker"] = "not used by this process"
-        ready = all(not v.startswith("error") for v in checks.values())
+        warm: asyncio.Task[None] = request.app.state.warm
+        checks["warm_up"] = "ok" if warm.done() else "in progress"
+        ready = all(v in ("ok", "not used by this process") for v in checks.values())
         return _answer(200 if ready else 503, ready=ready, **checks)
 
     @app.get("/runs/{job_id}", response_model=None)
@@ -160,6 +164,11 @@ def create_app(
         return HTMLResponse(page)
 
     return app
+
+
+def _warm_up() -> None:
+    events.warm_up()
+    github.warm_up()
 
 
 async def _accept(svc: Service, request: Request, body: bytes) -> JSONResponse:

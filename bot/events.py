@@ -9,6 +9,7 @@ Event reference: https://docs.github.com/en/webhooks/webhook-events-and-payloads
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -201,6 +202,13 @@ class Ignore:
 
 
 Action = GateRequest | CancelRequest | InstallationChange | Ignore
+
+
+def warm_up() -> None:
+    """Build githubkit's webhook validators now; the first parse otherwise takes seconds."""
+    for event in ROUTES:
+        with contextlib.suppress(ValidationError):
+            webhooks.parse_obj(event, {})
 
 
 def routed(event: str, action: str | None) -> bool:

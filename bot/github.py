@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -21,6 +22,7 @@ from githubkit import AppAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestError, RequestFailed
 from githubkit.retry import RetryOption
+from githubkit_schemas.latest import models
 from pydantic import BaseModel, ValidationError
 
 from bot.checkrun import CompleteBody, CreateBody, CreateCompletedBody, UpdateBody
@@ -94,6 +96,15 @@ def _lenient(model: type[_M], parsed: Callable[[], object], raw: Callable[[], An
         return model.model_validate(parsed())
     except ValidationError:
         return model.model_validate(raw())
+
+
+def warm_up() -> None:
+    """Load githubkit's REST namespaces and models now rather than inside the first job."""
+    gh = GitHub("warm-up", http_cache=False)
+    for namespace in (gh.rest.checks, gh.rest.pulls, gh.rest.repos, gh.rest.apps):
+        _ = namespace
+    with contextlib.suppress(ValidationError):
+        models.PullRequest.model_validate({})
 
 
 class GitHubApp:

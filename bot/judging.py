@@ -12,7 +12,6 @@ from __future__ import annotations
 from bot.store import Store, StoreVerdictCache
 from checks.decide import decide
 from checks.inputs import PipelineInputs
-from checks.quality import JudgeRecord, run_quality
 from checks.report import Report
 
 REQUESTED = "run on request (Run judge anyway) although behaviour did not pass"
@@ -27,6 +26,9 @@ def judge_anyway(inputs: PipelineInputs, report: Report, store: Store) -> Report
             update={"detail": "judge requested, but no judge model is configured"}
         )
         return report.model_copy(update={"quality": quality})
+    # checks.quality loads litellm and numpy: only when the button is pressed.
+    from checks.quality import JudgeRecord, run_quality
+
     records = [
         JudgeRecord(r.execution_passed, r.judge_passed, r.model, r.rubric) for r in store.judge_records()
     ]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, and_, create_engine, event, func, or_, select, text, update
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -188,8 +189,10 @@ class Store:
         """INSERT unless the unique key exists; return whether a row was inserted."""
         dialect = self.engine.dialect.name
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-        stmt = insert(model).values(**values).on_conflict_do_nothing()
-        return bool(session.execute(stmt).rowcount)  # type: ignore[attr-defined]
+        # RETURNING, not rowcount: drivers disagree on rowcount for ON CONFLICT DO NOTHING.
+        key = sa_inspect(model).primary_key[0]
+        stmt = insert(model).values(**values).on_conflict_do_nothing().returning(key)
+        return session.execute(stmt).first() is not None
 
     # -- deliveries ---------------------------------------------------------------------------
 

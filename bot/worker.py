@@ -69,7 +69,7 @@ def load_gate(spec: str | None) -> GateFn:
 
 def default_runner() -> Runner:
     """Build the production sandbox (imported late: the web process never needs Docker)."""
-    from sandbox.docker import DockerSandbox  # noqa: PLC0415 - keeps docker out of web-only processes
+    from sandbox.docker import DockerSandbox
 
     return DockerSandbox()
 

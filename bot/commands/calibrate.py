@@ -21,9 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from bot.settings import load_settings  # noqa: PLC0415 - read settings only when run
-    from bot.store import Store  # noqa: PLC0415 - loaded only for this command
-    from checks.quality import JudgeRecord, calibration_table, render_calibration  # noqa: PLC0415 - heavy
+    from bot.settings import load_settings
+    from bot.store import Store
+    from checks.quality import JudgeRecord, calibration_table, render_calibration
 
     store = Store(load_settings(args.config).database_url)
     try:

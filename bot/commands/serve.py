@@ -30,11 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    import uvicorn  # noqa: PLC0415 - the web stack loads only for this command
+    import uvicorn
 
-    from bot.app import create_app  # noqa: PLC0415 - the web stack loads only for this command
-    from bot.settings import SettingsError, load_settings  # noqa: PLC0415 - read settings only when run
-    from bot.worker import load_gate  # noqa: PLC0415 - the web stack loads only for this command
+    from bot.app import create_app
+    from bot.settings import SettingsError, load_settings
+    from bot.worker import load_gate
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = load_settings(args.config)

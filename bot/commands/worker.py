@@ -24,10 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from bot.queue import JobQueue  # noqa: PLC0415 - loaded only for this command
-    from bot.settings import SettingsError, load_settings  # noqa: PLC0415 - read settings only when run
-    from bot.store import Store  # noqa: PLC0415 - loaded only for this command
-    from bot.worker import Worker, load_gate  # noqa: PLC0415 - loaded only for this command
+    from bot.queue import JobQueue
+    from bot.settings import SettingsError, load_settings
+    from bot.store import Store
+    from bot.worker import Worker, load_gate
 
     settings = load_settings(args.config)
     try:

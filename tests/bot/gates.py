@@ -1,0 +1,64 @@
+"""Deterministic gate functions for the service tests (``patchgate serve --gate tests.bot.gates:...``).
+
+They stand in for checks.pipeline.run_pipeline without Docker. What they report
+is read from ``patchgate-test.json`` in the PR's head tree, so each test scenario
+is a commit: e.g. ``{"findings": 120}``, ``{"hold": "/tmp/x"}`` (wait until that
+file exists, after touching ``<hold>.started``), ``{"raise": "SandboxError"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from checks.inputs import PipelineInputs
+from checks.pipeline import Progress, ShadowSink
+from checks.report import BehaviourResult, Finding, QualityResult, Report, ShapeResult, SuiteResult
+from sandbox.errors import SandboxError
+
+CONFIG = "patchgate-test.json"
+
+
+def scenario(inputs: PipelineInputs) -> dict[str, object]:
+    path = inputs.workspace.head_dir / CONFIG
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def findings_gate(
+    inputs: PipelineInputs, *, on_progress: Progress | None = None, on_shadow: ShadowSink | None = None
+) -> Report:
+    """Report N findings (and long messages when asked), after optionally waiting on a file."""
+    conf = scenario(inputs)
+    hold = conf.get("hold")
+    if isinstance(hold, str):
+        Path(hold + ".started").touch()
+        deadline = time.monotonic() + 120
+        while not Path(hold).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    if conf.get("raise") == "SandboxError":
+        raise SandboxError("scripted: the sandbox is down")
+    ws = inputs.workspace
+    count = int(str(conf.get("findings", 0)))
+    message = "x" * int(str(conf.get("message_bytes", 20)))
+    report = Report(conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha)
+    report.shape = ShapeResult(status="failed" if count else "passed", findings=[
+        Finding(tool="ruff", rule=f"E{i:03d}", path="app.py", start_line=i + 1, end_line=i + 1,
+                severity="warning", message=f"finding {i}: {message}")
+        for i in range(count)
+    ])
+    if on_progress is not None:
+        on_progress("shape", report)
+    report.behaviour = BehaviourResult(status="passed", suites=[
+        SuiteResult(name="hidden", kind="hidden", status="passed", passed=3, total=3, pass_rate=1.0)])
+    if on_progress is not None:
+        on_progress("behaviour", report)
+    report.quality = QualityResult(status="skipped", detail="no judge model configured")
+    if on_shadow is not None and conf.get("shadow"):
+        on_shadow(False, True, "fake/judge", "default")
+    report.conclusion = "failure" if count else "success"
+    report.reasons = [f"{count} new findings"] if count else []
+    report.timings = {"shape": 0.1, "behaviour": 0.2}
+    if on_progress is not None:
+        on_progress("done", report)
+    return report

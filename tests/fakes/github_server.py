@@ -1,0 +1,432 @@
+"""A fake GitHub REST server: a real HTTP server in a thread, backed by local git repositories.
+
+It speaks the few endpoints patchgate uses, the way GitHub does:
+- ``POST /app/installations/{id}/access_tokens`` checks the App JWT (RS256,
+  against the App's public key) and issues a short token; a removed
+  installation answers 404 and its tokens stop working (401);
+- pulls, contents (a file at a sha, base64) and tarballs (``git archive`` of a
+  local repository with one top-level folder, behind a redirect like
+  codeload's);
+- check runs: every create/update body is validated against githubkit's
+  request models (and GitHub's size limits) and recorded; annotations
+  accumulate across updates as on GitHub;
+- ``POST /app-manifests/{code}/conversions`` for the App manifest flow.
+Any request can be scripted to fail first (``fail``): 500s, rate limits, 404s.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import secrets
+import subprocess
+import threading
+import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import jwt
+from pydantic import BaseModel, ValidationError
+
+MAX_SUMMARY_BYTES = 65_535
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request the fake received, and what it answered."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+    status: int
+
+
+@dataclass
+class Failure:
+    method: str
+    pattern: re.Pattern[str]
+    status: int
+    times: int
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class FakeGitHub:
+    """The fake's state. Register repositories and pulls, then point the App at ``url``."""
+
+    app_id: int
+    public_key: bytes
+    repos: dict[str, Path] = field(default_factory=dict)
+    pulls: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    removed_installations: set[int] = field(default_factory=set)
+    tokens: dict[str, int] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    conversions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    url: str = ""
+    token_ttl: timedelta = timedelta(hours=1)
+
+    # -- set-up ---------------------------------------------------------------------------------
+
+    def add_repo(self, full_name: str, path: Path) -> None:
+        with self.lock:
+            self.repos[full_name] = path
+
+    def set_pull(self, repository: str, number: int, data: dict[str, Any]) -> None:
+        with self.lock:
+            self.pulls[(repository, number)] = data
+
+    def remove_installation(self, installation_id: int) -> None:
+        """Uninstall: token requests answer 404 and issued tokens answer 401 from now on."""
+        with self.lock:
+            self.removed_installations.add(installation_id)
+
+    def fail(self, method: str, path_regex: str, status: int, *, times: int = 1,
+             headers: dict[str, str] | None = None, message: str = "scripted failure") -> None:
+        """Answer the next ``times`` matching requests with ``status`` before serving them normally."""
+        with self.lock:
+            self.failures.append(Failure(method, re.compile(path_regex), status, times, headers or {},
+                                         {"message": message}))
+
+    # -- what happened --------------------------------------------------------------------------
+
+    def calls_to(self, method: str | None = None, path_regex: str = "") -> list[Call]:
+        with self.lock:
+            return [c for c in self.calls
+                    if (method is None or c.method == method) and re.search(path_regex, c.path)]
+
+    def check_run_calls(self, repository: str) -> list[Call]:
+        """Every create/update of a check run in ``repository``, in order (failed ones too)."""
+        return self.calls_to(None, rf"^/repos/{re.escape(repository)}/check-runs(/\d+)?$")
+
+    def runs_of(self, repository: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return [json.loads(json.dumps(r)) for r in self.check_runs.values() if r["repository"] == repository]
+
+    # -- answering ------------------------------------------------------------------------------
+
+    def _scripted(self, method: str, path: str) -> Failure | None:
+        with self.lock:
+            for f in self.failures:
+                if f.method == method and f.pattern.search(path) and f.times > 0:
+                    f.times -= 1
+                    return f
+        return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    @property
+    def fake(self) -> FakeGitHub:
+        return self.server.fake
+
+    def _send(self, status: int, body: Any = None, *, raw: bytes | None = None,
+              content_type: str = "application/json", headers: dict[str, str] | None = None) -> int:
+        data = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        return status
+
+    def _handle(self, method: str) -> None:
+        url = urlsplit(self.path)
+        path, query = unquote(url.path), parse_qs(url.query)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        status = self._route(method, path, query, body)
+        with self.fake.lock:
+            self.fake.calls.append(Call(method, path, query, dict(self.headers.items()), body, status))
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")
+
+    def _route(self, method: str, path: str, query: dict[str, list[str]], body: Any) -> int:
+        scripted = self.fake._scripted(method, path)
+        if scripted is not None:
+            return self._send(scripted.status, scripted.body, headers=scripted.headers)
+        if m := re.fullmatch(r"/app-manifests/([^/]+)/conversions", path):
+            return self._conversion(method, m.group(1))
+        if m := re.fullmatch(r"/app/installations/(\d+)/access_tokens", path):
+            return self._token(method, int(m.group(1)))
+        if m := re.fullmatch(r"/_codeload/([^/]+/[^/]+)/legacy\.tar\.gz/(.+)", path):
+            return self._tarball(m.group(1), m.group(2))
+        m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)", path)
+        if m is None:
+            return self._send(404, {"message": "Not Found"})
+        if not self._authorized():
+            return self._send(401, {"message": "Bad credentials"})
+        repo, rest = m.group(1), m.group(2)
+        if method == "GET" and (p := re.fullmatch(r"/pulls/(\d+)", rest)):
+            pr = self.fake.pulls.get((repo, int(p.group(1))))
+            return self._send(200, pr) if pr is not None else self._send(404, {"message": "Not Found"})
+        if method == "GET" and (p := re.fullmatch(r"/contents/(.+)", rest)):
+            return self._contents(repo, p.group(1), query.get("ref", ["HEAD"])[0])
+        if method == "GET" and (p := re.fullmatch(r"/tarball/(.+)", rest)):
+            # GitHub answers with a redirect to codeload; the token stays in the header.
+            return self._send(302, raw=b"", headers={"Location": f"{self.fake.url}/_codeload/{repo}/legacy.tar.gz/{p.group(1)}"})
+        if method == "GET" and (p := re.fullmatch(r"/commits/([^/]+)/check-runs", rest)):
+            return self._list_runs(repo, p.group(1), query)
+        if method == "POST" and rest == "/check-runs":
+            return self._create_run(repo, body)
+        if method == "PATCH" and (p := re.fullmatch(r"/check-runs/(\d+)", rest)):
+            return self._update_run(repo, int(p.group(1)), body)
+        return self._send(404, {"message": "Not Found"})
+
+    def _authorized(self) -> bool:
+        auth = self.headers.get("Authorization", "")
+        if not auth.startswith("token "):
+            return False
+        with self.fake.lock:
+            inst = self.fake.tokens.get(auth.removeprefix("token "))
+            return inst is not None and inst not in self.fake.removed_installations
+
+    def _token(self, method: str, installation_id: int) -> int:
+        auth = self.headers.get("Authorization", "")
+        try:
+            claims = jwt.decode(auth.removeprefix("Bearer "), self.fake.public_key, algorithms=["RS256"])
+        except jwt.PyJWTError as exc:
+            return self._send(401, {"message": f"A JSON web token could not be decoded: {exc}"})
+        if method != "POST" or str(claims.get("iss")) != str(self.fake.app_id):
+            return self._send(401, {"message": "'Issuer' claim ('iss') must be the App id"})
+        if installation_id in self.fake.removed_installations:
+            return self._send(404, {"message": "Not Found"})
+        token = "ghs_" + secrets.token_hex(18)
+        with self.fake.lock:
+            self.fake.tokens[token] = installation_id
+        expires = (datetime.now(UTC) + self.fake.token_ttl).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._send(201, {"token": token, "expires_at": expires, "permissions": {
+            "checks": "write", "contents": "read", "pull_requests": "read", "metadata": "read"},
+            "repository_selection": "all"})
+
+    def _git(self, repo: str, *args: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["git", "-C", str(self.fake.repos[repo]), *args], capture_output=True, check=False)
+
+    def _contents(self, repo: str, path: str, ref: str) -> int:
+        if repo not in self.fake.repos:
+            return self._send(404, {"message": "Not Found"})
+        shown = self._git(repo, "show", f"{ref}:{path}")
+        if shown.returncode != 0:
+            return self._send(404, {"message": "Not Found"})
+        api = f"{self.fake.url}/repos/{repo}/contents/{path}"
+        return self._send(200, {
+            "type": "file", "encoding": "base64", "size": len(shown.stdout), "name": path.rsplit("/", 1)[-1],
+            "path": path, "content": base64.encodebytes(shown.stdout).decode(), "sha": "0" * 40, "url": api,
+            "git_url": None, "html_url": None, "download_url": None,
+            "_links": {"self": api, "git": None, "html": None},
+        })
+
+    def _tarball(self, repo: str, ref: str) -> int:
+        if repo not in self.fake.repos:
+            return self._send(404, {"message": "Not Found"})
+        sha = self._git(repo, "rev-parse", "--verify", f"{ref}^{{commit}}")
+        if sha.returncode != 0:
+            return self._send(404, {"message": "Not Found"})
+        prefix = f"{repo.replace('/', '-')}-{sha.stdout.decode().strip()[:7]}/"
+        archive = self._git(repo, "archive", "--format=tar.gz", f"--prefix={prefix}", ref)
+        return self._send(200, raw=archive.stdout, content_type="application/x-gzip")
+
+    def _run_json(self, run: dict[str, Any]) -> dict[str, Any]:
+        api = f"{self.fake.url}/repos/{run['repository']}/check-runs/{run['id']}"
+        out = run["output"]
+        return {
+            "id": run["id"], "head_sha": run["head_sha"], "node_id": f"CR_{run['id']}",
+            "external_id": run.get("external_id"), "url": api, "html_url": f"https://github.example/runs/{run['id']}",
+            "details_url": run.get("details_url"), "status": run["status"], "conclusion": run.get("conclusion"),
+            "started_at": run["started_at"], "completed_at": run.get("completed_at"), "name": run["name"],
+            "output": {"title": out.get("title"), "summary": out.get("summary"), "text": out.get("text"),
+                       "annotations_count": len(run["annotations"]), "annotations_url": f"{api}/annotations"},
+            "check_suite": {"id": 1}, "app": None, "pull_requests": [],
+        }
+
+    def _list_runs(self, repo: str, sha: str, query: dict[str, list[str]]) -> int:
+        name = query.get("check_name", [None])[0]
+        with self.fake.lock:
+            runs = [self._run_json(r) for r in self.fake.check_runs.values()
+                    if r["repository"] == repo and r["head_sha"] == sha and (name is None or r["name"] == name)]
+        return self._send(200, {"total_count": len(runs), "check_runs": runs})
+
+    def _create_run(self, repo: str, body: Any) -> int:
+        problems = validate_check_run_body("POST", body)
+        if problems:
+            with self.fake.lock:
+                self.fake.problems.extend(problems)
+            return self._send(422, {"message": "Validation Failed", "errors": problems})
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        with self.fake.lock:
+            run_id = 1000 + len(self.fake.check_runs)
+            run = {"id": run_id, "repository": repo, "name": body["name"], "head_sha": body["head_sha"],
+                   "external_id": body.get("external_id"), "details_url": body.get("details_url"),
+                   "status": body.get("status", "queued"), "conclusion": body.get("conclusion"),
+                   "started_at": now, "completed_at": now if body.get("status") == "completed" else None,
+                   "output": {}, "annotations": [], "actions": body.get("actions", [])}
+            self._apply_output(run, body.get("output"))
+            self.fake.check_runs[run_id] = run
+            return self._send(201, self._run_json(run))
+
+    def _update_run(self, repo: str, run_id: int, body: Any) -> int:
+        problems = validate_check_run_body("PATCH", body)
+        if problems:
+            with self.fake.lock:
+                self.fake.problems.extend(problems)
+            return self._send(422, {"message": "Validation Failed", "errors": problems})
+        with self.fake.lock:
+            run = self.fake.check_runs.get(run_id)
+            if run is None or run["repository"] != repo:
+                return self._send(404, {"message": "Not Found"})
+            if run["status"] == "completed" and body.get("status") not in (None, "completed"):
+                self.fake.problems.append(f"check run {run_id}: reopened after completion")
+            for key in ("status", "conclusion", "details_url", "external_id", "name", "actions"):
+                if key in body:
+                    run[key] = body[key]
+            if "conclusion" in body:
+                run["status"] = "completed"
+                run["completed_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            self._apply_output(run, body.get("output"))
+            return self._send(200, self._run_json(run))
+
+    @staticmethod
+    def _apply_output(run: dict[str, Any], output: dict[str, Any] | None) -> None:
+        if not output:
+            return
+        run["output"] = {k: v for k, v in output.items() if k != "annotations"}
+        # GitHub appends the annotations of each request to the run's.
+        run["annotations"].extend(output.get("annotations", []))
+
+    def _conversion(self, method: str, code: str) -> int:
+        with self.fake.lock:
+            data = self.fake.conversions.pop(code, None)
+        if method != "POST" or data is None:
+            return self._send(404, {"message": "Not Found"})
+        return self._send(201, data)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, fake: FakeGitHub) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.fake = fake
+
+
+def _unknown_keys(model: type[BaseModel], data: Any, where: str) -> list[str]:
+    """List keys GitHub's schema does not have (githubkit's models accept extras silently)."""
+    if not isinstance(data, dict):
+        return []
+    fields = {(f.alias or name): f for name, f in model.model_fields.items()}
+    problems = []
+    for key, value in data.items():
+        if key not in fields:
+            problems.append(f"{where}.{key}: not a field of {model.__name__}")
+            continue
+        for sub in _models_in(fields[key].annotation):
+            items = value if isinstance(value, list) else [value]
+            for i, item in enumerate(items):
+                problems += _unknown_keys(sub, item, f"{where}.{key}[{i}]" if isinstance(value, list) else f"{where}.{key}")
+    return problems
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def validate_check_run_body(method: str, body: Any) -> list[str]:
+    """Check a check-run request body against githubkit's request models and GitHub's limits."""
+    from githubkit_schemas.latest import models
+
+    if not isinstance(body, dict):
+        return [f"{method} body is not an object"]
+    if method == "POST":
+        model: type[BaseModel] = (models.ReposOwnerRepoCheckRunsPostBodyOneof0 if body.get("status") == "completed"
+                                  else models.ReposOwnerRepoCheckRunsPostBodyOneof1)
+    else:
+        model = (models.ReposOwnerRepoCheckRunsCheckRunIdPatchBodyAnyof0 if "conclusion" in body
+                 else models.ReposOwnerRepoCheckRunsCheckRunIdPatchBodyAnyof1)
+    problems: list[str] = []
+    try:
+        model.model_validate(body)
+    except ValidationError as exc:
+        problems += [f"{method} body: {e['loc']}: {e['msg']}" for e in exc.errors()]
+    problems += _unknown_keys(model, body, method)
+    output = body.get("output") or {}
+    summary = output.get("summary", "")
+    if len(summary.encode()) > MAX_SUMMARY_BYTES:
+        problems.append(f"output.summary is {len(summary.encode())} bytes (> {MAX_SUMMARY_BYTES})")
+    if len(output.get("annotations", [])) > 50:
+        problems.append(f"{len(output['annotations'])} annotations in one request (> 50)")
+    actions = body.get("actions", [])
+    if len(actions) > 3:
+        problems.append("more than 3 actions")
+    for a in actions:
+        if len(a.get("label", "")) > 20 or len(a.get("description", "")) > 40 or len(a.get("identifier", "")) > 20:
+            problems.append(f"action {a} exceeds GitHub's length limits")
+    return problems
+
+
+@contextmanager
+def fake_github(app_id: int, public_key: bytes) -> Iterator[FakeGitHub]:
+    """Run a FakeGitHub on a loopback port for the duration of the block."""
+    fake = FakeGitHub(app_id, public_key)
+    server = _Server(fake)
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def pull_json(template: dict[str, Any], *, repository: str, number: int, head_sha: str, head_ref: str,
+              base_sha: str, base_ref: str = "main", head_repository: str | None = None, author: str = "patchbot[bot]",
+              labels: tuple[str, ...] = (), draft: bool = False, state: str = "open", title: str = "Fix the bug",
+              body: str = "Agent-written fix.") -> dict[str, Any]:
+    """Return a REST pull request object (a webhook's ``pull_request`` made to fit githubkit's PullRequest)."""
+    pr = json.loads(json.dumps(template))
+    pr.update(number=number, state=state, draft=draft, title=title, body=body, auto_merge=None,
+              merged=False, labels=[{**(pr["labels"][0] if pr.get("labels") else {}), "name": n, "id": i + 1}
+                                    for i, n in enumerate(labels)])
+    pr["user"] = {**pr["user"], "login": author}
+    for side, repo, sha, ref in (("head", head_repository or repository, head_sha, head_ref),
+                                 ("base", repository, base_sha, base_ref)):
+        owner, name = repo.split("/")
+        pr[side] = {**pr[side], "sha": sha, "ref": ref, "label": f"{owner}:{ref}",
+                    "repo": {**pr[side]["repo"], "full_name": repo, "name": name,
+                             "owner": {**pr[side]["repo"]["owner"], "login": owner}}}
+    return pr
+
