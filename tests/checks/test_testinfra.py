@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -263,13 +265,21 @@ def test_missing_trees_mean_nothing_changed(tmp_path: Path) -> None:
 
 
 def test_a_very_deep_tree_does_not_exhaust_the_recursion_limit(tmp_path: Path) -> None:
-    # Deeper than Python's default recursion limit (os.walk recurses on 3.11).
+    # A tree deeper than the recursion limit allows (os.walk recurses on 3.11). The limit is
+    # lowered instead of the tree made 1,000 deep, so pytest's recursive cleanup can still
+    # delete it afterwards.
+    depth = 300
     (tmp_path / "base").mkdir()
-    folder = tmp_path / "head"
-    for _ in range(1100):
-        folder.mkdir()
-        folder = folder / "d"
-    folder.mkdir()
-    (folder / "conftest.py").write_text("import os\n")
+    deep = tmp_path.joinpath("head", *["d"] * depth)
+    deep.mkdir(parents=True)
+    (deep / "conftest.py").write_text("import os\n")
     ws = Workspace(tmp_path / "base", tmp_path / "head", "a", "b", ())
-    assert summary(infra_changes(ws)) == [("d/" * 1100 + "conftest.py", "conftest", "added")]
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack(0)) + depth // 2)
+    try:
+        with pytest.raises(RecursionError):
+            list(os.walk(tmp_path / "head"))  # the recursion this guards against
+        changes = infra_changes(ws)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert summary(changes) == [("d/" * depth + "conftest.py", "conftest", "added")]
