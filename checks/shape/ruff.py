@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from checks.gate import register
 from checks.report import Finding
@@ -31,11 +30,14 @@ class _Diagnostic(BaseModel):
     end_location: _Location | None = None
 
 
+_REPORT = TypeAdapter(list[_Diagnostic])
+
+
 def parse_ruff(text: str, tree: str) -> list[Finding]:
     """Parse ``ruff check --output-format json`` into findings with paths relative to ``tree``."""
     try:
-        items = [_Diagnostic.model_validate(d) for d in json.loads(text or "[]")]
-    except (ValueError, TypeError, ValidationError) as exc:
+        items = _REPORT.validate_json(text or "[]")
+    except ValidationError as exc:
         raise ToolFailure(f"ruff printed something that is not its JSON report: {str(exc)[:300]}") from exc
     findings = []
     for d in items:

@@ -9,7 +9,6 @@ recognised as pre-existing even if the change moved it.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -145,7 +144,6 @@ class ToolGate:
 
     def run(self, ctx: GateContext) -> GateResult:
         """Run the tool on both trees in one sandbox run and compare the findings."""
-        start = time.monotonic()
         ws = ctx.workspace
         files = targets(ws)
         if not files.head:
@@ -153,8 +151,12 @@ class ToolGate:
         plan = self.tool.plan(ws, files)
         with stage() as staged:
             probe_plan = {"mode": "batch", "steps": plan.steps}
-            text = run_probe(ctx, staged, probe_plan, limits=self.tool.limits, what=self.name)
-        parsed = self.tool.parse(parse_batches(text, self.name).steps)
+            probe = run_probe(ctx, staged, probe_plan, limits=self.tool.limits, what=self.name)
+        outputs = parse_batches(probe.stdout, self.name).steps
+        missing = sorted({str(step["name"]) for step in plan.steps} - set(outputs))
+        if missing:
+            raise ToolFailure(f"{self.name}: the probe reported nothing for {', '.join(missing)}")
+        parsed = self.tool.parse(outputs)
         comparison = compare(
             parsed.base,
             parsed.head,
@@ -166,7 +168,8 @@ class ToolGate:
         findings, capped = select(comparison, ws)
         notices = (f"{self.name}: {capped}",) if capped else ()
         detail = "; ".join(d for d in (plan.detail, parsed.detail) if d)
-        run = ToolRun(tool=self.name, status="ok", seconds=round(time.monotonic() - start, 3), detail=detail)
+        # The tool's time in the sandbox, not the wait for a free sandbox slot.
+        run = ToolRun(tool=self.name, status="ok", seconds=probe.seconds, detail=detail)
         return GateResult(run, tuple(findings), comparison.preexisting, notices)
 
 

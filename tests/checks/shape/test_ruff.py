@@ -1,0 +1,90 @@
+"""The ruff gate: its JSON parser, and real runs on a passing and a failing PR."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from checks.report import ShapeResult
+from checks.shape.container import ToolFailure
+from checks.shape.ruff import parse_ruff
+from tests.checks.shape.conftest import of, rules_at
+
+# Trimmed from ruff 0.17 `check --output-format json`.
+RUFF_OUTPUT = [
+    {
+        "code": "F821",
+        "end_location": {"column": 12, "row": 4},
+        "filename": "/src/head/pkg/a.py",
+        "location": {"column": 1, "row": 4},
+        "message": "Undefined name `reveal_type`",
+        "severity": "error",
+    },
+    {
+        "code": "invalid-syntax",
+        "end_location": {"column": 1, "row": 3},
+        "filename": "/src/head/s.py",
+        "location": {"column": 1, "row": 3},
+        "message": "unexpected EOF while parsing",
+    },
+    {
+        "code": None,
+        "filename": "/src/head/old.py",
+        "location": {"column": 1, "row": 2},
+        "message": "SyntaxError: invalid syntax",
+    },
+    {
+        "code": "E902",
+        "filename": "/src/head/u.py",
+        "location": {"column": 1, "row": 1},
+        "end_location": {"column": 1, "row": 1},
+        "message": "stream did not contain valid UTF-8",
+    },
+]
+
+
+def test_parse_ruff() -> None:
+    findings = parse_ruff(json.dumps(RUFF_OUTPUT), "/src/head")
+    assert [(f.path, f.rule, f.start_line, f.end_line, f.severity) for f in findings] == [
+        ("pkg/a.py", "F821", 4, 4, "warning"),
+        ("s.py", "invalid-syntax", 3, 3, "error"),
+        ("old.py", "invalid-syntax", 2, 2, "error"),
+        ("u.py", "E902", 1, 1, "error"),
+    ]
+    assert all(f.tool == "ruff" for f in findings)
+
+
+def test_parse_ruff_empty_output_is_no_findings() -> None:
+    assert parse_ruff("", "/src/head") == []
+    assert parse_ruff("[]", "/src/head") == []
+
+
+@pytest.mark.parametrize("text", ["error: Failed to parse", "{}", '[{"code": "F401"}]'])
+def test_parse_ruff_rejects_what_is_not_its_report(text: str) -> None:
+    with pytest.raises(ToolFailure):
+        parse_ruff(text, "/src/head")
+
+
+@pytest.mark.docker
+def test_ruff_passes_a_clean_pr_with_the_base_config(scenario: dict[str, ShapeResult]) -> None:
+    good = scenario["good"]
+    run = next(t for t in good.tools if t.tool == "ruff")
+    assert run.status == "ok", run.detail
+    assert "base pyproject.toml" in run.detail
+    # The PR adds an unused import; the base configuration ignores F401.
+    assert of(good, "ruff") == []
+
+
+@pytest.mark.docker
+def test_ruff_fails_a_pr_and_its_own_config_has_no_effect(scenario: dict[str, ShapeResult]) -> None:
+    bad = scenario["bad"]
+    run = next(t for t in bad.tools if t.tool == "ruff")
+    assert run.status == "ok", run.detail
+    assert "new ruff finding" in run.detail
+    found = rules_at(bad, "ruff")
+    # per-file-ignores = {"*" = ["F821", "E711"]} in the PR's pyproject.toml is ignored.
+    assert ("pkg/core.py", "E711") in found
+    assert ("pkg/core.py", "F821") in found
+    assert ("pkg/syntax.py", "invalid-syntax") in found
+    assert bad.status == "failed"
