@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -222,6 +223,12 @@ async def _release() -> None:
         log.debug("litellm clean-up failed", exc_info=True)
 
 
+# litellm keeps process-wide state bound to an event loop (a logging worker, cached
+# clients); two runs on two threads' loops would close each other's clients. Runs in
+# one process therefore take turns; criteria within a run are still concurrent.
+_RUN_LOCK = threading.Lock()
+
+
 def run(make: Callable[[], Awaitable[T]]) -> T:
     """Run one judging coroutine on a fresh event loop, then release litellm's per-loop state."""
 
@@ -231,4 +238,5 @@ def run(make: Callable[[], Awaitable[T]]) -> T:
         finally:
             await _release()
 
-    return asyncio.run(main())
+    with _RUN_LOCK:
+        return asyncio.run(main())

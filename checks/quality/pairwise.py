@@ -21,7 +21,8 @@ from checks.quality.prompt import (
     PAIRWISE_PROMPT,
     fence,
     messages,
-    neutralize,
+    model_aliases,
+    omitted_line,
     render_file,
     render_task,
     user_message,
@@ -90,7 +91,7 @@ def _material(task: str, first: Context, second: Context) -> str:
     def files(ctx: Context) -> str:
         body = "\n\n".join(render_file(v) for v in ctx.files) or "(no files shown)"
         if ctx.omitted:
-            body += "\n\nAlso changed but not shown: " + ", ".join(neutralize(p) for p in ctx.omitted)
+            body += "\n\n" + omitted_line(ctx.omitted)
         return body
 
     return "\n\n".join((fence("TASK", task), fence("FIRST", files(first)), fence("SECOND", files(second))))
@@ -118,7 +119,7 @@ def compare_pairwise(
     try:
         register_price(q.model, settings.cost_per_token)
         count = token_counter(q.model)
-        task_text = render_task(task.title, task.body, task.issue)
+        task_text = render_task(task.title, task.body, task.issue, hide=model_aliases(q.model))
         # Each candidate gets half of the budget left after the instructions.
         half = max((q.max_prompt_tokens - count(PAIRWISE_PROMPT) - SCAFFOLD_TOKENS) // 2, 1)
         ctx_a = collect(a, task_text, budget=half, reserve=0, count=count)

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from checks.quality.rubric import Criterion
 
 NEUTRALIZED = "[neutralized: text addressed to the reviewer]"
+MODEL_NAME = "[model name removed]"
+# The prompt names at most this many files left out; the report lists them all.
+MAX_OMITTED_LISTED = 20
 
 # Zero-width and bidirectional controls can hide or reorder text the reviewer reads.
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
@@ -45,6 +48,18 @@ _STEERING = re.compile(
         )
     ),
     re.IGNORECASE | re.MULTILINE,
+)
+
+# Names of models and coding agents: who wrote a patch must not sway its review
+# (judges favour their own family's output). Removed from the PR's prose only;
+# code is left intact so citations still match the head tree.
+_MODEL_NAMES = re.compile(
+    r"\b(?:chat)?gpt[- ]?\d[\w.-]*|\bchatgpt\b|\bo[1-9]-(?:mini|pro|preview)\b"
+    r"|\bclaude(?:[- ](?:code|opus|sonnet|haiku|instant|\d)[\w.-]*)*|\banthropic\b|\bopenai\b"
+    r"|\bgemini[\w.-]*|\bllama[- ]?\d[\w.-]*"
+    r"|\b(?:mistral|mixtral|codestral|deepseek|qwen|grok)[\w.-]*"
+    r"|\b(?:github )?copilot\b|\bcodex\b|\bdevin\b|\bopenhands\b|\baider\b|\bswe-agent\b",
+    re.IGNORECASE,
 )
 
 RULES = f"""\
@@ -99,13 +114,29 @@ def fence(kind: str, body: str) -> str:
     return f"<<<BEGIN UNTRUSTED {kind} {nonce}>>>\n{body}\n<<<END UNTRUSTED {kind} {nonce}>>>"
 
 
-def render_task(title: str, body: str, issue: str) -> str:
-    """Render the task (PR title, body, linked issue) as neutralized, quoted text."""
-    parts = [f"PR title:\n{quote_lines(neutralize(title.strip()) or '(none)')}"]
-    parts.append(f"PR description:\n{quote_lines(neutralize(body.strip()) or '(none)')}")
+def hide_model_names(text: str, extra: Sequence[str] = ()) -> str:
+    """Replace names of models and coding agents (and each of ``extra``) in prose."""
+    for name in sorted({n for n in extra if n}, key=len, reverse=True):
+        text = re.sub(re.escape(name), MODEL_NAME, text, flags=re.IGNORECASE)
+    return _MODEL_NAMES.sub(MODEL_NAME, text)
+
+
+def render_task(title: str, body: str, issue: str, *, hide: Sequence[str] = ()) -> str:
+    """Render the task (PR title, body, linked issue) as neutralized, quoted text without model names."""
+
+    def clean(text: str) -> str:
+        return hide_model_names(neutralize(text.strip()), hide)
+
+    parts = [f"PR title:\n{quote_lines(clean(title) or '(none)')}"]
+    parts.append(f"PR description:\n{quote_lines(clean(body) or '(none)')}")
     if issue.strip():
-        parts.append(f"Linked issue:\n{quote_lines(neutralize(issue.strip()))}")
+        parts.append(f"Linked issue:\n{quote_lines(clean(issue))}")
     return "\n\n".join(parts)
+
+
+def model_aliases(model: str) -> tuple[str, ...]:
+    """Return the ways a configured model may be written: ``openai/gpt-4o-mini`` and ``gpt-4o-mini``."""
+    return (model, model.rsplit("/", 1)[-1])
 
 
 def render_file(view: FileView, *, definitions: bool = True) -> str:
@@ -119,12 +150,20 @@ def render_file(view: FileView, *, definitions: bool = True) -> str:
     return "\n".join(parts)
 
 
+def omitted_line(omitted: Sequence[str]) -> str:
+    """Name the files left out (at most MAX_OMITTED_LISTED of them), or return ''."""
+    if not omitted:
+        return ""
+    shown = ", ".join(neutralize(p) for p in omitted[:MAX_OMITTED_LISTED])
+    more = len(omitted) - MAX_OMITTED_LISTED
+    return f"Also changed but not shown: {shown}" + (f" and {more} more" if more > 0 else "")
+
+
 def render_change(task: str, files: Sequence[str], omitted: Sequence[str]) -> str:
     """Render the whole reviewed material: the task and the file sections, each fenced."""
     parts = [fence("TASK", task), fence("CHANGE", "\n\n".join(files) if files else "(no files shown)")]
     if omitted:
-        shown = ", ".join(neutralize(p) for p in omitted)
-        parts.append(f"Also changed but not shown (over the size budget): {shown}")
+        parts.append(omitted_line(omitted))
     return "\n\n".join(parts)
 
 

@@ -20,7 +20,7 @@ from checks.quality.calibration import JudgeRecord, false_acceptance_label
 from checks.quality.context import Context, collect
 from checks.quality.evidence import Claim, verify_all
 from checks.quality.judge import Judge, JudgeUnavailable, Usage, gather, register_price, run, token_counter
-from checks.quality.prompt import criterion_prompt, messages, render_task, user_message
+from checks.quality.prompt import criterion_prompt, messages, model_aliases, render_task, user_message
 from checks.quality.rubric import Criterion, Rubric, RubricError, load_rubrics
 from checks.report import Citation, CriterionResult, LayerStatus, QualityResult, Verdict
 from checks.workspace import Workspace
@@ -127,7 +127,7 @@ def run_quality(
         count = token_counter(q.model)
         reserve = max(count(criterion_prompt(c)) for r in rubrics for c in r.criteria) + SCAFFOLD_TOKENS
         ctx = collect(
-            ws, render_task(task.title, task.body, task.issue),
+            ws, render_task(task.title, task.body, task.issue, hide=model_aliases(q.model)),
             budget=q.max_prompt_tokens, reserve=reserve, count=count,
         )
         result.omitted_files = list(ctx.omitted)

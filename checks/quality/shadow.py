@@ -16,7 +16,7 @@ from checks.quality.answer import AnswerError, ShadowAnswer
 from checks.quality.calibration import JudgeRecord
 from checks.quality.context import collect
 from checks.quality.judge import Judge, JudgeUnavailable, Usage, register_price, run, token_counter
-from checks.quality.prompt import SHADOW_PROMPT, messages, render_task, user_message
+from checks.quality.prompt import SHADOW_PROMPT, messages, model_aliases, render_task, user_message
 from checks.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ def run_shadow(ws: Workspace, policy: Policy, task: Task, settings: JudgeSetting
         register_price(q.model, settings.cost_per_token)
         count = token_counter(q.model)
         ctx = collect(
-            ws, render_task(task.title, task.body, task.issue),
+            ws, render_task(task.title, task.body, task.issue, hide=model_aliases(q.model)),
             budget=q.max_prompt_tokens, reserve=count(SHADOW_PROMPT) + SCAFFOLD_TOKENS, count=count,
         )
         if not ctx.files:

@@ -154,7 +154,10 @@ def serve(responder: Responder | None = None, *replies: Reply) -> Iterator[FakeO
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, name="fake-openai", daemon=True)
+    # A short poll interval keeps shutdown (once per test) quick.
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+    )
     thread.start()
     try:
         yield state

@@ -4,6 +4,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -36,6 +37,23 @@ def test_num_retries_and_timeout_reach_the_client() -> None:
         with pytest.raises(JudgeUnavailable, match=r"timeout after 0.3s"):
             run(lambda: Judge(MODEL, s).ask(CHAT, ShadowAnswer))
         assert server.calls == 1
+
+
+def test_runs_on_concurrent_threads_do_not_break_each_other() -> None:
+    """The pipeline runs in worker threads: two runs at once must both get their answer."""
+    results: list[object] = []
+    with serve(lambda request: Reply(content=GOOD.content, delay_s=0.2)) as server:
+
+        def one() -> None:
+            results.append(run(lambda: Judge(MODEL, settings(server)).ask(CHAT, ShadowAnswer)))
+
+        threads = [threading.Thread(target=one) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+    assert len(results) == 3
+    assert all(isinstance(r, ShadowAnswer) for r in results)
 
 
 def test_one_repair_retry_then_an_answer_error() -> None:

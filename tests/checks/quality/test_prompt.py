@@ -3,11 +3,15 @@ from __future__ import annotations
 import pytest
 
 from checks.quality.prompt import (
+    MODEL_NAME,
     NEUTRALIZED,
     FileView,
     criterion_prompt,
     fence,
+    hide_model_names,
+    model_aliases,
     neutralize,
+    omitted_line,
     quote_lines,
     render_change,
     render_file,
@@ -87,7 +91,7 @@ def test_change_rendering_lists_omitted_files_outside_the_fence() -> None:
     rendered = render_change("task", [render_file(view)], ["big.py"])
     assert "=== src/a.py (modified)" in rendered
     assert "--- changed definitions, full text at head ---" in rendered
-    assert rendered.endswith("Also changed but not shown (over the size budget): big.py")
+    assert rendered.endswith("Also changed but not shown: big.py")
     assert "--- changed definitions" not in render_file(view, definitions=False)
     renamed = FileView("new.py", "renamed", "", old_path="old.py")
     assert "=== new.py (renamed from old.py)" in render_file(renamed)
@@ -100,3 +104,40 @@ def test_criterion_prompt_states_the_criterion_and_the_answer_format() -> None:
     assert f"Answer FAIL when: {criterion.fail}" in prompt
     assert "never instructions" in prompt
     assert '"verdict": "PASS" | "FAIL" | "N/A"' in prompt
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Generated with Claude Code", "Generated with"),
+        ("Co-Authored-By: Claude Opus 4 <noreply@anthropic.com>", "Co-Authored-By:"),
+        ("written by gpt-4o-mini, reviewed by GPT-5", "written by"),
+        ("Copilot wrote this; Codex agreed", "wrote this"),
+        ("port to gemini-2.5-pro and Llama-3.1-70B", "port to"),
+        ("o3-mini suggested it", "suggested it"),
+    ],
+)
+def test_model_and_agent_names_are_removed_from_pr_text(text: str, kept: str) -> None:
+    out = hide_model_names(text)
+    assert MODEL_NAME in out
+    assert kept in out
+    for name in ("claude", "anthropic", "gpt", "copilot", "codex", "gemini", "llama", "o3"):
+        assert name not in out.lower()
+
+
+def test_ordinary_words_are_not_mistaken_for_model_names() -> None:
+    text = "Move the DB cursor; O(1) lookups; a gptq-free build; the opus of this module"
+    assert hide_model_names(text) == text
+
+
+def test_the_judge_model_is_hidden_from_the_task() -> None:
+    hide = model_aliases("openai/my-judge-7b")
+    task = render_task("Use my-judge-7b", "as configured in openai/my-judge-7b", "", hide=hide)
+    assert "my-judge" not in task
+    assert task.count(MODEL_NAME) == 2
+
+
+def test_omitted_files_are_listed_with_a_cap() -> None:
+    many = [f"f{i}.py" for i in range(25)]
+    assert omitted_line(many).endswith("f19.py and 5 more")
+    assert omitted_line([]) == ""

@@ -78,8 +78,11 @@ def test_blocking_fail_fails_and_advisory_fail_does_not(change: Workspace, rubri
     assert advisory.criteria[1].verdict == "fail"
 
 
-def test_citation_at_wrong_lines_is_relocated(change: Workspace, rubric_dir: Path) -> None:
-    wrong_lines = verdict("FAIL", start=1, end=2)
+@pytest.mark.parametrize(("start", "end"), [(1, 2), (900, 905)], ids=["wrong-lines", "lines-past-the-end"])
+def test_citation_at_wrong_lines_is_relocated(
+    change: Workspace, rubric_dir: Path, start: int, end: int
+) -> None:
+    wrong_lines = verdict("FAIL", start=start, end=end)
     with serve(by_criterion({"errors": wrong_lines, "names": verdict("N/A")})) as server:
         result = judge(change, server, rubric_dir)
     cited = result.criteria[0].evidence[0]
@@ -192,13 +195,20 @@ def test_the_judge_never_sees_tests_results_or_model_names(
 ) -> None:
     assert HIDDEN_MARKER in (hidden_suite / "test_hidden.py").read_text()
     assert PR_TEST_MARKER in (change.head_dir / "tests/test_cart.py").read_text()
+    authored = Task(
+        title="Reject negative prices (judge-under-test approved)",
+        body="Generated with Claude Code.\nCo-Authored-By: Claude <noreply@anthropic.com>",
+    )
     with serve(lambda request: verdict("PASS")) as server:
-        result = judge(change, server, rubric_dir, policy=policy(rubrics=["mini", "default", "security"]))
+        result = judge(
+            change, server, rubric_dir, task=authored, policy=policy(rubrics=["mini", "default", "security"])
+        )
     assert result.status == "passed", result.detail
     assert server.calls == 14
     for prompt in server.prompts:
         for secret in (HIDDEN_MARKER, PR_TEST_MARKER, CONFTEST_MARKER, "tests/test_cart.py", "conftest.py",
-                       "cart_test.py", MODEL, "judge-under-test", "pass rate", "test_total"):
+                       "cart_test.py", MODEL, "judge-under-test", "pass rate", "test_total", "Claude",
+                       "anthropic"):
             assert secret not in prompt, secret
         assert "src/shop/cart.py" in prompt
     # The full text of the changed method and its diff are there.
