@@ -345,3 +345,17 @@ def test_result_serializes_without_secrets(change: Workspace, rubric_dir: Path) 
     dumped = json.loads(result.model_dump_json())
     assert "sk-test-secret-key" not in json.dumps(dumped)
     assert server.url not in json.dumps(dumped)
+
+
+def test_a_model_in_litellms_price_map_is_priced(change: Workspace, rubric_dir: Path) -> None:
+    # The bundled price map (LITELLM_LOCAL_MODEL_COST_MAP) knows gpt-4o-mini; nothing is registered.
+    import litellm
+
+    price = litellm.model_cost["gpt-4o-mini"]
+    with serve(by_criterion({"errors": verdict("PASS"), "names": verdict("PASS")})) as server:
+        result = judge(change, server, rubric_dir, policy=policy(model="openai/gpt-4o-mini"),
+                       settings={"cost_per_token": None})
+    expected = 2 * (100 * price["input_cost_per_token"] + 20 * price["output_cost_per_token"])
+    assert result.cost_usd == pytest.approx(expected)
+    assert result.cost_usd > 0
+    assert "cost unknown" not in result.detail
