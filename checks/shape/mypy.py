@@ -25,7 +25,7 @@ from checks.report import Finding
 from checks.shape.config import BASE_MOUNT, CONTAINER_TMP, HEAD_MOUNT, mypy_config
 from checks.shape.container import Batch, ToolFailure
 from checks.shape.modules import DirTree, module_name
-from checks.shape.static import Parsed, Plan, Targets, ToolGate, check_batches, plain_path
+from checks.shape.static import Parsed, Plan, Targets, ToolGate, argument, check_batches, plain_path
 from checks.workspace import Workspace
 from sandbox.spec import Limits
 
@@ -113,8 +113,9 @@ class MypyTool:
                     "--cache-dir", f"{CONTAINER_TMP}/mypy-cache-{side}-{i}",
                     "--output", "json", "--no-error-summary", "--no-pretty",
                 ]  # fmt: skip
-                step = {"name": f"{side}-{i}", "argv": argv, "cwd": mount, "files": group}
-                steps.append({**step, "timeout": 540, "argfile": True, "compilable_only": True})
+                files_arg = [argument(p) for p in group]
+                step = {"name": f"{side}-{i}", "argv": argv, "cwd": mount, "files": files_arg, "timeout": 540}
+                steps.append({**step, "argfile": True, "compilable_only": True})
         return Plan(steps, f"config: {config.origin}")
 
     def parse(self, outputs: Mapping[str, list[Batch]]) -> Parsed:

@@ -9,6 +9,7 @@ recognised as pre-existing even if the change moved it.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -32,19 +33,31 @@ MAX_LINE_CHARS = 2000
 
 @dataclass(frozen=True)
 class Targets:
-    """The changed Python files at head, their counterparts at base, and base -> head renames."""
+    """The changed Python files at head, their counterparts at base, and base -> head renames.
+
+    ``unsafe`` are changed files left out because their names hold control
+    characters (a newline would split an argument file into two arguments).
+    """
 
     head: tuple[str, ...]
     base: tuple[str, ...]
     renames: Mapping[str, str]
+    unsafe: tuple[str, ...] = ()
+
+
+def safe_name(path: str) -> bool:
+    """Return True when ``path`` has no control characters."""
+    return not any(ord(c) < 32 or c == "\x7f" for c in path)
 
 
 def targets(ws: Workspace) -> Targets:
     """Return the files a static tool examines on each side of the change."""
-    head = tuple(f.path for f in ws.python_files)
+    files = [f for f in ws.python_files if safe_name(f.path) and safe_name(f.old_path or "")]
+    unsafe = tuple(f.path for f in ws.python_files if f not in files)
+    head = tuple(f.path for f in files)
     base: list[str] = []
     renames: dict[str, str] = {}
-    for f in ws.python_files:
+    for f in files:
         if f.status in ("added", "copied"):
             continue
         old = f.old_path or f.path
@@ -52,12 +65,18 @@ def targets(ws: Workspace) -> Targets:
             base.append(old)
             if old != f.path:
                 renames[old] = f.path
-    return Targets(head, tuple(base), renames)
+    return Targets(head, tuple(base), renames, unsafe)
+
+
+def argument(path: str) -> str:
+    """Return ``path`` as a tool argument: ``./`` first, so a file named ``-c.py`` is never an option."""
+    return f"./{path}"
 
 
 def plain_path(path: str) -> str:
     """Return a tool's path relative to its tree: without the mount prefix or a leading ``./``."""
-    for prefix in (f"{HEAD_MOUNT}/", f"{BASE_MOUNT}/", "./"):
+    path = posixpath.normpath(path)
+    for prefix in (f"{HEAD_MOUNT}/", f"{BASE_MOUNT}/"):
         if path.startswith(prefix):
             return path[len(prefix):]
     return path
@@ -166,20 +185,25 @@ class ToolGate:
             changed_lines=ws.changed_lines,
         )
         findings, capped = select(comparison, ws)
-        notices = (f"{self.name}: {capped}",) if capped else ()
+        notices = [f"{self.name}: {capped}"] if capped else []
+        if files.unsafe:
+            shown = ", ".join(repr(p) for p in files.unsafe[:5])
+            notices.append(f"{self.name}: skipped file(s) with control characters in the name: {shown}")
         detail = "; ".join(d for d in (plan.detail, parsed.detail) if d)
         # The tool's time in the sandbox, not the wait for a free sandbox slot.
         run = ToolRun(tool=self.name, status="ok", seconds=probe.seconds, detail=detail)
-        return GateResult(run, tuple(findings), comparison.preexisting, notices)
+        return GateResult(run, tuple(findings), comparison.preexisting, tuple(notices))
 
 
 def per_side(argv: Sequence[str], files: Targets, *, timeout: float) -> list[dict[str, object]]:
     """Return one batch step per side with files, run from that tree's root."""
-    return [
-        {"name": side, "argv": list(argv), "cwd": tree, "files": list(paths), "timeout": timeout}
-        for side, tree, paths in (("base", BASE_MOUNT, files.base), ("head", HEAD_MOUNT, files.head))
-        if paths
-    ]
+    sides = (("base", BASE_MOUNT, files.base), ("head", HEAD_MOUNT, files.head))
+    steps: list[dict[str, object]] = []
+    for side, tree, paths in sides:
+        if paths:
+            steps.append({"name": side, "argv": list(argv), "cwd": tree, "timeout": timeout})
+            steps[-1]["files"] = [argument(p) for p in paths]
+    return steps
 
 
 def check_batches(tool: str, batches: Sequence[Batch], ok_codes: Sequence[int]) -> None:

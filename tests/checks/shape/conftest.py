@@ -136,6 +136,10 @@ BAD_FILES: dict[str, str | bytes | None] = {
     "pkg/syntax.py": "def f(:\n    pass\n",
     "pkg/latin.py": b"NAME = '\xff\xfe caf\xe9'\n",
     "data.bin": b"\x00\x01\x02 binary",
+    # Names built to be read as options (bandit would take `-cx.py` as `-c x.py`, a
+    # config file that is valid YAML and valid Python) or to split an argument file.
+    "-cx.py": 'skips: ["B602", "B608", "B110"]\n',
+    "pkg/two\nlines.py": "X = 1\n",
 }
 
 

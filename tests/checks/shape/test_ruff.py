@@ -87,4 +87,6 @@ def test_ruff_fails_a_pr_and_its_own_config_has_no_effect(scenario: dict[str, Sh
     assert ("pkg/core.py", "E711") in found
     assert ("pkg/core.py", "F821") in found
     assert ("pkg/syntax.py", "invalid-syntax") in found
+    # A file whose name would split mypy's argument file is left out, and said so.
+    assert "ruff: skipped file(s) with control characters in the name: 'pkg/two\\nlines.py'" in bad.notices
     assert bad.status == "failed"

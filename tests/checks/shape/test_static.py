@@ -9,7 +9,7 @@ import pytest
 from checks.report import Finding
 from checks.shape.container import Batch, ToolFailure
 from checks.shape.introduced import Comparison
-from checks.shape.static import Lines, check_batches, plain_path, select, targets
+from checks.shape.static import Lines, argument, check_batches, plain_path, select, targets
 from tests.checks.shape.conftest import make_ws
 
 
@@ -25,9 +25,27 @@ def test_targets_follow_renames_and_skip_added_files(tmp_path: Path) -> None:
     assert files.renames == {"old.py": "new.py"}
 
 
+def test_targets_leave_out_names_with_control_characters(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path, {"a.py": "A = 1\n"}, {"a.py": "A = 2\n", "b\nc.py": "B = 1\n", "-c.py": "C = 1\n"})
+    files = targets(ws)
+    assert files.head == ("-c.py", "a.py")
+    assert files.unsafe == ("b\nc.py",)
+
+
+def test_arguments_never_look_like_options() -> None:
+    assert argument("-c.py") == "./-c.py"
+    assert plain_path(argument("-c.py")) == "-c.py"
+
+
 @pytest.mark.parametrize(
     ("path", "plain"),
-    [("/src/head/pkg/a.py", "pkg/a.py"), ("/src/base/a.py", "a.py"), ("./a.py", "a.py"), ("a.py", "a.py")],
+    [
+        ("/src/head/pkg/a.py", "pkg/a.py"),
+        ("/src/head/./pkg/a.py", "pkg/a.py"),
+        ("/src/base/a.py", "a.py"),
+        ("./a.py", "a.py"),
+        ("a.py", "a.py"),
+    ],
 )
 def test_plain_path(path: str, plain: str) -> None:
     assert plain_path(path) == plain
