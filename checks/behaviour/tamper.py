@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from checks.testinfra import InfraChange, infra_changes
 from checks.workspace import Workspace
+from sandbox.process import run_process
 
 
 def restore_infra(ws: Workspace, dest: Path) -> tuple[Path, tuple[InfraChange, ...]]:
@@ -29,7 +30,10 @@ def restore_infra(ws: Workspace, dest: Path) -> tuple[Path, tuple[InfraChange, .
     changes = tuple(infra_changes(ws))
     if not changes:
         return ws.head_dir, ()
-    shutil.copytree(ws.head_dir, dest, symlinks=True)
+    dest.mkdir(parents=True)
+    # cp, not shutil.copytree: a hostile tree may be nested deeper than Python's recursion limit.
+    copy = ("cp", "-a", "--", f"{ws.head_dir}/.", str(dest))
+    run_process(copy, timeout=600, check=True, what="copy the head tree")
     for change in changes:
         restore_path(ws.base_dir, dest, change.path)
     return dest, changes

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from checks.behaviour.tamper import restore_infra, restore_path
-from checks.workspace import from_git
+from checks.workspace import Workspace, from_git
 from tests.conftest import GitRepo
 
 BASE: dict[str, str | bytes | None] = {
@@ -53,6 +54,23 @@ def test_nothing_to_undo_runs_the_head_tree_itself(git_repo: GitRepo, tmp_path: 
     ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
     assert restore_infra(ws, tmp_path / "run") == (ws.head_dir, ())
     assert not (tmp_path / "run").exists()
+
+
+def test_a_tree_deeper_than_the_recursion_limit_is_copied(tmp_path: Path) -> None:
+    base, head = tmp_path / "base", tmp_path / "head"
+    base.mkdir()
+    deep = head / "/".join(["d"] * 300)
+    deep.mkdir(parents=True)
+    (deep / "x.py").write_text("X = 1\n")
+    (head / "conftest.py").write_text("# added\n")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(150)
+    try:
+        tree, _ = restore_infra(Workspace(base, head, "b", "h", ()), tmp_path / "run")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert (tree / "/".join(["d"] * 300) / "x.py").read_text() == "X = 1\n"
+    assert not (tree / "conftest.py").exists()
 
 
 def test_restoring_never_writes_through_a_planted_link(tmp_path: Path) -> None:
