@@ -1,0 +1,70 @@
+"""`patchgate demo`: gate the bundled example agent PRs and print the three reports."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+HELP = "gate the bundled example agent PRs (examples/duration) locally and print their reports"
+
+DEFAULT_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "duration"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--example", type=Path, default=DEFAULT_EXAMPLE, help="the example directory")
+    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    parser.add_argument("--keep", type=Path, help="build the example repository here and keep it")
+    parser.add_argument(
+        "--database",
+        default="sqlite:///.state/demo.db",
+        help="where the runs are recorded (default: sqlite:///.state/demo.db)",
+    )
+
+
+def command(args: argparse.Namespace) -> int:
+    from bot.commands.run import EXIT_CODES, render
+    from bot.demo_repo import ExampleError, build_example, example_suites
+    from bot.local import LocalRun, gate_local, judge_from_env
+    from bot.localruns import record_local_run
+    from checks.inputs import Task
+    from sandbox.docker import DockerSandbox
+    from sandbox.errors import SandboxError
+
+    if not (args.example / "repo").is_dir():
+        print(f"patchgate demo: {args.example} is not an example directory", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="patchgate-demo-") as tmp:
+        repo = args.keep if args.keep is not None else Path(tmp) / "repo"
+        try:
+            prs = build_example(args.example, repo)
+        except ExampleError as exc:
+            print(f"patchgate demo: {exc}", file=sys.stderr)
+            return 2
+        suites = example_suites(args.example)
+        runner = DockerSandbox()
+        results = []
+        for pr in prs:
+            print(f"\n=== {pr.branch}: {pr.title} (by {pr.author}) ===", flush=True)
+            run = LocalRun(
+                repo, "main", pr.branch, suites, task=Task(pr.title, pr.body), judge=judge_from_env()
+            )
+            try:
+                report = gate_local(run, runner)
+            except SandboxError as exc:
+                print(f"patchgate demo: sandbox: {exc}", file=sys.stderr)
+                return 3
+            sys.stdout.write(render(report, args.format))
+            record_local_run(args.database, f"example/{args.example.name}", pr.branch, report)
+            results.append((pr, report.conclusion))
+    print("\n=== summary ===")
+    ok = True
+    for pr, got in results:
+        mark = "✓" if got == pr.expected else "✗"
+        ok &= got == pr.expected
+        print(f"{mark} {pr.branch:32} expected {pr.expected:16} got {got}")
+    print(f"runs recorded in {args.database}")
+    if not ok:
+        print("patchgate demo: a conclusion differs from the example's expectation", file=sys.stderr)
+    return 0 if ok else EXIT_CODES["failure"]

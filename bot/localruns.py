@@ -1,0 +1,70 @@
+"""Record runs made without GitHub (`patchgate run`/`demo`) in the same store as the service's."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from sqlalchemy.orm import Session
+
+from bot.store import RunRecord, Store
+from bot.tables import DONE, Job
+from checks.report import Report
+
+LOCAL_INSTALLATION = 0
+
+
+def _ensure_sqlite_dir(url: str) -> None:
+    prefix = "sqlite:///"
+    if url.startswith(prefix) and url != prefix + ":memory:":
+        Path(url[len(prefix) :]).parent.mkdir(parents=True, exist_ok=True)
+
+
+def record_local_run(url: str, repository: str, ref: str, report: Report, seconds: float = 0.0) -> int:
+    """Store ``report`` as a finished local job and its run; return the job id."""
+    _ensure_sqlite_dir(url)
+    store = Store(url)
+    try:
+        store.migrate()
+        now = time.time()
+        with Session(store.engine) as session, session.begin():
+            job = Job(
+                key=f"local:{repository}:{ref}:{report.head_sha}:{now}",
+                delivery_id="local",
+                trigger="local",
+                installation_id=LOCAL_INSTALLATION,
+                repository=repository,
+                pr_number=0,
+                head_sha=report.head_sha,
+                state=DONE,
+                conclusion=report.conclusion,
+                detail="; ".join(report.reasons)[:1000],
+                created_at=now,
+                updated_at=now,
+            )
+            session.add(job)
+            session.flush()
+            job_id = job.id
+        rates = {s.kind: s.pass_rate for s in report.behaviour.suites}
+        store.save_run(
+            RunRecord(
+                job_id=job_id,
+                repository=repository,
+                pr_number=0,
+                head_sha=report.head_sha,
+                base_sha=report.base_sha,
+                conclusion=report.conclusion,
+                report=report.model_dump(mode="json"),
+                findings=sum(1 for f in report.shape.findings if f.introduced),
+                hidden_pass_rate=rates.get("hidden"),
+                held_out_pass_rate=rates.get("held_out"),
+                regressions=report.behaviour.regressions,
+                quality_status=report.quality.status,
+                judge_cost_usd=report.quality.cost_usd,
+                seconds=seconds,
+                timings=dict(report.timings),
+            )
+        )
+        return job_id
+    finally:
+        store.close()
