@@ -90,12 +90,21 @@ async def _rubric(
     judge: Judge, rubric: Rubric, ctx: Context, head_dir: Path, cache: VerdictCache | None
 ) -> tuple[list[CriterionResult], bool]:
     key = cache_key(rubric.digest, judge.model, ctx.digest)
-    if cache is not None and (hit := cache.get(key)) is not None:
+    # A cache is an optimization: if the store behind it fails, ask the judge instead.
+    try:
+        hit = cache.get(key) if cache is not None else None
+    except Exception:
+        log.warning("quality: verdict cache lookup failed", exc_info=True)
+        hit = None
+    if hit is not None:
         return hit, True
     results = await gather(_criterion(judge, rubric, c, ctx, head_dir) for c in rubric.criteria)
     # Errors are not cached: the next run should ask again.
     if cache is not None and all(r.verdict != "error" for r in results):
-        cache.put(key, results)
+        try:
+            cache.put(key, results)
+        except Exception:
+            log.warning("quality: verdict cache store failed", exc_info=True)
     return results, False
 
 

@@ -359,3 +359,20 @@ def test_a_model_in_litellms_price_map_is_priced(change: Workspace, rubric_dir: 
     assert result.cost_usd == pytest.approx(expected)
     assert result.cost_usd > 0
     assert "cost unknown" not in result.detail
+
+
+class BrokenCache:
+    """A VerdictCache whose store is down."""
+
+    def get(self, key: str) -> list[CriterionResult] | None:
+        raise ConnectionError("database is down")
+
+    def put(self, key: str, value: list[CriterionResult]) -> None:
+        raise ConnectionError("database is down")
+
+
+def test_a_failing_cache_does_not_cost_the_verdict(change: Workspace, rubric_dir: Path) -> None:
+    with serve(by_criterion({"errors": verdict("PASS"), "names": verdict("PASS")})) as server:
+        result = judge(change, server, rubric_dir, cache=BrokenCache())
+    assert result.status == "passed"
+    assert server.calls == 2
