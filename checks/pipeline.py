@@ -153,15 +153,19 @@ def _quality(
         return QualityResult(status="skipped", detail="disabled by policy")
     if inputs.judge is None:
         return QualityResult(status="skipped", detail="no judge model configured")
-    if behaviour.status != "passed":
-        if (
-            behaviour.status == "failed"
-            and on_shadow is not None
-            and quality.should_shadow(inputs.run_key or inputs.workspace.head_sha, policy.shadow_sample_rate)
-        ):
-            shadow = quality.run_shadow(inputs.workspace, inputs.policy, inputs.task, inputs.judge)
-            if shadow.judge_passed is not None:
-                on_shadow(False, shadow.judge_passed, shadow.model, shadow.rubric)
+    passed = behaviour.status == "passed"
+    # Shadow the judge on a sample of PRs whose execution verdict is known, failing and passing
+    # alike: its agreement with execution (false acceptance and false rejection) is measured,
+    # never shown on the PR.
+    if (
+        behaviour.status in ("passed", "failed")
+        and on_shadow is not None
+        and quality.should_shadow(inputs.run_key or inputs.workspace.head_sha, policy.shadow_sample_rate)
+    ):
+        shadow = quality.run_shadow(inputs.workspace, inputs.policy, inputs.task, inputs.judge)
+        if shadow.judge_passed is not None:
+            on_shadow(passed, shadow.judge_passed, shadow.model, shadow.rubric)
+    if not passed:
         return QualityResult(status="skipped", detail="runs only when behaviour passes")
     return quality.run_quality(
         inputs.workspace,

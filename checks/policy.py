@@ -101,7 +101,7 @@ class Quality(_Model):
     model: str = "openai/gpt-4o-mini"
     # Whether a blocking criterion with a verified FAIL fails the PR.
     blocking: bool = False
-    # Shadow-judge this fraction of PRs that fail behaviour, for calibration.
+    # Shadow-judge this fraction of PRs whose behaviour verdict is known, for calibration.
     shadow_sample_rate: float = Field(default=0.25, ge=0, le=1)
     calibration_min_n: int = Field(default=30, ge=1)
     max_prompt_tokens: int = Field(default=24000, gt=0)
