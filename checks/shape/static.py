@@ -12,7 +12,6 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -27,8 +26,10 @@ from sandbox.spec import Limits
 Side = Literal["base", "head"]
 # Beyond this many findings per gate the rest are counted in a notice, not listed.
 MAX_FINDINGS = 500
-# Bytes of a source line read for the comparison; longer lines are cut.
+# Characters of a source line used for the comparison; longer lines are cut.
 MAX_LINE_CHARS = 2000
+# Larger files compare as if empty: their findings are matched on rule and message only.
+MAX_SOURCE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -87,17 +88,21 @@ class Lines:
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
+        self._files: dict[str, tuple[str, ...]] = {}
 
     def __call__(self, path: str, line: int) -> str:
-        lines = self._lines(path)
+        if path not in self._files:
+            self._files[path] = self._read(path)
+        lines = self._files[path]
         return lines[line - 1][:MAX_LINE_CHARS] if 0 < line <= len(lines) else ""
 
-    @cache  # noqa: B019 - one reader per gate run; the cache dies with it
-    def _lines(self, path: str) -> tuple[str, ...]:
+    def _read(self, path: str) -> tuple[str, ...]:
         target = (self.root / path).resolve()
         if not target.is_relative_to(self.root) or not target.is_file():
             return ()
         try:
+            if target.stat().st_size > MAX_SOURCE_BYTES:
+                return ()
             data = target.read_bytes()
         except OSError:
             return ()

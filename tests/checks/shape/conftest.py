@@ -95,7 +95,7 @@ BAD_FILES: dict[str, str | bytes | None] = {
     "evil_plugin.py": 'raise RuntimeError("the PR\'s mypy plugin was loaded")\n',
     ".semgrepignore": "*\n",
     ".bandit": "[bandit]\nskips = B602,B608,B110\n",
-    "pkg/sub/ruff.toml": '[lint]\nignore = ["F", "E"]\n',
+    "pkg/ruff.toml": '[lint]\nignore = ["F", "E"]\n',
     "pkg/core.py": (
         "import sqlite3\n"
         "import subprocess\n\n\n"

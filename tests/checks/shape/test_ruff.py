@@ -83,7 +83,8 @@ def test_ruff_fails_a_pr_and_its_own_config_has_no_effect(scenario: dict[str, Sh
     assert run.status == "ok", run.detail
     assert "new ruff finding" in run.detail
     found = rules_at(bad, "ruff")
-    # per-file-ignores = {"*" = ["F821", "E711"]} in the PR's pyproject.toml is ignored.
+    # per-file-ignores = {"*" = ["F821", "E711"]} in the PR's pyproject.toml, and the
+    # pkg/ruff.toml it adds (ignore = ["F", "E"]), are ignored.
     assert ("pkg/core.py", "E711") in found
     assert ("pkg/core.py", "F821") in found
     assert ("pkg/syntax.py", "invalid-syntax") in found
