@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,8 +84,18 @@ def stage() -> Iterator[Path]:
         yield root
 
 
-def run_probe(ctx: GateContext, staged: Path, plan: Mapping[str, Any], *, limits: Limits, what: str) -> str:
-    """Run the probe with ``plan`` and return its stdout; raise ToolFailure when the run broke."""
+@dataclass(frozen=True)
+class ProbeRun:
+    """What the probe printed, and how long it ran in the sandbox (not counting waiting for a slot)."""
+
+    stdout: str
+    seconds: float
+
+
+def run_probe(
+    ctx: GateContext, staged: Path, plan: Mapping[str, Any], *, limits: Limits, what: str
+) -> ProbeRun:
+    """Run the probe with ``plan`` and return its output; raise ToolFailure when the run broke."""
     plan_path = staged / "plan.json"
     plan_path.write_text(json.dumps(plan), encoding="utf-8")
     plan_path.chmod(0o644)
@@ -111,7 +122,7 @@ def run_probe(ctx: GateContext, staged: Path, plan: Mapping[str, Any], *, limits
     if result.exit_code != 0:
         tail = result.stderr.decode("utf-8", "replace").strip()[-1500:]
         raise ToolFailure(f"{what} failed (exit code {result.exit_code}): {tail}")
-    return result.stdout.decode("utf-8", "replace")
+    return ProbeRun(result.stdout.decode("utf-8", "replace"), round(result.wall_s, 3))
 
 
 def parse_batches(text: str, what: str) -> BatchOutput:
