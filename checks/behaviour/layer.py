@@ -110,15 +110,23 @@ def grade_runs(
     for plan in plans:
         result = results[id(plan)]
         logs.append((plan, result, parse_log(result.files.get(plan.report), plan.nonce, plan.part)))
-    for plan, result, run_log in logs:
-        if not run_log.started:
-            # Our script writes its first line before any code under test runs: this is our breakage.
-            log.error("%s %s %s run: no report; exit %s; stderr: %s", suite.name, plan.label, plan.part,
-                      result.exit_code, result.stderr[-2000:].decode("utf-8", "replace"))  # fmt: skip
-            raise SuiteError(
-                f"the {plan.label} run of the {plan.part} part produced no report "
-                f"(exit code {result.exit_code}); see the server log"
-            )
+    base_started = {plan.part for plan, _, run_log in logs if plan.tree == "base" and run_log.started}
+    for index, (plan, result, run_log) in enumerate(logs):
+        if run_log.started:
+            continue
+        # Our scripts write the first line before any code under test runs.
+        if plan.tree == "head" and plan.part in base_started:
+            # The same harness started on base: the change's code destroyed its report (or its tree
+            # did not fit the sandbox). Nothing of that run is believed.
+            unreadable = RunLog(plan.part, started=True, problems=("its report is missing or unreadable",))
+            logs[index] = (plan, result, unreadable)
+            continue
+        log.error("%s %s %s run: no report; exit %s; stderr: %s", suite.name, plan.label, plan.part,
+                  result.exit_code, result.stderr[-2000:].decode("utf-8", "replace"))  # fmt: skip
+        raise SuiteError(
+            f"the {plan.label} run of the {plan.part} part produced no report "
+            f"(exit code {result.exit_code}); see the server log"
+        )
     _check_base(suite, logs, trees)
     base = [x for x in logs if x[0].tree == "base"]
     heads = [x for x in logs if x[0].tree == "head"]

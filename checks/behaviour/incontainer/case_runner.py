@@ -229,6 +229,7 @@ def run_case(case: dict[str, Any], repo: str) -> dict[str, Any]:
     pid = os.fork()
     if pid == 0:  # the child: never returns into the parent's loop
         try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             # Nothing of ours stays open in the code under test but its result pipe.
             os.closerange(3, write_end)
             os.closerange(write_end + 1, _MAX_FD)
@@ -302,14 +303,24 @@ def main(argv: list[str]) -> int:
         written.extend(line)
         _write_all(fd, line)
 
+    def seal(*_: object) -> None:
+        # No process of any case is alive now: whatever one wrote to the file is undone.
+        _reap_descendants()
+        os.ftruncate(fd, 0)
+        _write_all(fd, bytes(written))
+
+    def out_of_time(*_: object) -> None:
+        # The sandbox's time budget ran out (`timeout` sends SIGTERM first): keep what was reported.
+        seal()
+        os._exit(124)
+
+    signal.signal(signal.SIGTERM, out_of_time)
     write({"kind": "start", "runner": "cases", "nonce": nonce, "version": 1})
     for case in cases:
         write({"kind": "begin", "id": case["id"]})
         write({**run_case(case, repo), "kind": "case", "id": case["id"]})
     write({"kind": "finish"})
-    # No process of any case is alive now: whatever one wrote to the file is undone.
-    os.ftruncate(fd, 0)
-    _write_all(fd, bytes(written))
+    seal()
     os.close(fd)
     return 0
 

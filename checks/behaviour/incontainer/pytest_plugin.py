@@ -167,6 +167,7 @@ def main(args: list[str]) -> int:
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.close(fd)
         os.close(read_end)
         recorder = Recorder(write_end, messages)
@@ -176,10 +177,21 @@ def main(args: list[str]) -> int:
         sys.stderr.flush()
         os._exit(code)
     os.close(write_end)
+
+    def seal(*_: object) -> None:
+        # Nothing of the run is alive any more: undo whatever was written to the file by its path.
+        _reap_descendants()
+        os.ftruncate(fd, 0)
+        _write_all(fd, bytes(written))
+
+    def out_of_time(*_: object) -> None:
+        # The sandbox's time budget ran out (`timeout` sends SIGTERM first): keep what was reported.
+        seal()
+        os._exit(124)
+
+    signal.signal(signal.SIGTERM, out_of_time)
     code = _relay(pid, read_end, fd, written)
-    # Nothing of the run is alive any more: undo whatever was written to the file by its path.
-    os.ftruncate(fd, 0)
-    _write_all(fd, bytes(written))
+    seal()
     os.close(fd)
     return code
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from checks.behaviour.grade import TestOutcome
 from checks.behaviour.outcomes import parse_log
 from checks.behaviour.plan import INCONTAINER
 from sandbox.process import ProcessResult, run_process
@@ -18,7 +19,9 @@ from sandbox.process import ProcessResult, run_process
 INI = "[pytest]\npython_files = test_*.py\ntimeout = 30\ntimeout_method = signal\n"
 
 
-def run_plugin(tmp_path: Path, files: dict[str, str], report: Path | None = None) -> tuple[ProcessResult, Path]:
+def run_plugin(
+    tmp_path: Path, files: dict[str, str], report: Path | None = None, budget: float | None = None
+) -> tuple[ProcessResult, Path]:
     suite = tmp_path / "suite"
     for rel, text in files.items():
         (suite / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -28,8 +31,10 @@ def run_plugin(tmp_path: Path, files: dict[str, str], report: Path | None = None
     report = report or tmp_path / "report.jsonl"
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
            "PATCHGATE_REPORT": str(report), "PATCHGATE_NONCE": "n0", "PATCHGATE_MESSAGES": "1"}  # fmt: skip
+    # Like the sandbox: `timeout` sends SIGTERM when the budget runs out, SIGKILL a little later.
+    limit = ("timeout", "-k", "5", str(budget)) if budget else ()
     argv = (
-        sys.executable, "-I", "-B", str(INCONTAINER / "pytest_plugin.py"),
+        *limit, sys.executable, "-I", "-B", str(INCONTAINER / "pytest_plugin.py"),
         "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(suite), "--confcutdir", str(suite),
         "-p", "no:cacheprovider", "-p", "pytest_timeout", "-o", f"pythonpath={tmp_path / 'repo'}",
         "--continue-on-collection-errors", "-q", "--no-header", "--tb=no", "-rN", str(suite),
@@ -189,3 +194,26 @@ def test_a_missing_module_is_named(tmp_path: Path) -> None:
     log = parse_log(report.read_bytes(), "n0", "pytest")
     assert [(p.path, p.missing_module) for p in log.collect_problems] == [("test_a.py", "not_installed_anywhere")]
     assert log.collection_done and not log.tests
+
+
+def test_the_report_survives_the_code_under_test_and_the_budget(tmp_path: Path) -> None:
+    report = tmp_path / "report.jsonl"
+    vandal = (
+        "import os, time\n\n\ndef test_first():\n    pass\n\n\n"
+        "def test_vandal():\n"
+        f"    with open({str(report)!r}, 'w') as f:\n"
+        "        f.write('garbage\\n')\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        while True:\n"
+        f"            open({str(report)!r}, 'a').write('more garbage\\n')\n"
+        "            time.sleep(0.01)\n"
+        "    time.sleep(60)\n"
+    )
+    result, _ = run_plugin(tmp_path, {"test_vandal.py": vandal}, report, budget=4)
+    assert result.returncode == 124
+    log = parse_log(report.read_bytes(), "n0", "pytest")
+    assert log.started and not log.problems, log.problems
+    assert log.tests == {"test_vandal.py::test_first": TestOutcome("passed")}
+    assert log.unfinished == {"test_vandal.py::test_vandal"}
+    assert b"garbage" not in report.read_bytes()
