@@ -65,6 +65,7 @@ class Retry:
         self.max_wait = max_rate_limit_wait_s
 
     def __call__(self, exc: GitHubException, count: int) -> RetryOption:
+        exc = _unwrap(exc)
         if count >= self.retries:
             return RetryOption(False)
         if isinstance(exc, RateLimitExceeded):
@@ -81,6 +82,14 @@ class Retry:
         if isinstance(exc, RequestError):
             return RetryOption(False) if _is_create(exc) else backoff
         return RetryOption(False)
+
+
+def _unwrap(exc: GitHubException) -> GitHubException:
+    """Return the HTTP failure inside a RequestError (a failed token request surfaces that way)."""
+    cause = exc.__cause__
+    if isinstance(exc, RequestError) and isinstance(cause, GitHubException):
+        return cause
+    return exc
 
 
 def _is_create(exc: GitHubException) -> bool:
@@ -142,24 +151,34 @@ class Installation:
     async def _call(self, what: str, call: Callable[[], Awaitable[_T]]) -> _T:
         try:
             return await call()
-        except RequestFailed as exc:
+        except GitHubException as raised:
+            raise self._translate(what, _unwrap(raised)) from raised
+
+    def _translate(self, what: str, exc: GitHubException) -> Exception:
+        """Map a githubkit failure onto GitHubError (retryable or not), NotFound or InstallationGone."""
+        if isinstance(exc, RequestFailed):
             status = exc.response.status_code
             path = exc.response.raw_request.url.path
-            if path.endswith("/access_tokens") and status in (401, 403, 404):
-                raise InstallationGone(
-                    f"installation {self.installation_id}: GitHub refused a token ({status})"
-                ) from exc
+            if path.endswith("/access_tokens") and status == 401:
+                return GitHubError(
+                    "GitHub refused the App's JWT (401): check PATCHGATE_APP_ID and the private key",
+                    retryable=False,
+                )
+            if path.endswith("/access_tokens") and status in (403, 404):
+                return InstallationGone(
+                    f"installation {self.installation_id}: GitHub refused a token ({status}): "
+                    "the App was uninstalled or suspended"
+                )
             if status == 401:
-                raise InstallationGone(f"{what}: GitHub rejected the installation token (401)") from exc
+                return InstallationGone(f"{what}: GitHub rejected the installation token (401)")
             if status == 404:
-                raise NotFound(f"{what}: not found (404)", retryable=False) from exc
+                return NotFound(f"{what}: not found (404)", retryable=False)
             limited = isinstance(exc, RateLimitExceeded)
-            raise GitHubError(
+            return GitHubError(
                 f"{what}: GitHub answered {status}{' (rate limited)' if limited else ''}",
                 retryable=status >= 500 or limited,
-            ) from exc
-        except GitHubException as exc:
-            raise GitHubError(f"{what}: {type(exc).__name__}: {exc}") from exc
+            )
+        return GitHubError(f"{what}: {type(exc).__name__}: {exc}")
 
     async def pull(self, repository: str, number: int) -> PullRequest:
         """Return the pull request as it is now."""

@@ -14,13 +14,13 @@ from checks.decide import decide
 from checks.inputs import PipelineInputs
 from checks.report import Report
 
-REQUESTED = "run on request (Run judge anyway) although behaviour did not pass"
+REQUESTED = "run on request (Run judge anyway)"
 
 
 def judge_anyway(inputs: PipelineInputs, report: Report, store: Store) -> Report:
-    """Return ``report`` with the quality layer run even though behaviour did not pass."""
-    if report.behaviour.status == "passed" or report.quality.status not in ("skipped", "unavailable"):
-        return report
+    """Return ``report`` with the quality layer run whatever behaviour said."""
+    if report.quality.status not in ("skipped", "unavailable"):
+        return report  # the judge ran already
     if inputs.judge is None:
         quality = report.quality.model_copy(
             update={"detail": "judge requested, but no judge model is configured"}

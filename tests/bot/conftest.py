@@ -18,10 +18,12 @@ from tests.fakes.github_server import FakeGitHub, fake_github
 def app_key() -> tuple[str, bytes]:
     """The App's RSA key pair: (private PEM, public PEM)."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption()).decode()
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo)
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
     return private, public
 
 
@@ -32,15 +34,19 @@ def github(app_key: tuple[str, bytes]) -> Iterator[FakeGitHub]:
 
 
 @pytest.fixture
-def make_server(github: FakeGitHub, app_key: tuple[str, bytes], tmp_path: Path) -> Iterator[Callable[..., Server]]:
+def make_server(
+    github: FakeGitHub, app_key: tuple[str, bytes], tmp_path: Path
+) -> Iterator[Callable[..., Server]]:
     """Build (not start) server processes sharing one state directory; all are stopped afterwards."""
     servers: list[Server] = []
 
     def make(**extra: str) -> Server:
         state = tmp_path / "state"
         state.mkdir(exist_ok=True)
-        server = Server(server_env(github=github, private_key=app_key[0], state=state, **extra),
-                        log=tmp_path / "server.log")
+        server = Server(
+            server_env(github=github, private_key=app_key[0], state=state, **extra),
+            log=tmp_path / "server.log",
+        )
         servers.append(server)
         return server
 
@@ -50,11 +56,14 @@ def make_server(github: FakeGitHub, app_key: tuple[str, bytes], tmp_path: Path) 
 
 
 @pytest.fixture(scope="module")
-def server(github: FakeGitHub, app_key: tuple[str, bytes], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(
+    github: FakeGitHub, app_key: tuple[str, bytes], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
     """One running server for the tests that do not need a private one."""
     state = tmp_path_factory.mktemp("state")
-    srv = Server(server_env(github=github, private_key=app_key[0], state=state),
-                 log=state / "server.log").start()
+    srv = Server(
+        server_env(github=github, private_key=app_key[0], state=state), log=state / "server.log"
+    ).start()
     yield srv
     srv.stop()
 
@@ -86,7 +95,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         return
     url = os.environ.get("PATCHGATE_TEST_POSTGRES_URL")
     if not url:
-        pytest.skip("PATCHGATE_TEST_POSTGRES_URL is not set: run `eval \"$(bash scripts/services.sh)\"`")
+        pytest.skip('PATCHGATE_TEST_POSTGRES_URL is not set: run `eval "$(bash scripts/services.sh)"`')
     yield from _fresh_postgres(url)
 
 
@@ -95,7 +104,7 @@ def redis_url() -> Iterator[str]:
     """The Redis from scripts/services.sh, flushed before and after the test."""
     url = os.environ.get("PATCHGATE_TEST_REDIS_URL")
     if not url:
-        pytest.skip("PATCHGATE_TEST_REDIS_URL is not set: run `eval \"$(bash scripts/services.sh)\"`")
+        pytest.skip('PATCHGATE_TEST_REDIS_URL is not set: run `eval "$(bash scripts/services.sh)"`')
     import redis
 
     client = redis.Redis.from_url(url)

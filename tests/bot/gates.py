@@ -3,7 +3,8 @@
 They stand in for checks.pipeline.run_pipeline without Docker. What they report
 is read from ``patchgate-test.json`` in the PR's head tree, so each test scenario
 is a commit: e.g. ``{"findings": 120}``, ``{"hold": "/tmp/x"}`` (wait until that
-file exists, after touching ``<hold>.started``), ``{"raise": "SandboxError"}``.
+file exists, after touching ``<hold>.started``), ``{"raise": "SandboxError"}``,
+``{"behaviour": "failed"}``, ``{"reasons": 200}`` (200 reasons of 1000 bytes).
 """
 
 from __future__ import annotations
@@ -42,22 +43,55 @@ def findings_gate(
     count = int(str(conf.get("findings", 0)))
     message = "x" * int(str(conf.get("message_bytes", 20)))
     report = Report(conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha)
-    report.shape = ShapeResult(status="failed" if count else "passed", findings=[
-        Finding(tool="ruff", rule=f"E{i:03d}", path="app.py", start_line=i + 1, end_line=i + 1,
-                severity="warning", message=f"finding {i}: {message}")
-        for i in range(count)
-    ])
+    report.shape = ShapeResult(
+        status="failed" if count else "passed",
+        findings=[
+            Finding(
+                tool="ruff",
+                rule=f"E{i:03d}",
+                path="app.py",
+                start_line=i + 1,
+                end_line=i + 1,
+                severity="warning",
+                message=f"finding {i}: {message}",
+            )
+            for i in range(count)
+        ],
+    )
     if on_progress is not None:
         on_progress("shape", report)
-    report.behaviour = BehaviourResult(status="passed", suites=[
-        SuiteResult(name="hidden", kind="hidden", status="passed", passed=3, total=3, pass_rate=1.0)])
+    if conf.get("behaviour") == "failed":
+        report.behaviour = BehaviourResult(
+            status="failed",
+            suites=[
+                SuiteResult(
+                    name="hidden",
+                    kind="hidden",
+                    status="failed",
+                    passed=1,
+                    failed=2,
+                    total=3,
+                    pass_rate=1 / 3,
+                )
+            ],
+        )
+    else:
+        report.behaviour = BehaviourResult(
+            status="passed",
+            suites=[
+                SuiteResult(name="hidden", kind="hidden", status="passed", passed=3, total=3, pass_rate=1.0)
+            ],
+        )
     if on_progress is not None:
         on_progress("behaviour", report)
     report.quality = QualityResult(status="skipped", detail="no judge model configured")
     if on_shadow is not None and conf.get("shadow"):
         on_shadow(False, True, "fake/judge", "default")
-    report.conclusion = "failure" if count else "success"
+    failed = bool(count) or report.behaviour.status == "failed"
+    report.conclusion = "failure" if failed else "success"
     report.reasons = [f"{count} new findings"] if count else []
+    # Long reasons make even the summary's head too big for GitHub.
+    report.reasons += [f"reason {i}: " + "r" * 990 for i in range(int(str(conf.get("reasons", 0))))]
     report.timings = {"shape": 0.1, "behaviour": 0.2}
     if on_progress is not None:
         on_progress("done", report)

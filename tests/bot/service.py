@@ -74,13 +74,18 @@ class Server:
             self.proc = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT)
         wait_for(self._healthy, 90, f"the server on port {self.port} (log: {self.log})")
         # githubkit's validators are built in the background; tests time the steady state.
-        wait_for(lambda: httpx.get(f"{self.url}/readyz", timeout=5).json().get("warm_up") == "ok", 90,
-                 "the warm-up")
+        wait_for(
+            lambda: httpx.get(f"{self.url}/readyz", timeout=5).json().get("warm_up") == "ok",
+            90,
+            "the warm-up",
+        )
         return self
 
     def _healthy(self) -> bool:
         if self.proc is not None and self.proc.poll() is not None:
-            raise AssertionError(f"the server exited with {self.proc.returncode}:\n{self.log.read_text()[-4000:]}")
+            raise AssertionError(
+                f"the server exited with {self.proc.returncode}:\n{self.log.read_text()[-4000:]}"
+            )
         try:
             return httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200
         except httpx.HTTPError:
@@ -101,8 +106,15 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
 
-    def post(self, event: str, payload: dict[str, Any] | bytes, *, delivery: str | None = None,
-             headers: dict[str, str] | None = None, secret: str = SECRET) -> httpx.Response:
+    def post(
+        self,
+        event: str,
+        payload: dict[str, Any] | bytes,
+        *,
+        delivery: str | None = None,
+        headers: dict[str, str] | None = None,
+        secret: str = SECRET,
+    ) -> httpx.Response:
         """Deliver a webhook signed like GitHub does."""
         body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         sent = {
@@ -114,28 +126,34 @@ class Server:
             "X-Hub-Signature-256": sign(secret.encode(), body),
         }
         sent.update(headers or {})
-        return httpx.post(f"{self.url}/webhook", content=body,
-                          headers={k: v for k, v in sent.items() if v != ""}, timeout=60)
+        return httpx.post(
+            f"{self.url}/webhook",
+            content=body,
+            headers={k: v for k, v in sent.items() if v != ""},
+            timeout=60,
+        )
 
 
 def server_env(*, github: FakeGitHub, private_key: str, state: Path, **extra: str) -> dict[str, str]:
     """The environment of a server process: the App, the fake GitHub, a private database."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PATCHGATE_")}
-    env.update({
-        "PYTHONPATH": str(ROOT),
-        "PATCHGATE_CONFIG": str(state / "absent.env"),
-        "PATCHGATE_APP_ID": str(APP_ID),
-        "PATCHGATE_PRIVATE_KEY": private_key,
-        "PATCHGATE_WEBHOOK_SECRET": SECRET,
-        "PATCHGATE_DATABASE_URL": f"sqlite:///{state / 'patchgate.db'}",
-        "PATCHGATE_GITHUB_API_URL": github.url,
-        "PATCHGATE_WORK_DIR": str(state / "work"),
-        "PATCHGATE_TEST_STORE": str(state / "suites"),
-        "PATCHGATE_LEASE_S": "2",
-        "PATCHGATE_REAPER_INTERVAL_S": "0.5",
-        "PATCHGATE_RETRY_BACKOFF_S": "0.05",
-        "PATCHGATE_MAX_BODY_BYTES": str(1024 * 1024),
-    })
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT),
+            "PATCHGATE_CONFIG": str(state / "absent.env"),
+            "PATCHGATE_APP_ID": str(APP_ID),
+            "PATCHGATE_PRIVATE_KEY": private_key,
+            "PATCHGATE_WEBHOOK_SECRET": SECRET,
+            "PATCHGATE_DATABASE_URL": f"sqlite:///{state / 'patchgate.db'}",
+            "PATCHGATE_GITHUB_API_URL": github.url,
+            "PATCHGATE_WORK_DIR": str(state / "work"),
+            "PATCHGATE_TEST_STORE": str(state / "suites"),
+            "PATCHGATE_LEASE_S": "2",
+            "PATCHGATE_REAPER_INTERVAL_S": "0.5",
+            "PATCHGATE_RETRY_BACKOFF_S": "0.05",
+            "PATCHGATE_MAX_BODY_BYTES": str(1024 * 1024),
+        }
+    )
     env.update(extra)
     return env
 
@@ -155,12 +173,22 @@ class Pull:
     author: str = AGENT
     labels: tuple[str, ...] = ()
     draft: bool = False
+    installation: int = INSTALLATION
 
     def pr(self, state: str = "open") -> dict[str, Any]:
-        return pull_json(fixture("pull_request.opened")["pull_request"], repository=self.repository,
-                         number=self.number, head_sha=self.head_sha, head_ref=self.head_ref,
-                         base_sha=self.base_sha, head_repository=self.head_repository, author=self.author,
-                         labels=self.labels, draft=self.draft, state=state)
+        return pull_json(
+            fixture("pull_request.opened")["pull_request"],
+            repository=self.repository,
+            number=self.number,
+            head_sha=self.head_sha,
+            head_ref=self.head_ref,
+            base_sha=self.base_sha,
+            head_repository=self.head_repository,
+            author=self.author,
+            labels=self.labels,
+            draft=self.draft,
+            state=state,
+        )
 
     def publish(self, state: str = "open") -> None:
         """Make the fake's REST view of the PR match this scenario."""
@@ -173,9 +201,16 @@ class Pull:
         data["action"] = action
         data["number"] = self.number
         data["pull_request"] = self.pr("closed" if action == "closed" else "open")
-        data["repository"] = {**data["repository"], "full_name": self.repository, "name": name,
-                              "owner": {**data["repository"]["owner"], "login": owner}}
-        data["installation"] = {"id": INSTALLATION, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
+        data["repository"] = {
+            **data["repository"],
+            "full_name": self.repository,
+            "name": name,
+            "owner": {**data["repository"]["owner"], "login": owner},
+        }
+        data["installation"] = {
+            "id": self.installation,
+            "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==",
+        }
         return data
 
     def push(self, files: dict[str, str | bytes | None], message: str = "more") -> str:
@@ -199,8 +234,20 @@ class Pull:
 POLICY = "agents:\n  authors: ['*[bot]']\n"
 
 
-def make_pull(github: FakeGitHub, root: Path, name: str, *, number: int = 1, scenario: dict[str, Any] | None = None,
-              policy: str | None = POLICY, fork: bool = False, author: str = AGENT, draft: bool = False) -> Pull:
+def make_pull(
+    github: FakeGitHub,
+    root: Path,
+    name: str,
+    *,
+    number: int = 1,
+    scenario: dict[str, Any] | None = None,
+    policy: str | None = POLICY,
+    fork: bool = False,
+    author: str = AGENT,
+    draft: bool = False,
+    head_ref: str = "agent/work",
+    installation: int = INSTALLATION,
+) -> Pull:
     """Create a repository (base on main, head on agent/work) and register it with the fake."""
     repository = f"octo/{name}"
     repo = GitRepo(root / name)
@@ -208,9 +255,10 @@ def make_pull(github: FakeGitHub, root: Path, name: str, *, number: int = 1, sce
     if policy is not None:
         base_files[".github/patchgate.yml"] = policy
     base_sha = repo.commit("base", base_files)
-    head_ref = "agent/work"
-    head_files: dict[str, str | bytes | None] = {"app.py": "def add(a, b):\n    return a + b\n",
-                                                 "patchgate-test.json": json.dumps(scenario or {})}
+    head_files: dict[str, str | bytes | None] = {
+        "app.py": "def add(a, b):\n    return a + b\n",
+        "patchgate-test.json": json.dumps(scenario or {}),
+    }
     head_repository = repository
     if fork:
         head_repository = f"forker/{name}"
@@ -225,7 +273,38 @@ def make_pull(github: FakeGitHub, root: Path, name: str, *, number: int = 1, sce
         head_sha = repo.commit("head", head_files)
         repo_for_head = repo
     github.add_repo(repository, repo.path)
-    pull = Pull(github, repository, repo_for_head, number, base_sha, head_sha, head_ref, head_repository,
-                author=author, draft=draft)
+    pull = Pull(
+        github,
+        repository,
+        repo_for_head,
+        number,
+        base_sha,
+        head_sha,
+        head_ref,
+        head_repository,
+        author=author,
+        draft=draft,
+        installation=installation,
+    )
     pull.publish()
     return pull
+
+
+def jobs(server: Server, repository: str | None = None) -> list[dict[str, Any]]:
+    """The server's job rows, read straight from its SQLite database."""
+    import sqlite3
+
+    path = server.env["PATCHGATE_DATABASE_URL"].removeprefix("sqlite:///")
+    with sqlite3.connect(path) as db:
+        db.row_factory = sqlite3.Row
+        rows = [dict(r) for r in db.execute("SELECT * FROM jobs ORDER BY id")]
+    return [r for r in rows if repository is None or r["repository"] == repository]
+
+
+def hold_file(tmp_path: Path, name: str = "hold") -> Path:
+    """A file the test gate waits for (it touches ``<file>.started`` when it begins waiting)."""
+    return tmp_path / name
+
+
+def started(hold: Path) -> Callable[[], bool]:
+    return lambda: Path(str(hold) + ".started").exists()

@@ -14,22 +14,36 @@ def report_with(findings: int, message: str = "m", conclusion: str = "failure") 
         conclusion=conclusion,  # type: ignore[arg-type]
         base_sha="a" * 40,
         head_sha="b" * 40,
-        shape=ShapeResult(status="failed", findings=[
-            Finding(tool="ruff", rule="E1", path="m.py", start_line=i + 1, end_line=i + 1, severity="error",
-                    message=f"{i} {message}")
-            for i in range(findings)
-        ]),
+        shape=ShapeResult(
+            status="failed",
+            findings=[
+                Finding(
+                    tool="ruff",
+                    rule="E1",
+                    path="m.py",
+                    start_line=i + 1,
+                    end_line=i + 1,
+                    severity="error",
+                    message=f"{i} {message}",
+                )
+                for i in range(findings)
+            ],
+        ),
     )
 
 
 def test_started_body_is_a_valid_create() -> None:
-    body = checkrun.started("patchgate", "b" * 40, "o/r#1@" + "b" * 40, "https://x/runs/1?token=t", "pull_request.opened")
+    body = checkrun.started(
+        "patchgate", "b" * 40, "o/r#1@" + "b" * 40, "https://x/runs/1?token=t", "pull_request.opened"
+    )
     assert validate_check_run_body("POST", body) == []
     assert body["status"] == "in_progress"
     assert body["external_id"] == "o/r#1@" + "b" * 40
 
 
-@pytest.mark.parametrize(("findings", "sizes"), [(0, []), (1, [1]), (50, [50]), (51, [50, 1]), (120, [50, 50, 20])])
+@pytest.mark.parametrize(
+    ("findings", "sizes"), [(0, []), (1, [1]), (50, [50]), (51, [50, 1]), (120, [50, 50, 20])]
+)
 def test_annotations_go_out_in_batches_of_50(findings: int, sizes: list[int]) -> None:
     updates, final = checkrun.completion(report_with(findings))
     bodies = [*updates, final]

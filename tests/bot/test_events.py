@@ -9,13 +9,23 @@ from githubkit import webhooks
 from pydantic import ValidationError
 
 from bot import events
-from bot.events import CancelRequest, GateRequest, Ignore, InstallationChange, classify, parse, route, routed, run_key
+from bot.events import (
+    CancelRequest,
+    GateRequest,
+    Ignore,
+    InstallationChange,
+    classify,
+    parse,
+    route,
+    routed,
+    run_key,
+)
 from checks.policy import Policy, load_policy
 from tests.bot.service import fixture
 
 
 def routes_of(name: str, **changes: object) -> list[events.Action]:
-    event = name.split(".")[0]
+    event = name.split(".", maxsplit=1)[0]
     data = copy.deepcopy(fixture(name))
     data.update(changes)
     return route(event, parse(event, data))
@@ -140,7 +150,7 @@ DRAFTS = load_policy("agents:\n  authors: ['*[bot]']\n  include_drafts: true\n")
 
 
 @pytest.mark.parametrize(
-    ("policy", "author", "labels", "head_ref", "draft", "verdict"),
+    "case",
     [
         (POLICY, "copilot-swe-agent[bot]", [], "fix", False, "agent"),
         (POLICY, "alice", ["agent"], "fix", False, "agent"),
@@ -152,7 +162,8 @@ DRAFTS = load_policy("agents:\n  authors: ['*[bot]']\n  include_drafts: true\n")
         (POLICY, "alice", [], "fix", True, "not_agent"),
     ],
 )
-def test_classify(policy: Policy, author: str, labels: list[str], head_ref: str, draft: bool, verdict: str) -> None:
+def test_classify(case: tuple[Policy, str, list[str], str, bool, str]) -> None:
+    policy, author, labels, head_ref, draft, verdict = case
     assert classify(policy, author=author, labels=labels, head_ref=head_ref, draft=draft) == verdict
 
 

@@ -25,7 +25,10 @@ def test_matches_githubs_documented_example() -> None:
     [
         (None, "missing header"),
         ("", "empty header"),
-        ("sha1=" + hmac.new(SECRET, BODY, hashlib.sha1).hexdigest(), "a valid sha1 signature is not accepted"),
+        (
+            "sha1=" + hmac.new(SECRET, BODY, hashlib.sha1).hexdigest(),
+            "a valid sha1 signature is not accepted",
+        ),
         ("sha256=" + "0" * 64, "wrong digest"),
         (sign(SECRET, BODY).upper(), "prefix must be lower case"),
         (sign(SECRET, BODY)[:-1], "truncated"),

@@ -66,7 +66,9 @@ def test_ignored_deliveries_are_recorded_as_such(store: Store) -> None:
 def test_synchronize_flags_the_older_live_jobs_of_the_pr(store: Store) -> None:
     [old] = store.record_delivery("d1", "pull_request", "opened", [opened(SHA1)]).job_ids
     [other_pr] = store.record_delivery("d2", "pull_request", "opened", [opened(SHA1, number=8)]).job_ids
-    [new] = store.record_delivery("d3", "pull_request", "synchronize", [opened(SHA2, supersedes=True)]).job_ids
+    [new] = store.record_delivery(
+        "d3", "pull_request", "synchronize", [opened(SHA2, supersedes=True)]
+    ).job_ids
     assert store.claim(old, "w", 30) is not None
     views = {j.id: j for j in store.jobs()}
     assert views[old].cancel_reason == f"superseded by {SHA2}"
@@ -76,7 +78,9 @@ def test_synchronize_flags_the_older_live_jobs_of_the_pr(store: Store) -> None:
 
 def test_closing_and_uninstalling_flag_live_jobs(store: Store) -> None:
     [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
-    store.record_delivery("d2", "pull_request", "closed", [CancelRequest("octo/repo", 7, "the pull request was closed")])
+    store.record_delivery(
+        "d2", "pull_request", "closed", [CancelRequest("octo/repo", 7, "the pull request was closed")]
+    )
     view = store.job(job)
     assert view is not None
     assert view.cancel_reason == "the pull request was closed"
@@ -86,7 +90,9 @@ def test_closing_and_uninstalling_flag_live_jobs(store: Store) -> None:
     assert view2 is not None
     assert view2.cancel_reason == "the installation was removed"
     assert store.installation_active(11) is False
-    store.record_delivery("d5", "installation", "created", [InstallationChange(11, "octo", "created", True, ("octo/repo",))])
+    store.record_delivery(
+        "d5", "installation", "created", [InstallationChange(11, "octo", "created", True, ("octo/repo",))]
+    )
     assert store.installation_active(11) is True
 
 
@@ -164,8 +170,18 @@ def test_retry_later_and_due_jobs(store: Store) -> None:
 
 def test_runs_are_stored_and_replaced_on_a_second_attempt(store: Store) -> None:
     [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
-    record = RunRecord(job, "octo/repo", 7, SHA1, SHA2, "failure", {"conclusion": "failure"}, findings=3,
-                       hidden_pass_rate=0.5, timings={"shape": 1.5})
+    record = RunRecord(
+        job,
+        "octo/repo",
+        7,
+        SHA1,
+        SHA2,
+        "failure",
+        {"conclusion": "failure"},
+        findings=3,
+        hidden_pass_rate=0.5,
+        timings={"shape": 1.5},
+    )
     store.save_run(record)
     store.save_run(RunRecord(job, "octo/repo", 7, SHA1, SHA2, "success", {"conclusion": "success"}))
     assert store.run_report(job) == {"conclusion": "success"}
@@ -178,7 +194,9 @@ def test_judge_records_and_verdict_cache(store: Store) -> None:
     assert store.judge_records() == [JudgeRow("m", "default", False, True, True)]
     cache = StoreVerdictCache(store)
     assert cache.get("k") is None
-    verdicts = [CriterionResult(id="c1", rubric="default", question="q?", severity="advisory", verdict="pass")]
+    verdicts = [
+        CriterionResult(id="c1", rubric="default", question="q?", severity="advisory", verdict="pass")
+    ]
     cache.put("k", verdicts)
     cache.put("k", [])  # the first answer stays
     assert cache.get("k") == verdicts

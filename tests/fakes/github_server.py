@@ -58,6 +58,8 @@ class Failure:
     times: int
     headers: dict[str, str]
     body: dict[str, Any]
+    # Do the work, then answer with the failure (GitHub failing after it acted).
+    after: bool = False
 
 
 @dataclass
@@ -94,19 +96,34 @@ class FakeGitHub:
         with self.lock:
             self.removed_installations.add(installation_id)
 
-    def fail(self, method: str, path_regex: str, status: int, *, times: int = 1,
-             headers: dict[str, str] | None = None, message: str = "scripted failure") -> None:
-        """Answer the next ``times`` matching requests with ``status`` before serving them normally."""
+    def fail(
+        self,
+        method: str,
+        path_regex: str,
+        status: int,
+        *,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
+        message: str = "scripted failure",
+        after: bool = False,
+    ) -> None:
+        """Answer the next ``times`` matching requests with ``status`` (``after``: once it did the work)."""
         with self.lock:
-            self.failures.append(Failure(method, re.compile(path_regex), status, times, headers or {},
-                                         {"message": message}))
+            self.failures.append(
+                Failure(
+                    method, re.compile(path_regex), status, times, headers or {}, {"message": message}, after
+                )
+            )
 
     # -- what happened --------------------------------------------------------------------------
 
     def calls_to(self, method: str | None = None, path_regex: str = "") -> list[Call]:
         with self.lock:
-            return [c for c in self.calls
-                    if (method is None or c.method == method) and re.search(path_regex, c.path)]
+            return [
+                c
+                for c in self.calls
+                if (method is None or c.method == method) and re.search(path_regex, c.path)
+            ]
 
     def check_run_calls(self, repository: str) -> list[Call]:
         """Every create/update of a check run in ``repository``, in order (failed ones too)."""
@@ -114,7 +131,9 @@ class FakeGitHub:
 
     def runs_of(self, repository: str) -> list[dict[str, Any]]:
         with self.lock:
-            return [json.loads(json.dumps(r)) for r in self.check_runs.values() if r["repository"] == repository]
+            return [
+                json.loads(json.dumps(r)) for r in self.check_runs.values() if r["repository"] == repository
+            ]
 
     # -- answering ------------------------------------------------------------------------------
 
@@ -130,6 +149,7 @@ class FakeGitHub:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    override: Failure | None = None
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -138,8 +158,18 @@ class _Handler(BaseHTTPRequestHandler):
     def fake(self) -> FakeGitHub:
         return self.server.fake
 
-    def _send(self, status: int, body: Any = None, *, raw: bytes | None = None,
-              content_type: str = "application/json", headers: dict[str, str] | None = None) -> int:
+    def _send(
+        self,
+        status: int,
+        body: Any = None,
+        *,
+        raw: bytes | None = None,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> int:
+        if self.override is not None:
+            status, body, raw, headers = self.override.status, self.override.body, None, self.override.headers
+            self.override = None
         data = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
         self.send_response(status)
         self.send_header("Content-Type", content_type)
@@ -174,8 +204,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _route(self, method: str, path: str, query: dict[str, list[str]], body: Any) -> int:
         scripted = self.fake._scripted(method, path)
-        if scripted is not None:
+        if scripted is not None and not scripted.after:
             return self._send(scripted.status, scripted.body, headers=scripted.headers)
+        self.override = scripted
         if m := re.fullmatch(r"/app-manifests/([^/]+)/conversions", path):
             return self._conversion(method, m.group(1))
         if m := re.fullmatch(r"/app/installations/(\d+)/access_tokens", path):
@@ -195,7 +226,11 @@ class _Handler(BaseHTTPRequestHandler):
             return self._contents(repo, p.group(1), query.get("ref", ["HEAD"])[0])
         if method == "GET" and (p := re.fullmatch(r"/tarball/(.+)", rest)):
             # GitHub answers with a redirect to codeload; the token stays in the header.
-            return self._send(302, raw=b"", headers={"Location": f"{self.fake.url}/_codeload/{repo}/legacy.tar.gz/{p.group(1)}"})
+            return self._send(
+                302,
+                raw=b"",
+                headers={"Location": f"{self.fake.url}/_codeload/{repo}/legacy.tar.gz/{p.group(1)}"},
+            )
         if method == "GET" and (p := re.fullmatch(r"/commits/([^/]+)/check-runs", rest)):
             return self._list_runs(repo, p.group(1), query)
         if method == "POST" and rest == "/check-runs":
@@ -226,12 +261,25 @@ class _Handler(BaseHTTPRequestHandler):
         with self.fake.lock:
             self.fake.tokens[token] = installation_id
         expires = (datetime.now(UTC) + self.fake.token_ttl).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return self._send(201, {"token": token, "expires_at": expires, "permissions": {
-            "checks": "write", "contents": "read", "pull_requests": "read", "metadata": "read"},
-            "repository_selection": "all"})
+        return self._send(
+            201,
+            {
+                "token": token,
+                "expires_at": expires,
+                "permissions": {
+                    "checks": "write",
+                    "contents": "read",
+                    "pull_requests": "read",
+                    "metadata": "read",
+                },
+                "repository_selection": "all",
+            },
+        )
 
     def _git(self, repo: str, *args: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(["git", "-C", str(self.fake.repos[repo]), *args], capture_output=True, check=False)
+        return subprocess.run(
+            ["git", "-C", str(self.fake.repos[repo]), *args], capture_output=True, check=False
+        )
 
     def _contents(self, repo: str, path: str, ref: str) -> int:
         if repo not in self.fake.repos:
@@ -240,12 +288,23 @@ class _Handler(BaseHTTPRequestHandler):
         if shown.returncode != 0:
             return self._send(404, {"message": "Not Found"})
         api = f"{self.fake.url}/repos/{repo}/contents/{path}"
-        return self._send(200, {
-            "type": "file", "encoding": "base64", "size": len(shown.stdout), "name": path.rsplit("/", 1)[-1],
-            "path": path, "content": base64.encodebytes(shown.stdout).decode(), "sha": "0" * 40, "url": api,
-            "git_url": None, "html_url": None, "download_url": None,
-            "_links": {"self": api, "git": None, "html": None},
-        })
+        return self._send(
+            200,
+            {
+                "type": "file",
+                "encoding": "base64",
+                "size": len(shown.stdout),
+                "name": path.rsplit("/", 1)[-1],
+                "path": path,
+                "content": base64.encodebytes(shown.stdout).decode(),
+                "sha": "0" * 40,
+                "url": api,
+                "git_url": None,
+                "html_url": None,
+                "download_url": None,
+                "_links": {"self": api, "git": None, "html": None},
+            },
+        )
 
     def _tarball(self, repo: str, ref: str) -> int:
         if repo not in self.fake.repos:
@@ -261,20 +320,38 @@ class _Handler(BaseHTTPRequestHandler):
         api = f"{self.fake.url}/repos/{run['repository']}/check-runs/{run['id']}"
         out = run["output"]
         return {
-            "id": run["id"], "head_sha": run["head_sha"], "node_id": f"CR_{run['id']}",
-            "external_id": run.get("external_id"), "url": api, "html_url": f"https://github.example/runs/{run['id']}",
-            "details_url": run.get("details_url"), "status": run["status"], "conclusion": run.get("conclusion"),
-            "started_at": run["started_at"], "completed_at": run.get("completed_at"), "name": run["name"],
-            "output": {"title": out.get("title"), "summary": out.get("summary"), "text": out.get("text"),
-                       "annotations_count": len(run["annotations"]), "annotations_url": f"{api}/annotations"},
-            "check_suite": {"id": 1}, "app": None, "pull_requests": [],
+            "id": run["id"],
+            "head_sha": run["head_sha"],
+            "node_id": f"CR_{run['id']}",
+            "external_id": run.get("external_id"),
+            "url": api,
+            "html_url": f"https://github.example/runs/{run['id']}",
+            "details_url": run.get("details_url"),
+            "status": run["status"],
+            "conclusion": run.get("conclusion"),
+            "started_at": run["started_at"],
+            "completed_at": run.get("completed_at"),
+            "name": run["name"],
+            "output": {
+                "title": out.get("title"),
+                "summary": out.get("summary"),
+                "text": out.get("text"),
+                "annotations_count": len(run["annotations"]),
+                "annotations_url": f"{api}/annotations",
+            },
+            "check_suite": {"id": 1},
+            "app": None,
+            "pull_requests": [],
         }
 
     def _list_runs(self, repo: str, sha: str, query: dict[str, list[str]]) -> int:
         name = query.get("check_name", [None])[0]
         with self.fake.lock:
-            runs = [self._run_json(r) for r in self.fake.check_runs.values()
-                    if r["repository"] == repo and r["head_sha"] == sha and (name is None or r["name"] == name)]
+            runs = [
+                self._run_json(r)
+                for r in self.fake.check_runs.values()
+                if r["repository"] == repo and r["head_sha"] == sha and (name is None or r["name"] == name)
+            ]
         return self._send(200, {"total_count": len(runs), "check_runs": runs})
 
     def _create_run(self, repo: str, body: Any) -> int:
@@ -286,11 +363,21 @@ class _Handler(BaseHTTPRequestHandler):
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         with self.fake.lock:
             run_id = 1000 + len(self.fake.check_runs)
-            run = {"id": run_id, "repository": repo, "name": body["name"], "head_sha": body["head_sha"],
-                   "external_id": body.get("external_id"), "details_url": body.get("details_url"),
-                   "status": body.get("status", "queued"), "conclusion": body.get("conclusion"),
-                   "started_at": now, "completed_at": now if body.get("status") == "completed" else None,
-                   "output": {}, "annotations": [], "actions": body.get("actions", [])}
+            run = {
+                "id": run_id,
+                "repository": repo,
+                "name": body["name"],
+                "head_sha": body["head_sha"],
+                "external_id": body.get("external_id"),
+                "details_url": body.get("details_url"),
+                "status": body.get("status", "queued"),
+                "conclusion": body.get("conclusion"),
+                "started_at": now,
+                "completed_at": now if body.get("status") == "completed" else None,
+                "output": {},
+                "annotations": [],
+                "actions": body.get("actions", []),
+            }
             self._apply_output(run, body.get("output"))
             self.fake.check_runs[run_id] = run
             return self._send(201, self._run_json(run))
@@ -353,7 +440,9 @@ def _unknown_keys(model: type[BaseModel], data: Any, where: str) -> list[str]:
         for sub in _models_in(fields[key].annotation):
             items = value if isinstance(value, list) else [value]
             for i, item in enumerate(items):
-                problems += _unknown_keys(sub, item, f"{where}.{key}[{i}]" if isinstance(value, list) else f"{where}.{key}")
+                problems += _unknown_keys(
+                    sub, item, f"{where}.{key}[{i}]" if isinstance(value, list) else f"{where}.{key}"
+                )
     return problems
 
 
@@ -370,11 +459,17 @@ def validate_check_run_body(method: str, body: Any) -> list[str]:
     if not isinstance(body, dict):
         return [f"{method} body is not an object"]
     if method == "POST":
-        model: type[BaseModel] = (models.ReposOwnerRepoCheckRunsPostBodyOneof0 if body.get("status") == "completed"
-                                  else models.ReposOwnerRepoCheckRunsPostBodyOneof1)
+        model: type[BaseModel] = (
+            models.ReposOwnerRepoCheckRunsPostBodyOneof0
+            if body.get("status") == "completed"
+            else models.ReposOwnerRepoCheckRunsPostBodyOneof1
+        )
     else:
-        model = (models.ReposOwnerRepoCheckRunsCheckRunIdPatchBodyAnyof0 if "conclusion" in body
-                 else models.ReposOwnerRepoCheckRunsCheckRunIdPatchBodyAnyof1)
+        model = (
+            models.ReposOwnerRepoCheckRunsCheckRunIdPatchBodyAnyof0
+            if "conclusion" in body
+            else models.ReposOwnerRepoCheckRunsCheckRunIdPatchBodyAnyof1
+        )
     problems: list[str] = []
     try:
         model.model_validate(body)
@@ -391,7 +486,11 @@ def validate_check_run_body(method: str, body: Any) -> list[str]:
     if len(actions) > 3:
         problems.append("more than 3 actions")
     for a in actions:
-        if len(a.get("label", "")) > 20 or len(a.get("description", "")) > 40 or len(a.get("identifier", "")) > 20:
+        if (
+            len(a.get("label", "")) > 20
+            or len(a.get("description", "")) > 40
+            or len(a.get("identifier", "")) > 20
+        ):
             problems.append(f"action {a} exceeds GitHub's length limits")
     return problems
 
@@ -412,21 +511,54 @@ def fake_github(app_id: int, public_key: bytes) -> Iterator[FakeGitHub]:
         thread.join(timeout=5)
 
 
-def pull_json(template: dict[str, Any], *, repository: str, number: int, head_sha: str, head_ref: str,
-              base_sha: str, base_ref: str = "main", head_repository: str | None = None, author: str = "patchbot[bot]",
-              labels: tuple[str, ...] = (), draft: bool = False, state: str = "open", title: str = "Fix the bug",
-              body: str = "Agent-written fix.") -> dict[str, Any]:
-    """Return a REST pull request object (a webhook's ``pull_request`` made to fit githubkit's PullRequest)."""
+def pull_json(
+    template: dict[str, Any],
+    *,
+    repository: str,
+    number: int,
+    head_sha: str,
+    head_ref: str,
+    base_sha: str,
+    base_ref: str = "main",
+    head_repository: str | None = None,
+    author: str = "patchbot[bot]",
+    labels: tuple[str, ...] = (),
+    draft: bool = False,
+    state: str = "open",
+    title: str = "Fix the bug",
+    body: str = "Agent-written fix.",
+) -> dict[str, Any]:
+    """Return a REST pull request (a webhook's ``pull_request`` made to fit githubkit's PullRequest)."""
     pr = json.loads(json.dumps(template))
-    pr.update(number=number, state=state, draft=draft, title=title, body=body, auto_merge=None,
-              merged=False, labels=[{**(pr["labels"][0] if pr.get("labels") else {}), "name": n, "id": i + 1}
-                                    for i, n in enumerate(labels)])
+    pr.update(
+        number=number,
+        state=state,
+        draft=draft,
+        title=title,
+        body=body,
+        auto_merge=None,
+        merged=False,
+        labels=[
+            {**(pr["labels"][0] if pr.get("labels") else {}), "name": n, "id": i + 1}
+            for i, n in enumerate(labels)
+        ],
+    )
     pr["user"] = {**pr["user"], "login": author}
-    for side, repo, sha, ref in (("head", head_repository or repository, head_sha, head_ref),
-                                 ("base", repository, base_sha, base_ref)):
+    for side, repo, sha, ref in (
+        ("head", head_repository or repository, head_sha, head_ref),
+        ("base", repository, base_sha, base_ref),
+    ):
         owner, name = repo.split("/")
-        pr[side] = {**pr[side], "sha": sha, "ref": ref, "label": f"{owner}:{ref}",
-                    "repo": {**pr[side]["repo"], "full_name": repo, "name": name,
-                             "owner": {**pr[side]["repo"]["owner"], "login": owner}}}
+        pr[side] = {
+            **pr[side],
+            "sha": sha,
+            "ref": ref,
+            "label": f"{owner}:{ref}",
+            "repo": {
+                **pr[side]["repo"],
+                "full_name": repo,
+                "name": name,
+                "owner": {**pr[side]["repo"]["owner"], "login": owner},
+            },
+        }
     return pr
-
