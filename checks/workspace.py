@@ -136,6 +136,8 @@ def from_trees(base_dir: Path, head_dir: Path, base_sha: str, head_sha: str) -> 
 def extract_tar(data: bytes, target: Path) -> None:
     """Extract a tar into ``target``, dropping links that point outside it and special files."""
     target.mkdir(parents=True, exist_ok=True)
+    if not data.strip(b"\0"):
+        return  # an empty tree: `git archive` writes only the end-of-archive blocks
     root = target.resolve()
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         safe = []

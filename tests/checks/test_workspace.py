@@ -120,3 +120,12 @@ def test_huge_diff_is_capped_with_a_notice(git_repo: GitRepo, tmp_path: Path) ->
     ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
     assert len(ws.changed) == MAX_CHANGED_FILES
     assert "touches 10000 files" in ws.notices[0]
+
+
+def test_base_without_files(git_repo: GitRepo, tmp_path: Path) -> None:
+    git_repo.commit("empty root")
+    git_repo.branch("pr")
+    git_repo.commit("first files", {"a.py": "x = 1\n"})
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    assert [f.path for f in ws.changed] == ["a.py"]
+    assert ws.base_dir.is_dir() and not any(ws.base_dir.iterdir())
