@@ -97,6 +97,9 @@ def from_git(repo: Path, base: str, head: str, dest: Path) -> Workspace:
     )
     base_dir, head_dir = dest / "base", dest / "head"
     for sha, target in ((base_sha, base_dir), (head_sha, head_dir)):
+        if not _git(repo, "ls-tree", "--name-only", sha, what=f"list {sha}").strip():
+            target.mkdir(parents=True)  # an empty tree: tarfile cannot read git's file-less archive
+            continue
         archive = _git(repo, "archive", "--format=tar", sha, what=f"export {sha}")
         extract_tar(archive, target)
     diff = _git(
@@ -136,8 +139,6 @@ def from_trees(base_dir: Path, head_dir: Path, base_sha: str, head_sha: str) -> 
 def extract_tar(data: bytes, target: Path) -> None:
     """Extract a tar into ``target``, dropping links that point outside it and special files."""
     target.mkdir(parents=True, exist_ok=True)
-    if not data.strip(b"\0"):
-        return  # an empty tree: `git archive` writes only the end-of-archive blocks
     root = target.resolve()
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         safe = []
