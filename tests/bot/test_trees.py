@@ -1,0 +1,60 @@
+"""PR trees from GitHub tarballs, and where a repository's server-side suites live."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from bot.trees import suites_for, unpack_github_tarball
+from checks.workspace import WorkspaceError, from_trees
+from tests.conftest import GitRepo
+
+
+def archive(repo: GitRepo, ref: str, prefix: str) -> bytes:
+    return subprocess.run(
+        ["git", "-C", str(repo.path), "archive", "--format=tar.gz", f"--prefix={prefix}", ref],
+        check=True,
+        capture_output=True,
+    ).stdout
+
+
+def test_github_tarballs_unpack_into_base_and_head(git_repo: GitRepo, tmp_path: Path) -> None:
+    base = git_repo.commit("base", {"a.py": "x = 1\n", "pkg/b.py": "y = 2\n"})
+    head = git_repo.commit("head", {"a.py": "x = 3\n", "pkg/b.py": None, "c.py": "z = 4\n"})
+    unpack_github_tarball(archive(git_repo, base, "octo-r-1234567/"), tmp_path / "base")
+    unpack_github_tarball(archive(git_repo, head, "octo-r-89abcde/"), tmp_path / "head")
+    assert (tmp_path / "base" / "pkg" / "b.py").read_text() == "y = 2\n"
+    assert sorted(p.name for p in (tmp_path / "head").iterdir()) == ["a.py", "c.py"]
+    ws = from_trees(tmp_path / "base", tmp_path / "head", base, head)
+    assert {(f.path, f.status) for f in ws.changed} == {
+        ("a.py", "modified"),
+        ("pkg/b.py", "deleted"),
+        ("c.py", "added"),
+    }
+    assert ws.changed_lines("a.py") == frozenset({1})
+
+
+def test_a_tarball_without_one_top_level_folder_is_refused(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name in ("one.txt", "two.txt"):
+            info = tarfile.TarInfo(name)
+            info.size = 0
+            tar.addfile(info, io.BytesIO(b""))
+    with pytest.raises(WorkspaceError, match="one top-level folder"):
+        unpack_github_tarball(buf.getvalue(), tmp_path / "head")
+
+
+def test_suites_live_outside_the_repository_by_owner_and_name(tmp_path: Path) -> None:
+    (tmp_path / "octo" / "r" / "hidden").mkdir(parents=True)
+    suites = suites_for(tmp_path, "octo/r")
+    assert suites.hidden == (tmp_path / "octo" / "r" / "hidden").resolve()
+    assert suites.held_out is None
+    assert suites_for(tmp_path, "octo/other").hidden is None
+    for bad in ("../etc", "octo/..", "octo", "a/b/c"):
+        with pytest.raises(ValueError, match="not a repository name"):
+            suites_for(tmp_path, bad)
