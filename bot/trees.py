@@ -43,12 +43,12 @@ async def fetch_workspace(
 
 
 def suites_for(test_store: Path, repository: str) -> Suites:
-    """Return the server-side suites of ``owner/name``: ``<store>/<owner>/<name>/{hidden,held_out}``."""
+    """Return the server-side suites of ``owner/name``: ``<store>/<owner>/<name>/{hidden,held-out}``."""
     owner, _, name = repository.partition("/")
     if not owner or not name or "/" in name or {owner, name} & {".", ".."}:
         raise ValueError(f"not a repository name: {repository!r}")
     root = test_store / owner / name
-    hidden, held_out = root / "hidden", root / "held_out"
+    hidden, held_out = root / "hidden", root / "held-out"
     return Suites(
         hidden=hidden.resolve() if hidden.is_dir() else None,
         held_out=held_out.resolve() if held_out.is_dir() else None,

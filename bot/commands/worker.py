@@ -37,8 +37,12 @@ async def _serve(args: argparse.Namespace) -> int:
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"patchgate worker: {exc}", file=sys.stderr)
         return 2
+    from bot.github import warm_up
+
     store = Store(settings.database_url)
     await asyncio.to_thread(store.migrate)
+    # Load githubkit's models now, not inside the first job.
+    await asyncio.to_thread(warm_up)
     worker = Worker(settings, store, JobQueue(settings.broker, settings.concurrency), gate=gate)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

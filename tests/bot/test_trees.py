@@ -54,6 +54,8 @@ def test_suites_live_outside_the_repository_by_owner_and_name(tmp_path: Path) ->
     suites = suites_for(tmp_path, "octo/r")
     assert suites.hidden == (tmp_path / "octo" / "r" / "hidden").resolve()
     assert suites.held_out is None
+    (tmp_path / "octo" / "r" / "held-out").mkdir()
+    assert suites_for(tmp_path, "octo/r").held_out == (tmp_path / "octo" / "r" / "held-out").resolve()
     assert suites_for(tmp_path, "octo/other").hidden is None
     for bad in ("../etc", "octo/..", "octo", "a/b/c"):
         with pytest.raises(ValueError, match="not a repository name"):

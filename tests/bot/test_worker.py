@@ -362,3 +362,41 @@ def test_scale_out_with_redis_web_enqueues_and_a_worker_process_runs(
         worker.terminate()
         worker.wait(timeout=20)
     assert "patchgate.run_job" in (tmp_path / "worker.log").read_text()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_real_pipeline_behind_the_real_server(
+    make_server: object, github: FakeGitHub, tmp_path: Path
+) -> None:
+    from sandbox.engine import engine_available
+
+    if not engine_available():
+        pytest.skip("no Docker engine is reachable; scripts/engine.sh starts one")
+    from sandbox.images import ensure_base_image
+
+    ensure_base_image()
+    server: Server = make_server()  # type: ignore[operator]
+    server.gate = "checks.pipeline:run_pipeline"
+    hidden = Path(server.env["PATCHGATE_TEST_STORE"]) / "octo" / "realgate" / "hidden"
+    hidden.mkdir(parents=True)
+    (hidden / "test_add.py").write_text(
+        "from app import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    server.start()
+    pull = make_pull(github, tmp_path, "realgate")
+    # The PR fixes add() (the hidden test passes) but leaves an unused import on a changed line.
+    pull.push({"app.py": "import os\n\n\ndef add(a, b):\n    return a + b\n", "patchgate-test.json": None})
+    server.post("pull_request", pull.payload("opened"))
+    run = wait_for(pull.completed, 600, "the real pipeline")
+    summary = run["output"]["summary"].replace("\\", "")
+    assert run["conclusion"] == "failure", summary
+    assert "hidden 1/1" in summary
+    assert any(a["path"] == "app.py" and "F401" in a["title"] for a in run["annotations"]), run["annotations"]
+    titles = [
+        c.body["output"]["title"]
+        for c in github.check_run_calls("octo/realgate")  # type: ignore[index]
+        if c.method == "PATCH" and c.body.get("status") == "in_progress"
+    ]  # type: ignore[union-attr]
+    assert titles[:2] == ["Gating: shape finished", "Gating: behaviour finished"]
+    assert github.problems == []

@@ -1,0 +1,49 @@
+{{- define "patchgate.fullname" -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "patchgate.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* PATCHGATE_* variables shared by web and workers; secrets come from the mounted config file. */}}
+{{- define "patchgate.env" -}}
+- name: PATCHGATE_CONFIG
+  value: /etc/patchgate/patchgate.env
+- name: PATCHGATE_PUBLIC_URL
+  value: {{ .Values.settings.publicUrl | quote }}
+- name: PATCHGATE_BROKER
+  value: {{ .Values.settings.broker | quote }}
+{{- with .Values.settings.databaseUrl }}
+- name: PATCHGATE_DATABASE_URL
+  value: {{ . | quote }}
+{{- end }}
+- name: PATCHGATE_CONCURRENCY
+  value: {{ .Values.settings.concurrency | quote }}
+- name: PATCHGATE_JOB_ATTEMPTS
+  value: {{ .Values.settings.jobAttempts | quote }}
+- name: PATCHGATE_LEASE_S
+  value: {{ .Values.settings.leaseSeconds | quote }}
+- name: PATCHGATE_GITHUB_API_URL
+  value: {{ .Values.settings.githubApiUrl | quote }}
+{{- range $name, $value := .Values.settings.extraEnv }}
+- name: {{ $name }}
+  value: {{ $value | quote }}
+{{- end }}
+{{- end -}}
+
+{{- define "patchgate.configVolume" -}}
+- name: app-config
+  secret:
+    secretName: {{ .Values.appSecret }}
+    defaultMode: 0440
+{{- end -}}
+
+{{- define "patchgate.configMount" -}}
+- name: app-config
+  mountPath: /etc/patchgate
+  readOnly: true
+{{- end -}}
