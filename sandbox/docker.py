@@ -62,7 +62,7 @@ POLL_S = 0.25
 # The waiter outlives any run, then ends the container even if nobody removes it.
 WAITER_MARGIN_S = 600
 
-# Unpack each copy-in tarball, enter the workdir, run the command under `timeout -k`.
+# Unpack each copy-in tarball, enter the workdir, run `env -u ... timeout -k ... argv`.
 # Only positional parameters carry data: nothing from the spec is ever parsed as shell.
 _RUN_SCRIPT = r"""
 n=$1; shift
@@ -72,9 +72,11 @@ while [ "$n" -gt 0 ]; do
   shift 2; n=$((n - 1))
 done
 cd -- "$1" || exit 125
-t=$2; k=$3; shift 3
-exec timeout -k "$k" "$t" "$@"
+shift
+exec env "$@"
 """
+# Variables Docker (HOSTNAME) or the shell's cd (PWD, OLDPWD) add: not part of the contract.
+_STRAY_ENV = ("HOSTNAME", "PWD", "OLDPWD")
 
 
 class DockerSandbox:
@@ -193,12 +195,14 @@ class _Execution:
         self.spec = spec
         self.unpack = unpack
         self.dead = False  # the host killed the whole container
+        self.sweeper: threading.Thread | None = None
 
     def run(self) -> RunResult:
         limits = self.spec.limits
+        unset = [arg for name in _STRAY_ENV if name not in self.spec.env for arg in ("-u", name)]
         argv = [
-            "sh", "-c", _RUN_SCRIPT, "sh", str(len(self.unpack) // 2), *self.unpack,
-            self.spec.workdir, f"{limits.timeout_s:.3f}", f"{KILL_GRACE_S:g}", *self.spec.argv,
+            "sh", "-c", _RUN_SCRIPT, "sh", str(len(self.unpack) // 2), *self.unpack, self.spec.workdir,
+            *unset, "timeout", "-k", f"{KILL_GRACE_S:g}", f"{limits.timeout_s:.3f}", *self.spec.argv,
         ]  # fmt: skip
         env = [f"{k}={v}" for k, v in self.spec.env.items()]
         exec_id = self.api.exec_create(
@@ -214,7 +218,6 @@ class _Execution:
         oom, collect_over = False, False
         files: dict[str, bytes] = {}
         if not self.dead:
-            self._sweep()
             peak, oom, files, collect_over = self._collect()
         return RunResult(
             exit_code=exit_code,
@@ -231,7 +234,10 @@ class _Execution:
     def _pump(self, exec_id: str, demux: Demux, deadline: float) -> bool:
         """Read the exec's output until it ends; enforce the deadline and the cap.
 
-        Returns True when the host had to end the command at its deadline.
+        Returns True when the host had to end the command at its deadline. Reading
+        never pauses: the engine finishes an exec only after its output is delivered,
+        and it handles a container's events one at a time, so a sweep started while
+        nobody reads the stream waits forever. The sweep runs in its own thread.
         """
         stream = ExecStream(self.api.exec_start(exec_id, socket=True))
         swept_at: float | None = None
@@ -241,8 +247,9 @@ class _Execution:
                 now = time.monotonic()
                 if swept_at is None and now >= deadline:
                     host_timed_out = True
-                    swept_at = self._sweep_or_kill(now)
+                    swept_at = self._start_sweep(now)
                 elif swept_at is not None and now >= swept_at + HARD_KILL_S:
+                    stream.close()
                     self._kill_container()
                     return host_timed_out
                 chunk = stream.read(POLL_S)
@@ -251,17 +258,26 @@ class _Execution:
                 if chunk is None:
                     # Silence: the command may have exited while a child it left holds stdout.
                     if swept_at is None and not self.api.exec_inspect(exec_id).get("Running"):
-                        swept_at = self._sweep_or_kill(time.monotonic())
+                        swept_at = self._start_sweep(time.monotonic())
                     continue
                 demux.feed(chunk)
                 if demux.exceeded and swept_at is None:
-                    swept_at = self._sweep_or_kill(time.monotonic())
+                    swept_at = self._start_sweep(time.monotonic())
         finally:
             stream.close()
+            # The collect exec must not race a late `kill -1` from the sweep.
+            if self.sweeper is not None:
+                self.sweeper.join(HARD_KILL_S)
+                if self.sweeper.is_alive():
+                    self._kill_container()
 
-    def _sweep_or_kill(self, now: float) -> float:
-        if not self._sweep():
-            self._kill_container()
+    def _start_sweep(self, now: float) -> float:
+        def sweep() -> None:
+            if not self._sweep():
+                self._kill_container()
+
+        self.sweeper = threading.Thread(target=sweep, name="patchgate-sweep", daemon=True)
+        self.sweeper.start()
         return now
 
     def _sweep(self) -> bool:
@@ -269,12 +285,13 @@ class _Execution:
         if self.dead:
             return False
         try:
-            self.container.exec_run(
+            # Under a fork bomb the exec itself may fail to start (pids limit): non-zero.
+            code, _ = self.container.exec_run(
                 ["sh", "-c", "kill -KILL -1 2>/dev/null; exit 0"], user=f"{SANDBOX_UID}:{SANDBOX_UID}"
             )
-        except APIError:
+        except (APIError, requests.exceptions.RequestException):
             return False
-        return True
+        return bool(code == 0)
 
     def _kill_container(self) -> None:
         self.dead = True

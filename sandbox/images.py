@@ -51,7 +51,7 @@ DEBOOTSTRAP_TIMEOUT_S = 1800.0
 BUILD_TIMEOUT_S = 3600.0
 
 
-def _quiet(_: str) -> None:
+def no_log(_: str) -> None:
     """Discard progress lines when the caller passes no log."""
 
 
@@ -85,7 +85,7 @@ def ensure_base_image(
     Raises EngineUnavailable without an engine and ImageBuildError when a build
     step fails (the message names the step and shows its output).
     """
-    say = log or _quiet
+    say = log or no_log
     tag = base_image_tag(from_registry=from_registry)
     client = docker_client()
     try:

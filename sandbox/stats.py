@@ -1,4 +1,4 @@
-"""The last exec of a run: the cgroup's peak memory and OOM kills, and the collected files."""
+"""The last exec of a run: end leftovers, read peak memory and OOM kills, collect files."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ import io
 import re
 import tarfile
 
-# Peak memory and OOM kills of the container's cgroup (v1 files first, then v2), on
-# stderr; then a tarball of the collect paths (positional parameters) on stdout.
+# First end every process the command left (as the sandbox uid, `kill -1` reaches all of
+# them, setsid or not, and never this shell). Then the peak memory and OOM kills of the
+# container's cgroup (v1 files first, then v2) on stderr, and a tarball of the collect
+# paths (positional parameters) on stdout.
 COLLECT_SCRIPT = r"""
+kill -KILL -1 2>/dev/null
 peak=$(cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes 2>/dev/null \
        || cat /sys/fs/cgroup/memory.peak 2>/dev/null)
 oom=$(sed -n 's/^oom_kill //p' /sys/fs/cgroup/memory/memory.oom_control \

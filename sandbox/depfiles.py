@@ -1,0 +1,188 @@
+"""A repository's Python dependencies, read from its dependency files without running them.
+
+Sources, all at the tree's root: ``requirements*.txt`` (and ``requirements/*.txt``),
+``pyproject.toml`` ([project] dependencies, test/dev optional extras and dependency
+groups), ``setup.cfg`` (install_requires, test/dev extras) and ``setup.py`` (literal
+install_requires / extras_require / tests_require only: it is parsed, never executed).
+Local paths, editable installs and pip options are dropped: the project itself is
+copied in at run time, and the build chooses the index.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+TEST_EXTRAS = frozenset({"test", "tests", "testing", "dev", "develop", "development"})
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One requirement line and the file it came from."""
+
+    text: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """The dependency files found (relative paths) and the requirements they ask for."""
+
+    files: tuple[str, ...]
+    requirements: tuple[Requirement, ...]
+
+
+def dependency_files(tree: Path) -> list[Path]:
+    """Return the dependency files of ``tree`` in a stable order."""
+    found = sorted(tree.glob("requirements*.txt")) + sorted(tree.glob("requirements/*.txt"))
+    found += [tree / n for n in ("pyproject.toml", "setup.cfg", "setup.py") if (tree / n).is_file()]
+    return [p for p in found if p.is_file()]
+
+
+def read_dependencies(tree: Path) -> Dependencies:
+    """Collect the requirements of ``tree``; the project's own name is never one of them."""
+    files = dependency_files(tree)
+    own: set[str] = set()
+    found: list[Requirement] = []
+    for path in files:
+        rel = path.relative_to(tree).as_posix()
+        if path.suffix == ".txt":
+            lines = _requirements_txt(path, tree, seen=set())
+        elif path.name == "pyproject.toml":
+            lines, name = _pyproject(path)
+            own |= {name} if name else set()
+        elif path.name == "setup.cfg":
+            lines, name = _setup_cfg(path)
+            own |= {name} if name else set()
+        else:
+            lines, name = _setup_py(path)
+            own |= {name} if name else set()
+        found += [Requirement(line, rel) for line in lines]
+    own_names = {_normal(n) for n in own}
+    unique: dict[str, Requirement] = {}
+    for req in found:
+        if _normal(_name_of(req.text)) not in own_names:
+            unique.setdefault(req.text, req)
+    return Dependencies(
+        files=tuple(p.relative_to(tree).as_posix() for p in files),
+        requirements=tuple(unique.values()),
+    )
+
+
+def _requirements_txt(path: Path, tree: Path, *, seen: set[Path]) -> list[str]:
+    if path in seen or not path.is_file():
+        return []
+    seen.add(path)
+    out: list[str] = []
+    text = path.read_text(errors="replace").replace("\\\n", " ")
+    for raw in text.splitlines():
+        line = re.sub(r"(^|\s)#.*$", "", raw).strip()
+        include = re.match(r"^(-r|--requirement)[\s=]+(\S+)$", line)
+        if include:
+            nested = (path.parent / include[2]).resolve()
+            if nested.is_relative_to(tree.resolve()):
+                out += _requirements_txt(nested, tree, seen=seen)
+            continue
+        if not line or line.startswith(("-", ".", "/", "file:")):
+            continue  # pip options, editable or local installs: not the build's business
+        out.append(re.split(r"\s+--?\w", line, maxsplit=1)[0].strip())
+    return out
+
+
+def _pyproject(path: Path) -> tuple[list[str], str | None]:
+    try:
+        data = tomllib.loads(path.read_text(errors="replace"))
+    except tomllib.TOMLDecodeError:
+        return [], None
+    project = data.get("project", {})
+    lines = _strings(project.get("dependencies", []))
+    for extra, reqs in _table(project.get("optional-dependencies")).items():
+        if extra.lower() in TEST_EXTRAS:
+            lines += _strings(reqs)
+    # PEP 735 groups; {include-group = ...} entries are tables, skipped by _strings.
+    for group, reqs in _table(data.get("dependency-groups")).items():
+        if group.lower() in TEST_EXTRAS:
+            lines += _strings(reqs)
+    name = project.get("name")
+    return lines, name if isinstance(name, str) else None
+
+
+def _setup_cfg(path: Path) -> tuple[list[str], str | None]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(path.read_text(errors="replace"))
+    except configparser.Error:
+        return [], None
+    lines = _cfg_list(parser.get("options", "install_requires", fallback=""))
+    if parser.has_section("options.extras_require"):
+        for extra, value in parser.items("options.extras_require"):
+            if extra.lower() in TEST_EXTRAS:
+                lines += _cfg_list(value)
+    return lines, parser.get("metadata", "name", fallback=None)
+
+
+def _setup_py(path: Path) -> tuple[list[str], str | None]:
+    try:
+        tree = ast.parse(path.read_text(errors="replace"))
+    except SyntaxError:
+        return [], None
+    lines: list[str] = []
+    name: str | None = None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and _called(node) == "setup"):
+            continue
+        for kw in node.keywords:
+            value = _literal(kw.value)
+            if kw.arg in ("install_requires", "tests_require"):
+                lines += _strings(value)
+            elif kw.arg == "extras_require":
+                for extra, reqs in _table(value).items():
+                    if extra.lower() in TEST_EXTRAS:
+                        lines += _strings(reqs)
+            elif kw.arg == "name" and isinstance(value, str):
+                name = value
+    return lines, name
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _literal(node: ast.expr) -> object:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None  # computed at run time: best effort stops here
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return _cfg_list(value)
+    if isinstance(value, list | tuple):
+        return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+    return []
+
+
+def _table(value: object) -> dict[str, object]:
+    return {str(k): v for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _cfg_list(value: str) -> list[str]:
+    return [line.strip() for line in value.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def _name_of(requirement: str) -> str:
+    match = _NAME.match(requirement)
+    return match[1] if match else requirement
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()

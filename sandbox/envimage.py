@@ -1,0 +1,165 @@
+"""Environment images: the base image plus a repository's dependencies, cached by their files.
+
+The build runs ``pip install`` as root in a container FROM the base image (with the
+network; runs never have one) and commits it as ``patchgate-env:<hash>``. The index URL
+(which may carry credentials) reaches pip only through a pip.conf on a read-only bind
+mount, so it is in no layer, no image config and no history entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import shutil
+import uuid
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+import docker
+from docker.errors import APIError, DockerException, NotFound
+from docker.types import Mount
+
+from sandbox.buildlock import build_lock
+from sandbox.depfiles import Dependencies, read_dependencies
+from sandbox.engine import docker_client
+from sandbox.errors import ImageBuildError
+from sandbox.images import Log, base_image_tag, image_exists, no_log, require_image
+from sandbox.pipconf import PipSettings, pip_conf_text, pip_settings
+
+ENV_REPOSITORY = "patchgate-env"
+BUILD_DIR = "/run/patchgate-build"
+INSTALL_TIMEOUT_S = 1800
+BUILD_MEMORY = 4096 * 1024 * 1024
+LABEL = "patchgate.env-build"
+
+# pip reads the config file from the environment of this shell only, so the
+# container's (committed) environment never names it.
+_INSTALL = (
+    f"PIP_CONFIG_FILE={BUILD_DIR}/pip.conf exec python3 -m pip install --no-input "
+    f"--progress-bar off -r {BUILD_DIR}/requirements.txt"
+)
+
+_FAILURES = (
+    re.compile(r"No matching distribution found for (\S+)"),
+    re.compile(r"Could not find a version that satisfies the requirement (\S+)"),
+    re.compile(r"Failed to build (\S+)"),
+    re.compile(r"Failed building wheel for (\S+)"),
+    re.compile(r"Invalid requirement: '([^']+)'"),
+    re.compile(r"Cannot install (.+?) because these package versions have conflicting"),
+)
+
+
+def env_image_tag(base_tree: Path, base: str | None = None) -> str | None:
+    """Return the tag for ``base_tree``'s dependencies, or None when it has none."""
+    deps = read_dependencies(base_tree)
+    if not deps.requirements:
+        return None
+    digest = hashlib.sha256((base or base_image_tag()).encode())
+    for rel in deps.files:
+        digest.update(b"\0" + rel.encode() + b"\0" + (base_tree / rel).read_bytes())
+    return f"{ENV_REPOSITORY}:{digest.hexdigest()[:16]}"
+
+
+def ensure_env_image(
+    base_tree: Path,
+    *,
+    index_url: str | None = None,
+    ca_bundle: Path | None = None,
+    log: Log | None = None,
+) -> str:
+    """Return the image to run ``base_tree``'s code in, building it when missing.
+
+    A tree without dependency files (or whose files ask for nothing) runs in the
+    base image itself. Raises ImageMissing when the base image is not built and
+    ImageBuildError naming the failing requirement when an install fails.
+    """
+    say = log or no_log
+    base = base_image_tag()
+    client = docker_client()
+    try:
+        require_image(client, base)
+        tag = env_image_tag(base_tree, base)
+        if tag is None:
+            say(f"{base_tree} declares no dependencies: using {base}")
+            return base
+        with build_lock(tag.replace(":", "-"), say):
+            if image_exists(client, tag):
+                say(f"{tag} is up to date")
+                return tag
+            deps = read_dependencies(base_tree)
+            settings = pip_settings(index_url=index_url, ca_bundle=ca_bundle)
+            _build(client, base=base, tag=tag, deps=deps, settings=settings, say=say)
+        return tag
+    finally:
+        client.close()
+
+
+def _build(
+    client: docker.DockerClient, *, base: str, tag: str, deps: Dependencies, settings: PipSettings, say: Log
+) -> None:
+    with TemporaryDirectory(prefix="patchgate-env-") as scratch:
+        build = Path(scratch)
+        build.chmod(0o755)
+        (build / "requirements.txt").write_text("".join(f"{r.text}\n" for r in deps.requirements))
+        shutil.copyfile(settings.ca_bundle, build / "ca.crt")
+        (build / "pip.conf").write_text(pip_conf_text(settings, f"{BUILD_DIR}/ca.crt"))
+        say(f"installing {len(deps.requirements)} requirements from {', '.join(deps.files)} into {tag}")
+        container = client.containers.create(
+            base,
+            command=["sh", "-c", _INSTALL],
+            name=f"patchgate-envbuild-{uuid.uuid4().hex[:12]}",
+            user="0:0",
+            labels={LABEL: tag},
+            mounts=[Mount(BUILD_DIR, str(build), type="bind", read_only=True)],
+            security_opt=["no-new-privileges:true"],
+            mem_limit=BUILD_MEMORY,
+            pids_limit=4096,
+        )
+        try:
+            container.start()
+            status = container.wait(timeout=INSTALL_TIMEOUT_S).get("StatusCode")
+            output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+            for line in output.splitlines():
+                say(line)
+            if status != 0:
+                raise ImageBuildError(_failure(output, deps))
+            _commit(client, container, base, tag)
+        except DockerException as exc:
+            raise ImageBuildError(f"building {tag} failed in the engine: {exc}") from exc
+        finally:
+            with contextlib.suppress(NotFound, APIError):
+                container.remove(force=True)
+    say(f"built {tag}")
+
+
+def _commit(client: docker.DockerClient, container: Any, base: str, tag: str) -> None:
+    # The committed config is the base image's, not the build container's (root, sh -c).
+    config = client.images.get(base).attrs["Config"]
+    keep = {k: config.get(k) for k in ("Env", "Cmd", "WorkingDir", "User", "Labels")}
+    repository, _, version = tag.partition(":")
+    container.commit(repository=repository, tag=version, conf=keep)
+
+
+def _failure(output: str, deps: Dependencies) -> str:
+    """Name the requirement pip could not install, and the file that asked for it."""
+    tail = "\n".join(output.strip().splitlines()[-15:])
+    for pattern in _FAILURES:
+        if match := pattern.search(output):
+            failing = match[1].strip().rstrip(".")
+            origin = next(
+                (r.origin for r in deps.requirements if _same(r.text, failing)), "the dependency files"
+            )
+            return (
+                f"requirement {failing!r} (from {origin}) could not be installed in the "
+                f"environment image\n{tail}"
+            )
+    return f"installing the dependencies ({', '.join(deps.files)}) failed\n{tail}"
+
+
+def _same(requirement: str, failing: str) -> bool:
+    def norm(text: str) -> str:
+        return re.sub(r"[-_.]+", "-", re.split(r"[\s\[<>=!~;@(]", text, maxsplit=1)[0]).lower()
+
+    return norm(requirement) == norm(failing)

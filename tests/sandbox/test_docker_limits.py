@@ -1,0 +1,185 @@
+"""Hostile programs against DockerSandbox's limits: pids, memory, CPU, wall clock, output."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from sandbox.docker import DockerSandbox
+from sandbox.process import run_process
+from sandbox.spec import Limits, MiB, RunResult, RunSpec
+
+pytestmark = pytest.mark.docker
+
+
+def run_python(sandbox: DockerSandbox, image: str, program: str, limits: Limits) -> RunResult:
+    return sandbox.run(RunSpec(image=image, argv=("python3", "-c", textwrap.dedent(program)), limits=limits))
+
+
+def test_pids_limit_stops_forking(sandbox: DockerSandbox, base_image: str) -> None:
+    program = """
+        import json, os, time
+        children = failures = 0
+        end = time.time() + 2
+        while time.time() < end:
+            try:
+                pid = os.fork()
+            except BlockingIOError:
+                failures += 1
+                time.sleep(0.01)
+                continue
+            if pid == 0:
+                time.sleep(60)
+                os._exit(0)
+            children += 1
+        print(json.dumps({"children": children, "failures": failures}))
+    """
+    result = run_python(sandbox, base_image, program, Limits(pids=32, timeout_s=30))
+    assert result.exit_code == 0, result
+    data = json.loads(result.stdout)
+    assert data["children"] < 32
+    assert data["failures"] > 0
+    # The sleeping children were swept: the run did not wait for them.
+    assert result.wall_s < 10
+
+
+def test_fork_bomb_ends_and_the_host_stays_responsive(sandbox: DockerSandbox, base_image: str) -> None:
+    latencies: list[float] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        while not done.is_set():
+            started = time.monotonic()
+            run_process([sys.executable, "-c", "pass"], timeout=30)
+            latencies.append(time.monotonic() - started)
+            time.sleep(0.2)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        result = sandbox.run(
+            RunSpec(
+                image=base_image,
+                argv=("bash", "-c", "bomb() { bomb | bomb & }; bomb; sleep 60"),
+                limits=Limits(pids=64, timeout_s=4, cpus=1.0),
+            )
+        )
+    finally:
+        done.set()
+        prober.join()
+    assert result.timed_out
+    assert result.wall_s < 4 + 12
+    assert latencies and max(latencies) < 3.0, latencies
+
+
+def test_memory_bomb_is_reported_as_oom_killed(sandbox: DockerSandbox, base_image: str) -> None:
+    program = """
+        hog = []
+        while True:
+            hog.append(b"x" * 10**7)
+    """
+    result = run_python(sandbox, base_image, program, Limits(memory_mb=128, timeout_s=60))
+    assert result.oom_killed, result
+    assert result.exit_code == 137
+    assert not result.ok
+    assert result.peak_memory_bytes is not None
+    assert 100 * MiB < result.peak_memory_bytes <= 130 * MiB
+
+
+def test_cpu_quota_caps_cpu_time(sandbox: DockerSandbox, base_image: str) -> None:
+    program = """
+        import json, os, resource, time
+        end = time.time() + 2.0
+        pids = []
+        for _ in range(2):
+            pid = os.fork()
+            if pid == 0:
+                while time.time() < end:
+                    pass
+                os._exit(0)
+            pids.append(pid)
+        for pid in pids:
+            os.waitpid(pid, 0)
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        print(json.dumps({"cpu": usage.ru_utime + usage.ru_stime}))
+    """
+    capped = run_python(sandbox, base_image, program, Limits(cpus=0.25, timeout_s=30))
+    free = run_python(sandbox, base_image, program, Limits(cpus=2.0, timeout_s=30))
+    capped_cpu = json.loads(capped.stdout)["cpu"]
+    free_cpu = json.loads(free.stdout)["cpu"]
+    # 0.25 CPU for 2 s of wall time is 0.5 s of CPU; two spinning processes could take 4 s
+    # (at least ~1 s even when other work shares this machine's two cores).
+    assert capped_cpu < 0.7, capped_cpu
+    assert free_cpu > 0.9, free_cpu
+
+
+def test_timeout_kills_a_term_ignoring_forking_tree(sandbox: DockerSandbox, base_image: str) -> None:
+    program = """
+        import os, signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for _ in range(3):
+            if os.fork() == 0:
+                os.setsid()  # leave timeout's process group
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                if os.fork() == 0:
+                    while True:
+                        time.sleep(0.1)
+                while True:
+                    time.sleep(0.1)
+        print("forked", flush=True)
+        while True:
+            time.sleep(0.1)
+    """
+    started = time.monotonic()
+    result = run_python(sandbox, base_image, program, Limits(timeout_s=2))
+    elapsed = time.monotonic() - started
+    assert result.timed_out
+    assert result.stdout == b"forked\n"
+    assert not result.ok
+    # 2 s timeout + 2 s TERM->KILL grace, then the sweep; the children hold stdout until it.
+    assert 2 <= result.wall_s < 8, result.wall_s
+    assert elapsed < 12
+
+
+def test_output_flood_is_cut_and_flagged(sandbox: DockerSandbox, base_image: str) -> None:
+    program = """
+        import sys
+        chunk = b"y" * 2**20
+        for _ in range(4 * 1024):  # 4 GiB
+            sys.stdout.buffer.write(chunk)
+        sys.stderr.write("finished")
+    """
+    result = run_python(sandbox, base_image, program, Limits(output_bytes=1 * MiB, timeout_s=120))
+    assert result.output_limit_exceeded
+    assert not result.ok
+    assert len(result.stdout) + len(result.stderr) == 1 * MiB
+    assert b"finished" not in result.stderr
+    assert result.wall_s < 20
+
+
+HOST_READER = """
+import json, resource, sys
+from sandbox.docker import DockerSandbox
+from sandbox.spec import Limits, MiB, RunSpec
+flood = "import sys\\nc = b'z' * 2**20\\nwhile True: sys.stdout.buffer.write(c)"
+result = DockerSandbox().run(RunSpec(
+    image=sys.argv[1], argv=("python3", "-c", flood),
+    limits=Limits(output_bytes=64 * MiB, timeout_s=60)))
+print(json.dumps({"exceeded": result.output_limit_exceeded, "kept": len(result.stdout),
+                  "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def test_host_memory_stays_bounded_under_a_flood(base_image: str) -> None:
+    proc = run_process([sys.executable, "-c", HOST_READER, base_image], timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    data = json.loads(proc.stdout)
+    assert data["exceeded"]
+    assert data["kept"] == 64 * MiB
+    # The 64 MiB kept plus the interpreter and the docker client, not the flood.
+    assert data["maxrss_kb"] < 250 * 1024, data

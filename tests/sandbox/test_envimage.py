@@ -1,0 +1,106 @@
+"""Environment images: built from a tree's dependency files, cached, secrets kept out."""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox.docker import DockerSandbox
+from sandbox.engine import docker_client
+from sandbox.envimage import ensure_env_image, env_image_tag
+from sandbox.errors import ImageBuildError
+from sandbox.spec import Limits, Mount, RunSpec
+from tests.fakes.package_index import PackageIndex, serve_index
+
+pytestmark = pytest.mark.docker
+
+TOKEN = "tok-d0n0tl3ak-7f3a"
+
+
+@pytest.fixture(scope="module")
+def index(base_image: str) -> Iterator[PackageIndex]:
+    client = docker_client()
+    ipam = client.networks.get("bridge").attrs["IPAM"]["Config"][0]
+    client.close()
+    # The engine may omit the gateway; Docker gives the bridge the subnet's first address.
+    gateway = ipam.get("Gateway") or str(ipaddress.ip_network(ipam["Subnet"])[1])
+    served = PackageIndex(user="builder", password=TOKEN)
+    served.add("pgdemo", "1.0", "VALUE = 42\n")
+    served.add("pgextra", "2.0", "NAME = 'extra'\n")
+    with serve_index(served, gateway) as running:
+        yield running
+
+
+def _remove_image(tag: str) -> None:
+    client = docker_client()
+    client.images.remove(tag, force=True)
+    client.close()
+
+
+def test_tree_without_dependency_files_runs_in_the_base_image(base_image: str, tmp_path: Path) -> None:
+    (tmp_path / "main.py").write_text("print('hi')\n")
+    assert ensure_env_image(tmp_path) == base_image
+
+
+def test_build_installs_requirements_and_extras_then_reuses_the_image(
+    index: PackageIndex, sandbox: DockerSandbox, tmp_path: Path
+) -> None:
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    # A unique comment makes a fresh tag, so the first call really builds.
+    (tree / "requirements.txt").write_text(f"pgdemo==1.0  # {tmp_path.name}\n-e .\n")
+    (tree / "pyproject.toml").write_text(
+        '[project]\nname = "repo"\ndependencies = []\n'
+        '[project.optional-dependencies]\ntest = ["pgextra>=2", "repo[docs]"]\ndocs = ["sphinx"]\n'
+    )
+    tag = env_image_tag(tree)
+    assert tag is not None
+    try:
+        built = ensure_env_image(tree, index_url=index.url)
+        assert built == tag
+        asked = len(index.requests)
+        assert asked > 0
+
+        started = time.monotonic()
+        assert ensure_env_image(tree, index_url=index.url) == tag
+        assert time.monotonic() - started < 5
+        assert len(index.requests) == asked, "a cached image asked the index again"
+
+        result = sandbox.run(
+            RunSpec(
+                image=tag,
+                argv=("python3", "-c", "import pgdemo, pgextra, pytest; print(pgdemo.VALUE, pgextra.NAME)"),
+                copy_in=(Mount(tree, "/work"),),
+                limits=Limits(timeout_s=30),
+            )
+        )
+        assert result.ok, result
+        assert result.stdout == b"42 extra\n"
+
+        client = docker_client()
+        image = client.images.get(tag)
+        history = image.history()
+        client.close()
+        assert TOKEN not in repr(image.attrs), "the index credentials reached the image config"
+        assert TOKEN not in repr(history), "the index credentials reached the image history"
+        assert image.attrs["Config"]["User"] == "10001:10001"
+        assert not any("PIP_" in e for e in image.attrs["Config"]["Env"])
+    finally:
+        _remove_image(tag)
+
+
+def test_a_failing_requirement_is_named(index: PackageIndex, tmp_path: Path) -> None:
+    (tmp_path / "requirements-dev.txt").write_text(f"pgdemo==1.0\npgmissing==3.1  # {tmp_path.name}\n")
+    with pytest.raises(ImageBuildError, match=r"'pgmissing==3\.1' \(from requirements-dev\.txt\)"):
+        ensure_env_image(tmp_path, index_url=index.url)
+    tag = env_image_tag(tmp_path)
+    assert tag is not None
+    client = docker_client()
+    assert not client.images.list(name=tag), "a failed build left an image behind"
+    leftovers = client.containers.list(all=True, filters={"label": f"patchgate.env-build={tag}"})
+    client.close()
+    assert leftovers == []
