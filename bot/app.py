@@ -25,10 +25,11 @@ from pydantic import ValidationError
 
 from bot import events, github, signature
 from bot.events import Ignore
+from bot.job import GateFn
 from bot.queue import JobQueue
 from bot.settings import Settings, load_settings
 from bot.store import Store
-from bot.worker import GateFn, Worker, default_runner
+from bot.worker import Worker, default_runner
 from checks.gate import Runner
 from checks.pipeline import run_pipeline
 from checks.render import render_text

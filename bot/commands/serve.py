@@ -33,8 +33,8 @@ def command(args: argparse.Namespace) -> int:
     import uvicorn
 
     from bot.app import create_app
+    from bot.job import load_gate
     from bot.settings import SettingsError, load_settings
-    from bot.worker import load_gate
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = load_settings(args.config)

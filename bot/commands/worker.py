@@ -24,10 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    from bot.job import load_gate
     from bot.queue import JobQueue
     from bot.settings import SettingsError, load_settings
     from bot.store import Store
-    from bot.worker import Worker, load_gate
+    from bot.worker import Worker
 
     settings = load_settings(args.config)
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection
 
+from bot.database import make_engine
 from bot.settings import load_settings
-from bot.store import make_engine
 from bot.tables import Base
 
 target_metadata = Base.metadata

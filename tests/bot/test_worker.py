@@ -225,7 +225,9 @@ def test_synchronize_supersedes_the_running_job(server: Server, github: FakeGitH
         "the job states",
     )
     # The abandoned pipeline ends after the cancel; none of its output reaches GitHub.
-    wait_for(lambda: "job" in server.log.read_text(), 5)
+    [old_job] = [j["id"] for j in jobs(server, "octo/pushed") if j["head_sha"] == old_sha]
+    ended = f"job {old_job}: the abandoned pipeline ended"
+    wait_for(lambda: ended in server.log.read_text(), 30, "the old pipeline to end")
     old_calls = [c for c in github.check_run_calls("octo/pushed") if c.path.endswith(f"/{old['id']}")]
     assert old_calls[-1].body["conclusion"] == "cancelled"  # type: ignore[index]
 

@@ -1,0 +1,328 @@
+"""One attempt at one job: gate a PR and keep its check run honest.
+
+The flow: the PR as it is now, the policy at the base sha, agent or not, the
+check run (created in progress once), the trees, the pipeline in a thread
+with progress on the run, then the completed run and the stored report. A
+job cancelled meanwhile (new push, PR closed) completes its run as
+``cancelled``; errors propagate to the worker, which retries or reports
+``neutral``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from bot import checkrun
+from bot.checkrun import UpdateBody
+from bot.events import classify
+from bot.github import GitHubError, Installation, InstallationGone
+from bot.judging import judge_anyway
+from bot.leases import JobView
+from bot.settings import Settings
+from bot.signature import run_token
+from bot.store import JudgeRow, RunRecord, Store
+from bot.tables import ABANDONED, CANCELLED, DONE, FAILED, SKIPPED
+from bot.trees import fetch_workspace, suites_for
+from checks.gate import Runner
+from checks.inputs import JudgeSettings, PipelineInputs, Task
+from checks.pipeline import Progress, ShadowSink, error_report, run_pipeline
+from checks.policy import POLICY_PATH, PolicyError, load_policy
+from checks.report import Report
+
+log = logging.getLogger(__name__)
+
+
+class GateFn(Protocol):
+    """The pipeline's shape (checks.pipeline.run_pipeline); tests pass a small deterministic one."""
+
+    def __call__(
+        self,
+        inputs: PipelineInputs,
+        *,
+        on_progress: Progress | None = None,
+        on_shadow: ShadowSink | None = None,
+    ) -> Report: ...
+
+
+def load_gate(spec: str | None) -> GateFn:
+    """Return the pipeline function named ``module:function`` (default: checks.pipeline:run_pipeline)."""
+    if not spec:
+        return run_pipeline
+    module, _, attr = spec.partition(":")
+    fn = getattr(importlib.import_module(module), attr or "", None)
+    if not callable(fn):
+        raise ValueError(f"--gate {spec!r}: expected MODULE:FUNCTION naming a function")
+    gate: GateFn = fn
+    return gate
+
+
+@dataclass
+class Watch:
+    """What the heartbeat learnt: the job was cancelled (and why), or is no longer ours."""
+
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    reason: str | None = None
+    lost: bool = False
+
+
+@dataclass(frozen=True)
+class Services:
+    """What every job of one worker shares."""
+
+    settings: Settings
+    store: Store
+    gate: GateFn
+    runner: Callable[[], Runner]
+    judge: JudgeSettings | None
+    worker: str
+
+
+class _ProgressSender:
+    """Sends in-progress updates in order, best effort, from the pipeline thread's callbacks."""
+
+    def __init__(self, client: Installation, repository: str, check_run_id: int) -> None:
+        self.client, self.repository, self.check_run_id = client, repository, check_run_id
+        self.queue: asyncio.Queue[UpdateBody | None] = asyncio.Queue()
+        self.task = asyncio.create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while (body := await self.queue.get()) is not None:
+            try:
+                await self.client.update_check_run(self.repository, self.check_run_id, body)
+            except (GitHubError, InstallationGone) as exc:
+                log.warning("progress update of check run %s failed: %s", self.check_run_id, exc)
+
+    async def close(self) -> None:
+        """Send what is queued, then stop."""
+        self.queue.put_nowait(None)
+        await self.task
+
+    def discard(self) -> None:
+        self.task.cancel()
+
+
+class JobRun:
+    """One claimed attempt at one job, acting as the job's installation."""
+
+    def __init__(self, services: Services, client: Installation, job: JobView, watch: Watch) -> None:
+        self.s = services
+        self.client = client
+        self.job = job
+        self.watch = watch
+        self.started = time.monotonic()
+
+    async def finish(self, state: str, *, conclusion: str | None = None, detail: str = "") -> None:
+        """Move the job to a final state (only while it is still ours)."""
+        await asyncio.to_thread(
+            self.s.store.finish, self.job.id, self.s.worker, state, conclusion=conclusion, detail=detail
+        )
+
+    async def complete_neutral(self, reason: str) -> None:
+        """Report infrastructure trouble on the check run as neutral, and give the job up."""
+        report = error_report(
+            f"patchgate could not finish this run: {reason}", "neutral", head_sha=self.job.head_sha
+        )
+        try:
+            await self._complete(await self._ensure_check_run(), report)
+        except (GitHubError, InstallationGone) as exc:
+            log.error("job %s: cannot report the failure on GitHub either: %s", self.job.id, exc)
+            reason += f"; reporting it failed too: {exc}"
+        await self.finish(FAILED, conclusion="neutral", detail=reason)
+
+    async def run(self) -> None:
+        """Gate the PR; raises for infrastructure trouble (GitHubError, SandboxError, ...)."""
+        job = self.job
+        if job.cancel_reason:
+            await self._cancel(job.cancel_reason)
+            return
+        pr = await self.client.pull(job.repository, job.pr_number)
+        if pr.state != "open":
+            await self._cancel("the pull request was closed")
+            return
+        if pr.head.sha != job.head_sha:
+            await self._cancel(f"superseded by {pr.head.sha}")
+            return
+        base_sha = pr.base.sha
+        try:
+            policy = load_policy(await self.client.file_at(job.repository, POLICY_PATH, base_sha))
+        except PolicyError as exc:
+            # A broken policy needs a maintainer, whoever wrote the PR.
+            report = error_report(str(exc), "action_required", base_sha=base_sha, head_sha=job.head_sha)
+            await self._deliver(await self._ensure_check_run(), report)
+            return
+        labels = [label.name for label in pr.labels]
+        author = pr.user.login if pr.user else ""
+        verdict = classify(policy, author=author, labels=labels, head_ref=pr.head.ref, draft=bool(pr.draft))
+        if verdict != "agent":
+            if verdict == "not_agent" and policy.agents.others == "neutral":
+                body = checkrun.not_agent(
+                    self.s.settings.check_name, job.head_sha, job.key, self._details_url()
+                )
+                check_run_id = await self.client.create_check_run(job.repository, body)
+                await asyncio.to_thread(self.s.store.set_check_run, job.id, check_run_id)
+            reason = (
+                "not an agent PR by the base branch's policy"
+                if verdict == "not_agent"
+                else "a draft PR (policy agents.include_drafts is false)"
+            )
+            await self.finish(SKIPPED, detail=reason)
+            return
+        check_run_id = await self._ensure_check_run()
+        work_dir = self.s.settings.work_dir
+        work_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=work_dir, prefix=f"job-{job.id}-") as tmp:
+            ws = await fetch_workspace(
+                self.client,
+                base_repo=job.repository,
+                base_sha=base_sha,
+                head_repo=pr.head.repo.full_name if pr.head.repo is not None else job.repository,
+                head_sha=job.head_sha,
+                dest=Path(tmp),
+            )
+            inputs = PipelineInputs(
+                workspace=ws,
+                policy=policy,
+                runner=self.s.runner(),
+                suites=suites_for(self.s.settings.test_store, job.repository),
+                task=Task(title=pr.title, body=pr.body or ""),
+                judge=self.s.judge,
+                run_key=job.key,
+            )
+            outcome = await self._run_gate(check_run_id, inputs)
+        if outcome is not None:
+            report, shadows = outcome
+            await self._deliver(check_run_id, report, shadows)
+
+    async def _check_run_id(self) -> int | None:
+        fresh = await asyncio.to_thread(self.s.store.job, self.job.id)
+        return fresh.check_run_id if fresh is not None else None
+
+    async def _ensure_check_run(self) -> int:
+        """Return the job's check run, creating it (in progress) the first time."""
+        job = self.job
+        found = await self._check_run_id()
+        if found is None and job.attempts > 1:
+            # An earlier attempt may have died between creating the run and recording it.
+            found = await self.client.find_check_run(job.repository, job.head_sha, job.key)
+        if found is None:
+            body = checkrun.started(
+                self.s.settings.check_name, job.head_sha, job.key, self._details_url(), job.trigger
+            )
+            found = await self.client.create_check_run(job.repository, body)
+        await asyncio.to_thread(self.s.store.set_check_run, job.id, found)
+        return found
+
+    def _details_url(self) -> str:
+        token = run_token(self.s.settings.require_webhook_secret(), self.job.id)
+        return f"{self.s.settings.public_url}/runs/{self.job.id}?token={token}"
+
+    async def _cancel(self, reason: str) -> None:
+        """Stop a job that must not finish; its check run (if any) completes as cancelled."""
+        job = self.job
+        if await asyncio.to_thread(self.s.store.installation_active, job.installation_id) is False:
+            # The App is gone: GitHub would refuse every request.
+            await self.finish(ABANDONED, detail=reason)
+            return
+        check_run_id = await self._check_run_id()
+        if check_run_id is not None:
+            await self.client.update_check_run(job.repository, check_run_id, checkrun.cancelled(reason))
+        await self.finish(CANCELLED, conclusion="cancelled" if check_run_id else None, detail=reason)
+
+    async def _complete(self, check_run_id: int, report: Report) -> None:
+        updates, final = checkrun.completion(report)
+        for body in updates:
+            await self.client.update_check_run(self.job.repository, check_run_id, body)
+        await self.client.update_check_run(self.job.repository, check_run_id, final)
+
+    async def _run_gate(
+        self, check_run_id: int, inputs: PipelineInputs
+    ) -> tuple[Report, list[JudgeRow]] | None:
+        """Run the pipeline in a thread; None when the job was cancelled (or lost) meanwhile."""
+        loop = asyncio.get_running_loop()
+        sender = _ProgressSender(self.client, self.job.repository, check_run_id)
+        shadows: list[JudgeRow] = []
+
+        def on_progress(stage: str, report: Report) -> None:
+            # Build the body now: the pipeline keeps changing ``report`` after this call.
+            body = checkrun.progress(stage, report)
+            if body is not None:
+                loop.call_soon_threadsafe(sender.queue.put_nowait, body)
+
+        def on_shadow(execution_passed: bool, judge_passed: bool, model: str, rubric: str) -> None:
+            shadows.append(JudgeRow(model, rubric, execution_passed, judge_passed, shadow=True))
+
+        def gate() -> Report:
+            report = self.s.gate(inputs, on_progress=on_progress, on_shadow=on_shadow)
+            return judge_anyway(inputs, report, self.s.store) if self.job.judge_anyway else report
+
+        work = asyncio.ensure_future(asyncio.to_thread(gate))
+        stop = asyncio.ensure_future(self.watch.event.wait())
+        try:
+            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+        if not work.done():
+            sender.discard()
+            if not self.watch.lost:
+                await self._cancel(self.watch.reason or "cancelled")
+            # The thread cannot be stopped; it keeps this job's slot until it ends, so the
+            # number of pipelines running never exceeds the concurrency setting.
+            with contextlib.suppress(Exception):
+                await work
+            log.info("job %s: the abandoned pipeline ended; its result is discarded", self.job.id)
+            return None
+        await sender.close()
+        report = work.result()
+        owned, reason = await asyncio.to_thread(
+            self.s.store.heartbeat, self.job.id, self.s.worker, self.s.settings.lease_s
+        )
+        if not owned:
+            return None
+        if reason:
+            await self._cancel(reason)
+            return None
+        return report, shadows
+
+    async def _deliver(
+        self, check_run_id: int, report: Report, shadows: list[JudgeRow] | None = None
+    ) -> None:
+        """Complete the check run, then record the run; the job is done only after both."""
+        job = self.job
+        await self._complete(check_run_id, report)
+        await asyncio.to_thread(
+            self.s.store.save_run, run_record(job, report, time.monotonic() - self.started)
+        )
+        for row in shadows or []:
+            await asyncio.to_thread(self.s.store.add_judge_record, job.id, job.repository, job.head_sha, row)
+        await self.finish(DONE, conclusion=report.conclusion, detail="; ".join(report.reasons)[:1000])
+
+
+def run_record(job: JobView, report: Report, seconds: float) -> RunRecord:
+    """Return the stored form of a report: the JSON plus the numbers worth querying."""
+    rates = {s.kind: s.pass_rate for s in report.behaviour.suites}
+    return RunRecord(
+        job_id=job.id,
+        repository=job.repository,
+        pr_number=job.pr_number,
+        head_sha=job.head_sha,
+        base_sha=report.base_sha,
+        conclusion=report.conclusion,
+        report=report.model_dump(mode="json"),
+        findings=sum(1 for f in report.shape.findings if f.introduced),
+        hidden_pass_rate=rates.get("hidden"),
+        held_out_pass_rate=rates.get("held_out"),
+        regressions=report.behaviour.regressions,
+        quality_status=report.quality.status,
+        judge_cost_usd=report.quality.cost_usd,
+        seconds=seconds,
+        timings=dict(report.timings),
+    )
