@@ -162,3 +162,15 @@ def test_the_details_page_needs_its_token(server: Server, github: FakeGitHub, tm
     assert len(data["report"]["shape"]["findings"]) == 2
     assert httpx.get(f"{server.url}/runs/{job_id}").status_code == 404
     assert httpx.get(f"{server.url}/runs/{job_id}", params={"token": "0" * 32}).status_code == 404
+
+
+def test_readiness_fails_when_the_queue_is_unreachable(make_server: object) -> None:
+    # A web-only process (Redis broker) whose Redis does not answer: alive, but not ready.
+    server: Server = make_server(PATCHGATE_BROKER="redis://127.0.0.1:1/0")  # type: ignore[operator]
+    server.start()
+    assert httpx.get(f"{server.url}/healthz").status_code == 200
+    ready = httpx.get(f"{server.url}/readyz")
+    assert ready.status_code == 503
+    assert ready.json()["queue"].startswith("error")
+    assert ready.json()["database"] == "ok"
+    assert ready.json()["docker"] == "not used by this process"
