@@ -199,10 +199,13 @@ class Installation:
         except NotFound:
             return None
         data = resp.json()
+        # Asking again will not change these answers (a directory; a file over 1 MB has no content).
         if not isinstance(data, dict) or data.get("type") != "file":
-            raise GitHubError(f"{path} at {ref[:12]} is not a file")
+            raise GitHubError(f"{path} at {ref[:12]} is not a file", retryable=False)
         if data.get("encoding") != "base64":
-            raise GitHubError(f"{path} at {ref[:12]}: unexpected encoding {data.get('encoding')!r}")
+            raise GitHubError(
+                f"{path} at {ref[:12]}: unexpected encoding {data.get('encoding')!r}", retryable=False
+            )
         return base64.b64decode(str(data.get("content", ""))).decode("utf-8", "replace")
 
     async def tarball(self, repository: str, ref: str) -> bytes:
