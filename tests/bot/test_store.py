@@ -200,3 +200,17 @@ def test_judge_records_and_verdict_cache(store: Store) -> None:
     cache.put("k", verdicts)
     cache.put("k", [])  # the first answer stays
     assert cache.get("k") == verdicts
+
+
+def test_a_repository_removed_from_the_installation_flags_its_jobs(store: Store) -> None:
+    store.record_delivery(
+        "d0", "installation", "created", [InstallationChange(11, "octo", "created", True, ("octo/repo",))]
+    )
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    removed = InstallationChange(11, "octo", "removed", True, repos_removed=("octo/repo",))
+    result = store.record_delivery("d2", "installation_repositories", "removed", [removed])
+    assert "1 live job(s) flagged" in result.notes[0]
+    view = store.job(job)
+    assert view is not None
+    assert view.cancel_reason == "the repository was removed from the installation"
+    assert store.installation_active(11) is True
