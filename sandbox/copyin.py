@@ -22,7 +22,7 @@ def writable_roots(copy_in: Sequence[Mount]) -> list[str]:
     A target under /tmp or under another copy-in directory shares that tmpfs.
     """
     roots: list[PurePosixPath] = []
-    for dest in sorted({_destination(m) for m in copy_in}, key=lambda p: len(p.parts)):
+    for dest in sorted({_destination(m) for m in copy_in}, key=lambda p: (len(p.parts), str(p))):
         covered = [PurePosixPath(CONTAINER_TMP), *roots]
         if not any(dest == r or r in dest.parents for r in covered):
             roots.append(dest)

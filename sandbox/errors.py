@@ -13,7 +13,7 @@ class EngineUnavailable(SandboxError):
     def __init__(self, detail: str) -> None:
         super().__init__(
             f"no Docker engine is reachable ({detail}); start one with "
-            "`dockerd &` (Debian: `apt-get install -y docker.io`) or run scripts/setup.sh"
+            "`dockerd &` (Debian: `apt-get install -y docker.io`) or run scripts/engine.sh"
         )
 
 

@@ -17,7 +17,7 @@ HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 class PipSettings(BaseSettings):
     """Index and CA bundle for builds; read from the environment when asked, never at import."""
 
-    model_config = SettingsConfigDict(frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
     index_url: str = Field(default=DEFAULT_INDEX_URL, validation_alias="PIP_INDEX_URL")
     ca_bundle: Path = Field(

@@ -1,0 +1,58 @@
+"""copy_in planning: which tmpfs mounts a run needs, and what gets packed."""
+
+from __future__ import annotations
+
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from sandbox.copyin import pack_copy_in, writable_roots
+from sandbox.spec import Mount
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "f.py").write_text("x = 1\n")
+    (root / "link").symlink_to("sub/f.py")
+    os.mkfifo(root / "pipe")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("targets", "roots"),
+    [
+        (["/work"], ["/work"]),
+        (["/work", "/work/suite"], ["/work"]),
+        (["/work/suite", "/work"], ["/work"]),
+        (["/tmp/x", "/srv"], ["/srv"]),
+        (["/a", "/b"], ["/a", "/b"]),
+    ],
+)
+def test_writable_roots(tree: Path, targets: list[str], roots: list[str]) -> None:
+    assert writable_roots([Mount(tree, t) for t in targets]) == roots
+
+
+def test_a_file_lands_in_its_target_directory(tree: Path) -> None:
+    assert writable_roots([Mount(tree / "sub" / "f.py", "/opt/cfg/f.py")]) == ["/opt/cfg"]
+
+
+@pytest.mark.parametrize("target", ["relative", "/", "/work/../etc", "/run/patchgate-in"])
+def test_bad_targets_are_refused(tree: Path, target: str) -> None:
+    with pytest.raises(ValueError, match="copy_in"):
+        writable_roots([Mount(tree, target)])
+
+
+def test_pack_keeps_files_and_links_and_drops_fifos(tree: Path, tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    plan = pack_copy_in([Mount(tree, "/work")], scratch, uid=os.getuid())
+    assert plan == ["/run/patchgate-in/0.tar", "/work"]
+    with tarfile.open(scratch / "0.tar") as tar:
+        members = {m.name: m for m in tar.getmembers()}
+    assert set(members) == {".", "./sub", "./sub/f.py", "./link"}
+    assert members["./link"].issym()
+    assert all(m.uid == 0 and m.uname == "" for m in members.values())

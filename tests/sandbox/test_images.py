@@ -1,0 +1,74 @@
+"""The base image recipe: hashed tags, both Dockerfiles, and a no-op second build."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from sandbox.engine import docker_client
+from sandbox.images import (
+    TOOLS_REQUIREMENTS,
+    base_image_tag,
+    dockerfile_text,
+    ensure_base_image,
+    rootfs_tag,
+)
+
+
+def test_tags_are_hashes_of_their_recipes() -> None:
+    packages, registry = base_image_tag(), base_image_tag(from_registry=True)
+    assert packages.startswith("patchgate-base:") and registry.startswith("patchgate-base:")
+    assert packages != registry
+    assert base_image_tag() == packages  # stable
+    assert rootfs_tag().startswith("patchgate-rootfs:")
+
+
+def test_both_dockerfiles_install_the_tools_and_the_sandbox_user() -> None:
+    # The registry path cannot be built here (no registry); its text is what we can check.
+    registry = dockerfile_text(from_registry=True)
+    packages = dockerfile_text()
+    assert "FROM python:3.11-slim AS tools" in registry
+    assert "FROM ${ROOTFS} AS tools" in packages
+    for text in (registry, packages):
+        assert "tools-requirements.txt" in text
+        assert "--uid 10001" in text
+        assert "USER 10001:10001" in text
+        assert "COPY --from=tools /usr/local /usr/local" in text
+        # The index URL is a build argument of the tools stage only.
+        final_stage = text.rsplit("FROM ", 1)[1]
+        assert "PIP_INDEX_URL" not in final_stage
+
+
+def test_tools_are_pinned() -> None:
+    lines = [ln for ln in TOOLS_REQUIREMENTS.read_text().splitlines() if ln and not ln.startswith("#")]
+    names = {ln.split("==")[0].lower() for ln in lines}
+    assert {"pytest", "pytest-timeout", "ruff", "mypy", "bandit", "semgrep", "pyyaml"} <= names
+    assert all("==" in ln for ln in lines)
+
+
+@pytest.mark.docker
+def test_second_build_is_a_no_op_and_the_image_has_the_tools(base_image: str) -> None:
+    started = time.monotonic()
+    assert ensure_base_image() == base_image
+    assert time.monotonic() - started < 5
+    client = docker_client()
+    try:
+        image = client.images.get(base_image)
+        assert image.id == client.images.get("patchgate-base:latest").id
+        assert image.attrs["Config"]["User"] == "10001:10001"
+        assert "PIP_INDEX_URL" not in repr(image.history())
+        output = client.containers.run(
+            base_image,
+            ["sh", "-c", "python3 --version; pytest --version; ruff --version; mypy --version; "
+             "bandit --version >/dev/null && echo bandit; semgrep --version; id -u"],
+            remove=True,
+            network_mode="none",
+            environment={"SEMGREP_ENABLE_VERSION_CHECK": "0"},
+        ).decode()
+    finally:
+        client.close()
+    assert "Python 3.11" in output
+    for tool in ("pytest 9.2.0", "ruff 0.17.6", "mypy 2.4.1", "bandit", "1.185.0"):
+        assert tool in output
+    assert output.strip().endswith("10001")
