@@ -1,0 +1,101 @@
+"""How much a sandboxed run costs: prints numbers (not a test).
+
+1. `python3 -c pass` in the sandbox vs on the host: medians, absolute overhead, ratio;
+2. 20 short runs submitted at once: runs per second at the sandbox's concurrency;
+3. an environment image: cold build vs cached lookup.
+
+Usage: .venv/bin/python bench/sandbox_overhead.py [--repeat 10] [--parallel 20]
+       [--concurrency 4] [--requirement six==1.16.0] [--index-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sandbox.docker import DockerSandbox  # noqa: E402 - after the path set-up above
+from sandbox.engine import docker_client  # noqa: E402
+from sandbox.envimage import ensure_env_image  # noqa: E402
+from sandbox.images import ensure_base_image  # noqa: E402
+from sandbox.process import run_process  # noqa: E402
+from sandbox.spec import Limits, RunSpec  # noqa: E402
+
+TRIVIAL = ("python3", "-c", "pass")
+LIMITS = Limits(timeout_s=60, memory_mb=256, tmpfs_mb=64)
+
+
+def timed(action: object) -> float:
+    started = time.perf_counter()
+    action()  # type: ignore[operator]
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--parallel", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--requirement", default="six==1.16.0", help="what the env image installs")
+    parser.add_argument("--index-url", default=None, help="package index for the env image build")
+    args = parser.parse_args()
+
+    image = ensure_base_image()
+    box = DockerSandbox(max_concurrency=args.concurrency)
+    spec = RunSpec(image=image, argv=TRIVIAL, limits=LIMITS)
+    box.run(spec)  # warm the engine's caches and the client connection
+
+    def one() -> None:
+        result = box.run(spec)
+        assert result.ok, result
+
+    # The host's interpreter itself, not a launcher shim in front of it.
+    host_argv = (sys.executable, *TRIVIAL[1:])
+    host = [timed(lambda: run_process(host_argv, check=True)) for _ in range(args.repeat)]
+    boxed = [timed(one) for _ in range(args.repeat)]
+    host_med, box_med = statistics.median(host), statistics.median(boxed)
+    print(f"python3 -c pass, median of {args.repeat}:")
+    print(f"  host     {host_med * 1000:8.1f} ms")
+    print(f"  sandbox  {box_med * 1000:8.1f} ms   (min {min(boxed) * 1000:.1f}, max {max(boxed) * 1000:.1f})")
+    print(f"  overhead {(box_med - host_med) * 1000:8.1f} ms per run, ratio {box_med / host_med:.1f}x")
+
+    with ThreadPoolExecutor(max_workers=args.parallel) as pool:
+        started = time.perf_counter()
+        list(pool.map(lambda _: one(), range(args.parallel)))
+        elapsed = time.perf_counter() - started
+    print(f"{args.parallel} runs submitted at once, concurrency {args.concurrency}:")
+    print(f"  {elapsed:.2f} s in all, {args.parallel / elapsed:.2f} runs/s")
+
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = Path(scratch)
+        # A unique comment makes a new tag, so the first build is really cold.
+        (tree / "requirements.txt").write_text(f"{args.requirement}  # bench {uuid.uuid4().hex}\n")
+        tag = ""
+
+        def build() -> None:
+            nonlocal tag
+            tag = ensure_env_image(tree, index_url=args.index_url)
+
+        cold = timed(build)
+        cached = timed(build)
+    client = docker_client()
+    client.images.remove(tag, force=True)
+    client.close()
+    print(f"environment image ({args.requirement}):")
+    print(f"  cold build {cold:8.2f} s")
+    print(f"  cached     {cached:8.2f} s")
+    box.client().close()
+
+
+if __name__ == "__main__":
+    main()
