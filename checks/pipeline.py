@@ -91,7 +91,7 @@ def run_pipeline(
     if image is None:
         start = time.monotonic()
         try:
-            from sandbox.images import ensure_env_image
+            from sandbox.envimage import ensure_env_image
 
             image = ensure_env_image(ws.base_dir)
         except SandboxError as exc:
