@@ -212,7 +212,7 @@ class _Execution:
         demux = Demux(limits.output_bytes)
         host_timed_out = self._pump(exec_id, demux, start + limits.timeout_s + KILL_GRACE_S + HOST_GRACE_S)
         wall = time.monotonic() - start
-        exit_code = None if self.dead else self.api.exec_inspect(exec_id).get("ExitCode")
+        exit_code = self._exit_code(exec_id)
         timed_out = host_timed_out or (exit_code in (124, 137) and wall >= limits.timeout_s)
         peak: int | None = None
         oom, collect_over = False, False
@@ -292,6 +292,14 @@ class _Execution:
         except (APIError, requests.exceptions.RequestException):
             return False
         return bool(code == 0)
+
+    def _exit_code(self, exec_id: str) -> int | None:
+        """Return the command's exit code; None when the container died before recording it."""
+        try:
+            code = self.api.exec_inspect(exec_id).get("ExitCode")
+        except (NotFound, APIError):
+            return None
+        return code if isinstance(code, int) else None
 
     def _kill_container(self) -> None:
         self.dead = True

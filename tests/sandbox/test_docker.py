@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.docker import DockerSandbox
-from sandbox.errors import ImageMissing
+from sandbox.errors import ImageMissing, SandboxError
 from sandbox.spec import Limits, Mount, RunSpec
 
 pytestmark = pytest.mark.docker
@@ -68,3 +68,41 @@ def test_missing_command_is_a_nonzero_result(sandbox: DockerSandbox, base_image:
 def test_missing_image_names_the_build_command(sandbox: DockerSandbox) -> None:
     with pytest.raises(ImageMissing, match="patchgate sandbox build"):
         sandbox.run(RunSpec(image="patchgate-base:does-not-exist", argv=("true",)))
+
+
+def test_the_runtime_name_reaches_the_engine(base_image: str) -> None:
+    # gVisor is not installed here; an unknown runtime proves the name is passed, and
+    # that an engine refusal is a SandboxError, not a result.
+    box = DockerSandbox(runtime="patchgate-no-such-runtime")
+    try:
+        with pytest.raises(SandboxError, match="patchgate-no-such-runtime"):
+            box.run(RunSpec(image=base_image, argv=("true",), limits=FAST))
+    finally:
+        box.client().close()
+
+
+def test_invalid_env_names_are_refused(sandbox: DockerSandbox, base_image: str) -> None:
+    with pytest.raises(ValueError, match="environment"):
+        sandbox.run(RunSpec(image=base_image, argv=("true",), env={"A=B": "x"}))
+
+
+def test_env_and_workdir_follow_the_spec(sandbox: DockerSandbox, base_image: str, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    result = sandbox.run(
+        RunSpec(
+            image=base_image,
+            argv=("python3", "-c", "import os; print(os.getcwd(), sorted(os.environ), os.environ['HOME'])"),
+            copy_in=(Mount(tmp_path, "/work"),),
+            workdir="/work/sub",
+            env={"PWD_IS": "cwd", "PYTHONPATH": "/work"},
+            limits=FAST,
+        )
+    )
+    assert result.ok, result
+    assert result.stdout.decode() == "/work/sub ['HOME', 'LANG', 'PATH', 'PWD_IS', 'PYTHONPATH'] /tmp\n"
+
+
+def test_a_missing_workdir_is_a_failed_result(sandbox: DockerSandbox, base_image: str) -> None:
+    result = sandbox.run(RunSpec(image=base_image, argv=("true",), workdir="/nowhere", limits=FAST))
+    assert result.exit_code == 125
+    assert b"/nowhere" in result.stderr

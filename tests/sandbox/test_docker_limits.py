@@ -7,10 +7,12 @@ import sys
 import textwrap
 import threading
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 
-from sandbox.docker import DockerSandbox
+from sandbox.docker import HARD_KILL_S, HOST_GRACE_S, KILL_GRACE_S, DockerSandbox, _Execution, _remove
 from sandbox.process import run_process
 from sandbox.spec import Limits, MiB, RunResult, RunSpec
 
@@ -164,7 +166,7 @@ def test_output_flood_is_cut_and_flagged(sandbox: DockerSandbox, base_image: str
 
 HOST_READER = """
 import json, resource, sys
-from sandbox.docker import DockerSandbox
+from sandbox.docker import HARD_KILL_S, HOST_GRACE_S, KILL_GRACE_S, DockerSandbox, _Execution, _remove
 from sandbox.spec import Limits, MiB, RunSpec
 flood = "import sys\\nc = b'z' * 2**20\\nwhile True: sys.stdout.buffer.write(c)"
 result = DockerSandbox().run(RunSpec(
@@ -183,3 +185,85 @@ def test_host_memory_stays_bounded_under_a_flood(base_image: str) -> None:
     assert data["kept"] == 64 * MiB
     # The 64 MiB kept plus the interpreter and the docker client, not the flood.
     assert data["maxrss_kb"] < 250 * 1024, data
+
+
+def test_a_session_leaving_fork_bomb_still_ends(sandbox: DockerSandbox, base_image: str) -> None:
+    # Bomb processes leave timeout's process group and fill the pids limit, so the
+    # in-container timeout cannot reach them and the host's sweep may not even start:
+    # the host then kills the whole container.
+    program = """
+        import os, signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if os.fork() == 0:
+            os.setsid()
+            while True:
+                try:
+                    if os.fork() == 0:
+                        try:
+                            os.setsid()
+                        except OSError:
+                            pass
+                except OSError:
+                    time.sleep(0.01)
+        print("started", flush=True)
+        while True:
+            time.sleep(1)
+    """
+    started = time.monotonic()
+    result = run_python(sandbox, base_image, program, Limits(pids=48, timeout_s=2))
+    assert result.timed_out, result
+    assert result.stdout.startswith(b"started\n")
+    assert time.monotonic() - started < 2 + 2 + 3 + 5 + 5
+
+
+class _RefusedSweep(_Execution):
+    """An engine that refuses the sweep exec: only the host's container kill is left."""
+
+    def _sweep(self) -> bool:
+        return False
+
+
+def test_host_kills_the_container_when_nothing_else_works(
+    sandbox: DockerSandbox, base_image: str, tmp_path: Path
+) -> None:
+    program = """
+        import os, signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if os.fork() == 0:
+            os.setsid()  # out of timeout's reach, holding stdout open
+            while True:
+                time.sleep(0.1)
+        while True:
+            time.sleep(0.1)
+    """
+    argv = ("python3", "-c", textwrap.dedent(program))
+    spec = RunSpec(image=base_image, argv=argv, limits=Limits(timeout_s=1))
+    client = sandbox.client()
+    name = f"patchgate-test-{uuid.uuid4().hex[:12]}"
+    try:
+        container = sandbox._start(client, spec, name, tmp_path)
+        started = time.monotonic()
+        result = _RefusedSweep(client, container, spec, []).run()
+        elapsed = time.monotonic() - started
+    finally:
+        _remove(client, name)
+    assert result.timed_out
+    assert result.exit_code == 137  # timeout's own SIGKILL; the setsid child outlived it
+    assert result.peak_memory_bytes is None  # nothing ran after the kill
+    # timeout (1 s) + its grace (2 s), then the sweep "fails", then the container dies.
+    assert elapsed < 1 + KILL_GRACE_S + HARD_KILL_S + 3
+
+
+def test_a_program_that_freezes_its_timeout_still_ends(sandbox: DockerSandbox, base_image: str) -> None:
+    # SIGSTOP on the in-container `timeout` (same uid) disarms it: the host's deadline ends the run.
+    program = """
+        import os, signal, time
+        os.kill(os.getppid(), signal.SIGSTOP)
+        print("froze", flush=True)
+        while True:
+            time.sleep(0.1)
+    """
+    result = run_python(sandbox, base_image, program, Limits(timeout_s=1))
+    assert result.timed_out
+    assert result.stdout == b"froze\n"
+    assert 1 + KILL_GRACE_S + HOST_GRACE_S <= result.wall_s < 1 + KILL_GRACE_S + HOST_GRACE_S + 3
