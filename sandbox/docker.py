@@ -42,6 +42,7 @@ from sandbox.copyin import CONTAINER_TMP, INBOX, pack_copy_in, writable_roots
 from sandbox.engine import docker_client
 from sandbox.errors import EngineUnavailable, SandboxError
 from sandbox.images import require_image
+from sandbox.reaper import SANDBOX_LABEL, owner_labels, remove_orphans
 from sandbox.spec import MiB, RunResult, RunSpec
 from sandbox.stats import COLLECT_SCRIPT, parse_collect
 from sandbox.stream import Demux, ExecStream
@@ -51,7 +52,7 @@ SANDBOX_UID = 10001
 WAITER_UID = 10002
 CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 BASE_ENV: Mapping[str, str] = {"PATH": CONTAINER_PATH, "HOME": CONTAINER_TMP, "LANG": "C.UTF-8"}
-LABEL = "patchgate.sandbox"
+LABEL = SANDBOX_LABEL
 
 KILL_GRACE_S = 2.0  # `timeout -k`: SIGTERM at the deadline, SIGKILL this much later
 HOST_GRACE_S = 3.0  # then the host sweeps every sandbox process itself
@@ -122,10 +123,15 @@ class DockerSandbox:
                 raise SandboxError(f"the Docker engine failed the run: {exc}") from exc
 
     def client(self) -> docker.DockerClient:
-        """Return the engine client, connecting on first use."""
+        """Return the engine client, connecting on first use.
+
+        The first connection also removes containers that dead processes on this host
+        left behind (see sandbox.reaper).
+        """
         with self._client_lock:
             if self._client is None:
                 self._client = docker_client()
+                remove_orphans(self._client)
             return self._client
 
     def _run(self, spec: RunSpec) -> RunResult:
@@ -162,7 +168,7 @@ class DockerSandbox:
             user=f"{WAITER_UID}:{WAITER_UID}",
             environment=dict(BASE_ENV),
             working_dir="/",
-            labels={LABEL: "1", **self.labels},
+            labels={LABEL: "1", **owner_labels(), **self.labels},
             init=True,
             auto_remove=True,
             read_only=True,

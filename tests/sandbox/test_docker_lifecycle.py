@@ -34,7 +34,7 @@ print("the run finished, which it should not have")
 def _containers(label: str, value: str) -> list[object]:
     client = docker_client()
     try:
-        return list(client.containers.list(all=True, filters={"label": f"{label}={value}"}))
+        return list(client.containers.list(all=True, filters={"label": f"{label}={value}"}, sparse=True))
     finally:
         client.close()
 

@@ -101,6 +101,6 @@ def test_a_failing_requirement_is_named(index: PackageIndex, tmp_path: Path) -> 
     assert tag is not None
     client = docker_client()
     assert not client.images.list(name=tag), "a failed build left an image behind"
-    leftovers = client.containers.list(all=True, filters={"label": f"patchgate.env-build={tag}"})
+    leftovers = client.containers.list(all=True, filters={"label": f"patchgate.env-build={tag}"}, sparse=True)
     client.close()
     assert leftovers == []

@@ -1,0 +1,57 @@
+"""Remove sandbox containers whose owning process died without removing them.
+
+A run removes its container in ``finally``; a process killed outright (SIGKILL, a
+default SIGTERM) cannot. Each container is labelled with its owner's host name and pid,
+so a restarted worker can remove what its predecessor left. Containers this finds are
+also bounded on their own: their waiter ends them after ``timeout_s + 610`` s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+
+import docker
+from docker.errors import DockerException
+
+SANDBOX_LABEL = "patchgate.sandbox"
+OWNER_HOST = "patchgate.owner-host"
+OWNER_PID = "patchgate.owner-pid"
+
+
+def owner_labels() -> dict[str, str]:
+    """Return the labels that name this process as a container's owner."""
+    return {OWNER_HOST: socket.gethostname(), OWNER_PID: str(os.getpid())}
+
+
+def remove_orphans(client: docker.DockerClient) -> list[str]:
+    """Remove this host's sandbox containers whose owner process is gone; return their ids.
+
+    Best effort: an engine error here never fails the caller.
+    """
+    host = socket.gethostname()
+    removed: list[str] = []
+    # The list endpoint only: other processes' containers come and go meanwhile.
+    filters = {"label": [SANDBOX_LABEL, f"{OWNER_HOST}={host}"]}
+    try:
+        listed = client.api.containers(all=True, filters=filters)
+    except DockerException:
+        return removed
+    for entry in listed:
+        pid = str((entry.get("Labels") or {}).get(OWNER_PID, ""))
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(DockerException):
+                client.api.remove_container(entry["Id"], force=True)
+                removed.append(str(entry["Id"]))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
