@@ -117,6 +117,8 @@ class DockerSandbox:
                 return self._run(spec)
             except requests.exceptions.ConnectionError as exc:
                 raise EngineUnavailable(str(exc).splitlines()[0]) from exc
+            except requests.exceptions.RequestException as exc:
+                raise SandboxError(f"the Docker engine did not answer in time: {exc}") from exc
             except APIError as exc:
                 raise SandboxError(f"the Docker engine failed the run: {exc.explanation}") from exc
             except DockerException as exc:

@@ -106,3 +106,50 @@ def test_a_missing_workdir_is_a_failed_result(sandbox: DockerSandbox, base_image
     result = sandbox.run(RunSpec(image=base_image, argv=("true",), workdir="/nowhere", limits=FAST))
     assert result.exit_code == 125
     assert b"/nowhere" in result.stderr
+
+
+def test_the_copy_is_scratch_and_mounts_are_read_only(
+    sandbox: DockerSandbox, base_image: str, tmp_path: Path
+) -> None:
+    tree, suite = tmp_path / "tree", tmp_path / "suite"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "mod.py").write_text("x = 1\n")
+    suite.mkdir()
+    (suite / "test_x.py").write_text("def test_x(): pass\n")
+    script = (
+        "rm /work/pkg/mod.py && echo changed > /work/new.txt && echo scratch-ok; "
+        "cat /suite/test_x.py; touch /suite/evil 2>&1 || echo suite-ro; "
+        "echo x >> /work/ro/test_x.py 2>&1 || echo nested-ro"
+    )
+    result = sandbox.run(
+        RunSpec(
+            image=base_image,
+            argv=("sh", "-c", script),
+            copy_in=(Mount(tree, "/work"),),
+            mounts=(Mount(suite, "/suite"), Mount(suite, "/work/ro")),
+            limits=FAST,
+        )
+    )
+    out = result.stdout.decode()
+    assert "scratch-ok" in out and "def test_x(): pass" in out
+    assert "suite-ro" in out and "nested-ro" in out
+    assert "Read-only file system" in out
+    assert (tree / "pkg" / "mod.py").read_text() == "x = 1\n"
+    assert not (tree / "new.txt").exists()
+    assert sorted(p.name for p in suite.iterdir()) == ["test_x.py"]
+
+
+def test_a_tree_larger_than_its_tmpfs_fails_the_run(
+    sandbox: DockerSandbox, base_image: str, tmp_path: Path
+) -> None:
+    (tmp_path / "big.bin").write_bytes(b"\0" * (3 * 1024 * 1024))
+    result = sandbox.run(
+        RunSpec(
+            image=base_image,
+            argv=("true",),
+            copy_in=(Mount(tmp_path, "/work"),),
+            limits=Limits(timeout_s=30, tmpfs_mb=2),
+        )
+    )
+    assert result.exit_code == 125
+    assert b"patchgate: copying into /work failed" in result.stderr
