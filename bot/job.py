@@ -25,11 +25,11 @@ from bot import checkrun
 from bot.checkrun import UpdateBody
 from bot.events import classify
 from bot.github import GitHubError, Installation, InstallationGone
-from bot.judging import judge_anyway
+from bot.judging import judge_anyway, stored_records
 from bot.leases import JobView
 from bot.settings import Settings
 from bot.signature import run_token
-from bot.store import JudgeRow, RunRecord, Store
+from bot.store import JudgeRow, RunRecord, Store, StoreVerdictCache
 from bot.tables import ABANDONED, CANCELLED, DONE, FAILED, SKIPPED
 from bot.trees import fetch_workspace, suites_for
 from checks.gate import Runner
@@ -196,6 +196,10 @@ class JobRun:
                 task=Task(title=pr.title, body=pr.body or ""),
                 judge=self.s.judge,
                 run_key=job.key,
+                verdict_cache=StoreVerdictCache(self.s.store),
+                judge_records=(
+                    await asyncio.to_thread(stored_records, self.s.store) if self.s.judge else ()
+                ),
             )
             outcome = await self._run_gate(check_run_id, inputs)
         if outcome is not None:

@@ -12,9 +12,15 @@ from __future__ import annotations
 from bot.store import Store, StoreVerdictCache
 from checks.decide import decide
 from checks.inputs import PipelineInputs
+from checks.quality import JudgeRecord
 from checks.report import Report
 
 REQUESTED = "run on request (Run judge anyway)"
+
+
+def stored_records(store: Store) -> list[JudgeRecord]:
+    """Return the stored judge verdicts as calibration records."""
+    return [JudgeRecord(r.execution_passed, r.judge_passed, r.model, r.rubric) for r in store.judge_records()]
 
 
 def judge_anyway(inputs: PipelineInputs, report: Report, store: Store) -> Report:
@@ -26,14 +32,15 @@ def judge_anyway(inputs: PipelineInputs, report: Report, store: Store) -> Report
             update={"detail": "judge requested, but no judge model is configured"}
         )
         return report.model_copy(update={"quality": quality})
-    # checks.quality loads litellm and numpy: only when the button is pressed.
-    from checks.quality import JudgeRecord, run_quality
+    from checks.quality import run_quality
 
-    records = [
-        JudgeRecord(r.execution_passed, r.judge_passed, r.model, r.rubric) for r in store.judge_records()
-    ]
     quality = run_quality(
-        inputs.workspace, inputs.policy, inputs.task, inputs.judge, StoreVerdictCache(store), records=records
+        inputs.workspace,
+        inputs.policy,
+        inputs.task,
+        inputs.judge,
+        StoreVerdictCache(store),
+        records=stored_records(store),
     )
     if quality.status != "skipped":
         quality = quality.model_copy(update={"detail": f"{REQUESTED}. {quality.detail}".strip()})
