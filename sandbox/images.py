@@ -249,6 +249,17 @@ def _build_tools(
             raise ImageBuildError(f"docker build of {tag} failed: {exc}\n{shown}") from exc
     if not image_exists(client, tag):
         raise ImageBuildError(f"docker build reported success but {tag} is missing")
+    _prune_tools_stage(client, say)
+
+
+def _prune_tools_stage(client: docker.DockerClient, say: Log) -> None:
+    """Delete the untagged images of the `tools` stage: their history holds the build args."""
+    try:
+        pruned = client.images.prune(filters={"dangling": True, "label": "patchgate.stage=tools"})
+    except APIError as exc:
+        say(f"could not delete the tools stage's images: {exc.explanation}")
+        return
+    say(f"deleted {len(pruned.get('ImagesDeleted') or [])} images of the tools stage")
 
 
 class _BuildFailed(Exception):

@@ -3,6 +3,8 @@
 # /usr/local out of it, so neither appears in the final image's layers or history.
 ARG ROOTFS
 FROM ${ROOTFS} AS tools
+# Marks this stage's images so the build can delete them (they saw the index URL).
+LABEL patchgate.stage=tools
 ARG PIP_INDEX_URL=https://pypi.org/simple
 COPY ca-certificates.crt /tmp/patchgate-build/ca.crt
 COPY tools-requirements.txt /tmp/patchgate-build/tools-requirements.txt

@@ -1,6 +1,8 @@
 # The same image where a container registry is reachable (`--from-registry`).
 # The index URL and CA bundle only reach the `tools` stage (see base.Dockerfile).
 FROM python:3.11-slim AS tools
+# Marks this stage's images so the build can delete them (they saw the index URL).
+LABEL patchgate.stage=tools
 ARG PIP_INDEX_URL=https://pypi.org/simple
 COPY ca-certificates.crt /tmp/patchgate-build/ca.crt
 COPY tools-requirements.txt /tmp/patchgate-build/tools-requirements.txt

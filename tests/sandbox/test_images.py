@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import pytest
 
 from sandbox.engine import docker_client
 from sandbox.images import (
     TOOLS_REQUIREMENTS,
+    _remove_scratch,
     base_image_tag,
     dockerfile_text,
     ensure_base_image,
     rootfs_tag,
 )
+from sandbox.process import run_process
 
 
 def test_tags_are_hashes_of_their_recipes() -> None:
@@ -35,6 +39,7 @@ def test_both_dockerfiles_install_the_tools_and_the_sandbox_user() -> None:
         assert "--uid 10001" in text
         assert "USER 10001:10001" in text
         assert "COPY --from=tools /usr/local /usr/local" in text
+        assert "LABEL patchgate.stage=tools" in text.split("FROM ")[1]
         # The index URL is a build argument of the tools stage only.
         final_stage = text.rsplit("FROM ", 1)[1]
         assert "PIP_INDEX_URL" not in final_stage
@@ -58,6 +63,8 @@ def test_second_build_is_a_no_op_and_the_image_has_the_tools(base_image: str) ->
         assert image.id == client.images.get("patchgate-base:latest").id
         assert image.attrs["Config"]["User"] == "10001:10001"
         assert "PIP_INDEX_URL" not in repr(image.history())
+        # The tools stage saw the index URL as a build argument; its images are deleted.
+        assert client.api.images(all=True, filters={"label": "patchgate.stage=tools"}) == []
         output = client.containers.run(
             base_image,
             ["sh", "-c", "python3 --version; pytest --version; ruff --version; mypy --version; "
@@ -72,3 +79,21 @@ def test_second_build_is_a_no_op_and_the_image_has_the_tools(base_image: str) ->
     for tool in ("pytest 9.2.0", "ruff 0.17.6", "mypy 2.4.1", "bandit", "1.185.0"):
         assert tool in output
     assert output.strip().endswith("10001")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="bind mounts need root (as debootstrap does)")
+def test_scratch_cleanup_never_deletes_through_a_leftover_mount(tmp_path: Path) -> None:
+    # A failed debootstrap can leave e.g. the host's /dev bind-mounted inside its target.
+    precious = tmp_path / "host-dev"
+    precious.mkdir()
+    (precious / "node").write_text("keep me")
+    scratch = tmp_path / "scratch"
+    inside = scratch / "root" / "dev"
+    inside.mkdir(parents=True)
+    run_process(["mount", "--bind", str(precious), str(inside)], check=True)
+    try:
+        _remove_scratch(scratch, lambda _: None)
+    finally:
+        run_process(["umount", "-l", str(inside)])
+    assert (precious / "node").read_text() == "keep me"
+    assert not scratch.exists()
