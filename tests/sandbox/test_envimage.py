@@ -95,8 +95,9 @@ def test_build_installs_requirements_and_extras_then_reuses_the_image(
 
 def test_a_failing_requirement_is_named(index: PackageIndex, tmp_path: Path) -> None:
     (tmp_path / "requirements-dev.txt").write_text(f"pgdemo==1.0\npgmissing==3.1  # {tmp_path.name}\n")
-    with pytest.raises(ImageBuildError, match=r"'pgmissing==3\.1' \(from requirements-dev\.txt\)"):
+    with pytest.raises(ImageBuildError, match=r"'pgmissing==3\.1' \(from requirements-dev\.txt\)") as info:
         ensure_env_image(tmp_path, index_url=index.url)
+    assert TOKEN not in str(info.value), "the error shows the index credentials"
     tag = env_image_tag(tmp_path)
     assert tag is not None
     client = docker_client()
