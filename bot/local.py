@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from checks.gate import Runner
@@ -20,9 +20,9 @@ class LocalRun:
     repo: Path
     base: str
     head: str
-    suites: Suites = Suites()
+    suites: Suites = field(default_factory=Suites)
     policy_file: Path | None = None
-    task: Task = Task()
+    task: Task = field(default_factory=Task)
     judge: JudgeSettings | None = None
 
 

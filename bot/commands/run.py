@@ -32,17 +32,20 @@ def render(report: Report, fmt: str) -> str:
     if fmt == "json":
         return report.model_dump_json(indent=2) + "\n"
     if fmt == "markdown":
-        title, summary = render_markdown(report)
+        _title, summary = render_markdown(report)
         return f"{summary}\n"
     return render_text(report)
 
 
 def suites_arg(hidden: Path | None, held_out: Path | None) -> Suites:
-    """Check suite directories exist and lie outside nothing they must not: return them."""
+    """Check that the suite directories exist and return them as absolute paths."""
     for label, path in (("--hidden", hidden), ("--held-out", held_out)):
         if path is not None and not path.is_dir():
             raise ValueError(f"{label} {path}: not a directory")
-    return Suites(hidden=hidden.resolve() if hidden else None, held_out=held_out.resolve() if held_out else None)
+    return Suites(
+        hidden=hidden.resolve() if hidden else None,
+        held_out=held_out.resolve() if held_out else None,
+    )
 
 
 def command(args: argparse.Namespace) -> int:

@@ -52,12 +52,20 @@ class Usage:
     cost_usd: float = 0.0
     unpriced: bool = False
     calls: int = 0
+    # (input, output) USD per token from the settings, e.g. zero for a local model. Applied here,
+    # per run: registering it in litellm's global price map would leak into every other run.
+    price: tuple[float, float] | None = None
 
     def add(self, response: Any, model: str) -> None:
         usage = getattr(response, "usage", None)
-        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
         self.calls += 1
+        if self.price is not None:
+            self.cost_usd += prompt * self.price[0] + completion * self.price[1]
+            return
         try:
             self.cost_usd += float(litellm().completion_cost(completion_response=response, model=model))
         except Exception:  # litellm raises several types for "no price known for this model"
@@ -183,27 +191,6 @@ def litellm() -> Any:
     import litellm as module  # seconds to import: only when a judge runs
 
     return module
-
-
-_REGISTERED: dict[str, tuple[float, float]] = {}
-
-
-def register_price(model: str, cost_per_token: tuple[float, float] | None) -> None:
-    """Give litellm a price for ``model`` (e.g. zero for a local model) so cost is measured."""
-    if cost_per_token is None or _REGISTERED.get(model) == cost_per_token:
-        return
-    provider = model.split("/", 1)[0] if "/" in model else "openai"
-    litellm().register_model(
-        {
-            model: {
-                "input_cost_per_token": cost_per_token[0],
-                "output_cost_per_token": cost_per_token[1],
-                "litellm_provider": provider,
-                "mode": "chat",
-            }
-        }
-    )
-    _REGISTERED[model] = cost_per_token
 
 
 async def _release() -> None:

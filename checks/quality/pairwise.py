@@ -16,7 +16,7 @@ from checks.inputs import JudgeSettings, Task
 from checks.policy import Policy
 from checks.quality.answer import AnswerError, PairAnswer
 from checks.quality.context import Context, collect
-from checks.quality.judge import Judge, JudgeUnavailable, Usage, gather, register_price, run, token_counter
+from checks.quality.judge import Judge, JudgeUnavailable, Usage, gather, run, token_counter
 from checks.quality.prompt import (
     PAIRWISE_PROMPT,
     fence,
@@ -105,7 +105,7 @@ def compare_pairwise(
     Never raises for a judge outage: the result then has no preference and says why.
     """
     q = policy.quality
-    usage = Usage()
+    usage = Usage(price=settings.cost_per_token)
 
     def result(
         a_first: Preference | None, b_first: Preference | None, reasons: tuple[str, str], detail: str = ""
@@ -117,7 +117,6 @@ def compare_pairwise(
         )
 
     try:
-        register_price(q.model, settings.cost_per_token)
         count = token_counter(q.model)
         task_text = render_task(task.title, task.body, task.issue, hide=model_aliases(q.model))
         # Each candidate gets half of the budget left after the instructions.

@@ -19,7 +19,7 @@ from checks.quality.cache import VerdictCache, cache_key
 from checks.quality.calibration import JudgeRecord, false_acceptance_label
 from checks.quality.context import Context, collect
 from checks.quality.evidence import Claim, verify_all
-from checks.quality.judge import Judge, JudgeUnavailable, Usage, gather, register_price, run, token_counter
+from checks.quality.judge import Judge, JudgeUnavailable, Usage, gather, run, token_counter
 from checks.quality.prompt import criterion_prompt, messages, model_aliases, render_task, user_message
 from checks.quality.rubric import Criterion, Rubric, RubricError, load_rubrics
 from checks.report import Citation, CriterionResult, LayerStatus, QualityResult, Verdict
@@ -129,10 +129,9 @@ def run_quality(
     if not q.enabled:
         return result.model_copy(update={"status": "skipped", "detail": "disabled by policy"})
     start = time.monotonic()
-    usage = Usage()
+    usage = Usage(price=settings.cost_per_token)
     try:
         rubrics = load_rubrics(q.rubrics, rubric_dirs)
-        register_price(q.model, settings.cost_per_token)
         count = token_counter(q.model)
         reserve = max(count(criterion_prompt(c)) for r in rubrics for c in r.criteria) + SCAFFOLD_TOKENS
         ctx = collect(

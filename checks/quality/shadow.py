@@ -15,7 +15,7 @@ from checks.policy import Policy
 from checks.quality.answer import AnswerError, ShadowAnswer
 from checks.quality.calibration import JudgeRecord
 from checks.quality.context import collect
-from checks.quality.judge import Judge, JudgeUnavailable, Usage, register_price, run, token_counter
+from checks.quality.judge import Judge, JudgeUnavailable, Usage, run, token_counter
 from checks.quality.prompt import SHADOW_PROMPT, messages, model_aliases, render_task, user_message
 from checks.workspace import Workspace
 
@@ -59,7 +59,7 @@ def run_shadow(ws: Workspace, policy: Policy, task: Task, settings: JudgeSetting
     """Ask the judge, in shadow, whether the patch accomplishes the task; never raises for an outage."""
     q = policy.quality
     rubric = "+".join(q.rubrics)
-    usage = Usage()
+    usage = Usage(price=settings.cost_per_token)
 
     def verdict(judge_passed: bool | None, reason: str = "", detail: str = "") -> ShadowVerdict:
         return ShadowVerdict(
@@ -68,7 +68,6 @@ def run_shadow(ws: Workspace, policy: Policy, task: Task, settings: JudgeSetting
         )
 
     try:
-        register_price(q.model, settings.cost_per_token)
         count = token_counter(q.model)
         ctx = collect(
             ws, render_task(task.title, task.body, task.issue, hide=model_aliases(q.model)),

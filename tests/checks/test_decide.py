@@ -125,7 +125,7 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
     [c[1:] for c in CASES],
     ids=[c[0] for c in CASES],
 )
-def test_decide(
+def test_decide(  # noqa: PLR0917 - one positional parameter per table column
     shape: ShapeResult,
     behaviour: BehaviourResult,
     quality: QualityResult,

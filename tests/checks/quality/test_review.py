@@ -376,3 +376,18 @@ def test_a_failing_cache_does_not_cost_the_verdict(change: Workspace, rubric_dir
         result = judge(change, server, rubric_dir, cache=BrokenCache())
     assert result.status == "passed"
     assert server.calls == 2
+
+
+def test_a_configured_price_stays_with_its_run(change: Workspace, rubric_dir: Path) -> None:
+    # A zero price for one deployment's model must not rewrite litellm's global price map.
+    import litellm
+
+    before = dict(litellm.model_cost["gpt-4o-mini"])
+    with serve(by_criterion({"errors": verdict("PASS"), "names": verdict("PASS")})) as server:
+        free = judge(change, server, rubric_dir, policy=policy(model="openai/gpt-4o-mini"),
+                     settings={"cost_per_token": (0.0, 0.0)})
+        priced = judge(change, server, rubric_dir, policy=policy(model="openai/gpt-4o-mini"),
+                       settings={"cost_per_token": (1e-6, 2e-6)})
+    assert free.cost_usd == 0.0
+    assert priced.cost_usd == pytest.approx(2 * (100 * 1e-6 + 20 * 2e-6))
+    assert litellm.model_cost["gpt-4o-mini"] == before
