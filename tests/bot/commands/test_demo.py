@@ -1,0 +1,32 @@
+"""`patchgate demo`, the README's main job: three agent PRs, three expected conclusions."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.docker
+def test_demo_gates_the_three_example_prs(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "demo", "--database", f"sqlite:///{db}"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = done.stdout.split("=== summary ===")[1]
+    assert "✓ agent/parse-duration " in summary
+    assert "✓ agent/parse-duration-regex" in summary
+    assert "✓ agent/parse-duration-green" in summary
+    assert "hidden 21/21 (100%)" in done.stdout
+    assert "expected ValueError to be raised, got datetime.timedelta(0)" in done.stdout
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT conclusion FROM runs ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == ["success", "failure", "failure"]
