@@ -29,7 +29,7 @@ from bot.judging import judge_anyway, stored_records
 from bot.leases import JobView
 from bot.settings import Settings
 from bot.signature import run_token
-from bot.store import JudgeRow, RunRecord, Store, StoreVerdictCache
+from bot.store import JudgeRow, Store, StoreVerdictCache, run_record
 from bot.tables import ABANDONED, CANCELLED, DONE, FAILED, SKIPPED
 from bot.trees import fetch_workspace, suites_for
 from checks.gate import Runner
@@ -197,9 +197,7 @@ class JobRun:
                 judge=self.s.judge,
                 run_key=job.key,
                 verdict_cache=StoreVerdictCache(self.s.store),
-                judge_records=(
-                    await asyncio.to_thread(stored_records, self.s.store) if self.s.judge else ()
-                ),
+                judge_records=(await asyncio.to_thread(stored_records, self.s.store) if self.s.judge else ()),
             )
             outcome = await self._run_gate(check_run_id, inputs)
         if outcome is not None:
@@ -303,30 +301,16 @@ class JobRun:
         job = self.job
         await self._complete(check_run_id, report)
         await asyncio.to_thread(
-            self.s.store.save_run, run_record(job, report, time.monotonic() - self.started)
+            self.s.store.save_run,
+            run_record(
+                job.id,
+                job.repository,
+                job.pr_number,
+                job.head_sha,
+                report,
+                seconds=time.monotonic() - self.started,
+            ),
         )
         for row in shadows or []:
             await asyncio.to_thread(self.s.store.add_judge_record, job.id, job.repository, job.head_sha, row)
         await self.finish(DONE, conclusion=report.conclusion, detail="; ".join(report.reasons)[:1000])
-
-
-def run_record(job: JobView, report: Report, seconds: float) -> RunRecord:
-    """Return the stored form of a report: the JSON plus the numbers worth querying."""
-    rates = {s.kind: s.pass_rate for s in report.behaviour.suites}
-    return RunRecord(
-        job_id=job.id,
-        repository=job.repository,
-        pr_number=job.pr_number,
-        head_sha=job.head_sha,
-        base_sha=report.base_sha,
-        conclusion=report.conclusion,
-        report=report.model_dump(mode="json"),
-        findings=sum(1 for f in report.shape.findings if f.introduced),
-        hidden_pass_rate=rates.get("hidden"),
-        held_out_pass_rate=rates.get("held_out"),
-        regressions=report.behaviour.regressions,
-        quality_status=report.quality.status,
-        judge_cost_usd=report.quality.cost_usd,
-        seconds=seconds,
-        timings=dict(report.timings),
-    )

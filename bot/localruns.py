@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from bot.store import RunRecord, Store
+from bot.store import Store, run_record
 from bot.tables import DONE, Job
 from checks.report import Report
 
@@ -45,26 +45,7 @@ def record_local_run(url: str, repository: str, ref: str, report: Report, second
             session.add(job)
             session.flush()
             job_id = job.id
-        rates = {s.kind: s.pass_rate for s in report.behaviour.suites}
-        store.save_run(
-            RunRecord(
-                job_id=job_id,
-                repository=repository,
-                pr_number=0,
-                head_sha=report.head_sha,
-                base_sha=report.base_sha,
-                conclusion=report.conclusion,
-                report=report.model_dump(mode="json"),
-                findings=sum(1 for f in report.shape.findings if f.introduced),
-                hidden_pass_rate=rates.get("hidden"),
-                held_out_pass_rate=rates.get("held_out"),
-                regressions=report.behaviour.regressions,
-                quality_status=report.quality.status,
-                judge_cost_usd=report.quality.cost_usd,
-                seconds=seconds,
-                timings=dict(report.timings),
-            )
-        )
+        store.save_run(run_record(job_id, repository, 0, report.head_sha, report, seconds=seconds))
         return job_id
     finally:
         store.close()

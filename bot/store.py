@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from bot.deliveries import Deliveries, Recorded
 from bot.leases import JobView, Leases
 from bot.tables import JudgeRecord, Run, VerdictCache
-from checks.report import CriterionResult
+from checks.report import CriterionResult, Report
 
 __all__ = ["JobView", "JudgeRow", "Recorded", "RunRecord", "Store", "StoreVerdictCache"]
 
@@ -37,6 +37,30 @@ class RunRecord:
     judge_cost_usd: float = 0.0
     seconds: float = 0.0
     timings: dict[str, float] | None = None
+
+
+def run_record(
+    job_id: int, repository: str, pr_number: int, head_sha: str, report: Report, *, seconds: float
+) -> RunRecord:
+    """Return the stored form of a report: the JSON plus the numbers worth querying."""
+    rates = {s.kind: s.pass_rate for s in report.behaviour.suites}
+    return RunRecord(
+        job_id=job_id,
+        repository=repository,
+        pr_number=pr_number,
+        head_sha=head_sha,
+        base_sha=report.base_sha,
+        conclusion=report.conclusion,
+        report=report.model_dump(mode="json"),
+        findings=sum(1 for f in report.shape.findings if f.introduced),
+        hidden_pass_rate=rates.get("hidden"),
+        held_out_pass_rate=rates.get("held_out"),
+        regressions=report.behaviour.regressions,
+        quality_status=report.quality.status,
+        judge_cost_usd=report.quality.cost_usd,
+        seconds=seconds,
+        timings=dict(report.timings),
+    )
 
 
 @dataclass(frozen=True)
