@@ -6,6 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+if [ "${CI:-}" = true ]; then
+  # CI proves the sandbox base image still builds from packages alone (debootstrap, no registry).
+  echo "[test] rebuilding the sandbox base image from scratch" >&2
+  .venv/bin/patchgate sandbox build --force
+fi
 eval "$(bash scripts/services.sh)"
 
 echo "[test] ruff" >&2
