@@ -89,6 +89,9 @@ def decide(
     if behaviour.overfitting:
         maintainer.append("behaviour: hidden and held-out pass rates differ (overfitting signal)")
 
+    if quality.status == "error":
+        # The judge never ran because its configuration is broken (e.g. an unknown rubric).
+        maintainer.append(f"quality: configuration problem ({quality.detail or 'the judge could not start'})")
     if quality.status == "failed" and policy.quality.blocking:
         blocking = [c.id for c in quality.criteria if c.verdict == "fail" and c.severity == "blocking"]
         failures.append(f"quality (judged): blocking criteria failed: {', '.join(blocking)}")

@@ -109,6 +109,15 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
         "quality",
     ),
     (
+        "unknown rubric asks a maintainer",
+        SHAPE_OK,
+        B_OK,
+        QualityResult(status="error", detail="no rubric named 'secure'"),
+        "",
+        "action_required",
+        "quality: configuration problem (no rubric named 'secure')",
+    ),
+    (
         "overfitting asks a maintainer",
         SHAPE_OK,
         B_OVERFIT,
