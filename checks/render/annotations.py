@@ -30,17 +30,6 @@ class Annotation:
     title: str
     message: str
 
-    def to_github(self) -> dict[str, object]:
-        """Return the annotation object GitHub's check-run API takes."""
-        return {
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "annotation_level": self.level,
-            "title": self.title[:255],
-            "message": self.message[:MAX_MESSAGE],
-        }
-
 
 def render_annotations(report: Report) -> list[Annotation]:
     """Return every annotation the report carries, findings first, in a stable order."""

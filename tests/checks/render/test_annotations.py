@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from checks.render.annotations import BATCH_SIZE, batches, render_annotations
+from checks.render.annotations import BATCH_SIZE, Annotation, batches, render_annotations
 from checks.report import Citation, CriterionResult, Finding, QualityResult, Report, ShapeResult
 
 
@@ -27,15 +27,7 @@ def test_only_introduced_findings_on_changed_lines() -> None:
     )
     got = render_annotations(r)
     assert [(a.start_line, a.level) for a in got] == [(1, "failure"), (4, "notice")]
-    body = got[0].to_github()
-    assert body == {
-        "path": "a.py",
-        "start_line": 1,
-        "end_line": 1,
-        "annotation_level": "failure",
-        "title": "mypy: arg-type",
-        "message": "bad",
-    }
+    assert got[0] == Annotation("a.py", 1, 1, "failure", "mypy: arg-type", "bad")
 
 
 def test_verified_judge_fail_citations_become_annotations() -> None:
