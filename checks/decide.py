@@ -42,11 +42,7 @@ def _shape_failure_reasons(shape: ShapeResult) -> list[str]:
 def _behaviour_failure_reasons(behaviour: BehaviourResult, policy: Policy) -> list[str]:
     reasons = []
     for suite in behaviour.suites:
-        floor = (
-            policy.behaviour.min_held_out_pass_rate
-            if suite.kind == "held_out"
-            else policy.behaviour.min_hidden_pass_rate
-        )
+        floor = policy.behaviour.min_pass_rate(suite.kind)
         if suite.pass_rate < floor or suite.status == "failed":
             reasons.append(f"behaviour: {suite_numbers(suite)}, needs {_pct(floor)}")
     if behaviour.regressions > policy.behaviour.max_regressions:

@@ -94,6 +94,10 @@ class Behaviour(_Model):
     timeout_s: float = Field(default=600, gt=0)
     memory_mb: int = Field(default=2048, gt=0)
 
+    def min_pass_rate(self, kind: Literal["hidden", "held_out"]) -> float:
+        """Return the pass rate a suite of ``kind`` must reach."""
+        return self.min_held_out_pass_rate if kind == "held_out" else self.min_hidden_pass_rate
+
 
 class Quality(_Model):
     enabled: bool = True

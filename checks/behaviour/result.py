@@ -43,10 +43,6 @@ class SuiteOutcome:
     peak_memory_bytes: int | None = None
 
 
-def _floor(kind: SuiteKind, policy: Behaviour) -> float:
-    return policy.min_held_out_pass_rate if kind == "held_out" else policy.min_hidden_pass_rate
-
-
 def _capped(ids: Sequence[str]) -> tuple[list[str], int]:
     return list(ids[:MAX_LISTED]), max(0, len(ids) - MAX_LISTED)
 
@@ -63,7 +59,8 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
     notes = list(dict.fromkeys(n.held_out if private else n.hidden for n in outcome.notes))
     if grade.total == 0 and grade.flaky:
         notes.append("every test was flaky: nothing left to score")
-    status: LayerStatus = "passed" if grade.total and grade.pass_rate >= _floor(kind, policy) else "failed"
+    reached = grade.total > 0 and grade.pass_rate >= policy.min_pass_rate(kind)
+    status: LayerStatus = "passed" if reached else "failed"
     result = SuiteResult(
         name=name,
         kind=kind,
