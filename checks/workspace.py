@@ -13,6 +13,9 @@ from sandbox.process import ProcessError, run_process
 
 # Beyond this many changed files the rest are listed as a notice and not examined.
 MAX_CHANGED_FILES = 2000
+# Caps on one unpacked tree (base or head).
+MAX_TREE_BYTES = 4 * 2**30
+MAX_TREE_FILES = 200_000
 
 FileStatus = Literal["added", "modified", "deleted", "renamed", "copied", "type_changed"]
 _STATUS: dict[str, FileStatus] = {
@@ -136,13 +139,26 @@ def from_trees(base_dir: Path, head_dir: Path, base_sha: str, head_sha: str) -> 
     return Workspace(base_dir, head_dir, base_sha, head_sha, changed, notices)
 
 
-def extract_tar(data: bytes, target: Path) -> None:
-    """Extract a tar into ``target``, dropping links that point outside it and special files."""
+def extract_tar(
+    data: bytes, target: Path, *, max_bytes: int = MAX_TREE_BYTES, max_files: int = MAX_TREE_FILES
+) -> None:
+    """Extract a tar into ``target``, dropping links that point outside it and special files.
+
+    The PR's author controls the archive: its unpacked size and entry count are
+    capped (a compressed archive of zeros unpacks a thousand times larger).
+    """
     target.mkdir(parents=True, exist_ok=True)
     root = target.resolve()
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         safe = []
-        for member in tar.getmembers():
+        total = 0
+        for count, member in enumerate(tar, start=1):
+            total += member.size
+            if count > max_files or total > max_bytes:
+                raise WorkspaceError(
+                    f"the tree is too large to examine: more than {max_files} entries "
+                    f"or {max_bytes // 2**20} MiB unpacked"
+                )
             dest = (root / member.name).resolve()
             if not dest.is_relative_to(root):
                 continue

@@ -129,3 +129,23 @@ def test_base_without_files(git_repo: GitRepo, tmp_path: Path) -> None:
     ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
     assert [f.path for f in ws.changed] == ["a.py"]
     assert ws.base_dir.is_dir() and not any(ws.base_dir.iterdir())
+
+
+def _tar(entries: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, content in entries.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+    return buf.getvalue()
+
+
+def test_extract_tar_caps_unpacked_size_and_entries(tmp_path: Path) -> None:
+    data = _tar({f"f{i}.txt": b"x" * 100 for i in range(10)})
+    with pytest.raises(WorkspaceError, match="too large"):
+        extract_tar(data, tmp_path / "big", max_bytes=999)
+    with pytest.raises(WorkspaceError, match="more than 9 entries"):
+        extract_tar(data, tmp_path / "many", max_files=9)
+    extract_tar(data, tmp_path / "fits", max_bytes=1000, max_files=10)
+    assert len(list((tmp_path / "fits").iterdir())) == 10
