@@ -22,10 +22,10 @@ from docker.errors import APIError, DockerException, NotFound
 from docker.types import Mount
 
 from sandbox.buildlock import build_lock
-from sandbox.depfiles import Dependencies, read_dependencies
+from sandbox.depfiles import Dependencies, Requirement, read_dependencies
 from sandbox.engine import docker_client
 from sandbox.errors import ImageBuildError
-from sandbox.images import Log, base_image_tag, image_exists, no_log, require_image
+from sandbox.images import TOOLS_REQUIREMENTS, Log, base_image_tag, image_exists, no_log, require_image
 from sandbox.pipconf import PipSettings, pip_conf_text, pip_settings
 
 ENV_REPOSITORY = "patchgate-env"
@@ -96,13 +96,38 @@ def ensure_env_image(
         client.close()
 
 
+def tool_names() -> frozenset[str]:
+    """Return the normalized names of the tools the base image pins."""
+    names = set()
+    for line in TOOLS_REQUIREMENTS.read_text().splitlines():
+        requirement = line.split("#", 1)[0].strip()
+        if requirement:
+            names.add(_norm(requirement))
+    return frozenset(names)
+
+
+def without_tools(deps: Dependencies) -> tuple[list[Requirement], list[Requirement]]:
+    """Split the repository's requirements into those to install and pins of patchgate's own tools.
+
+    The gate runs its pinned ruff, mypy, bandit, semgrep and pytest: a repository that pins
+    another version (a common dev extra) must not replace them under the gate.
+    """
+    tools = tool_names()
+    keep = [r for r in deps.requirements if _norm(r.text) not in tools]
+    dropped = [r for r in deps.requirements if _norm(r.text) in tools]
+    return keep, dropped
+
+
 def _build(
     client: docker.DockerClient, *, base: str, tag: str, deps: Dependencies, settings: PipSettings, say: Log
 ) -> None:
+    keep, dropped = without_tools(deps)
+    for r in dropped:
+        say(f"not installing {r.text!r} (from {r.origin}): the gate runs its own pinned tool")
     with TemporaryDirectory(prefix="patchgate-env-") as scratch:
         build = Path(scratch)
         build.chmod(0o755)
-        (build / "requirements.txt").write_text("".join(f"{r.text}\n" for r in deps.requirements))
+        (build / "requirements.txt").write_text("".join(f"{r.text}\n" for r in keep))
         shutil.copyfile(settings.ca_bundle, build / "ca.crt")
         (build / "pip.conf").write_text(pip_conf_text(settings, f"{BUILD_DIR}/ca.crt"))
         say(f"installing {len(deps.requirements)} requirements from {', '.join(deps.files)} into {tag}")
@@ -158,8 +183,10 @@ def _failure(output: str, deps: Dependencies) -> str:
     return f"installing the dependencies ({', '.join(deps.files)}) failed\n{tail}"
 
 
-def _same(requirement: str, failing: str) -> bool:
-    def norm(text: str) -> str:
-        return re.sub(r"[-_.]+", "-", re.split(r"[\s\[<>=!~;@(]", text, maxsplit=1)[0]).lower()
+def _norm(requirement: str) -> str:
+    """Return a requirement's project name, normalized (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", re.split(r"[\s\[<>=!~;@(]", requirement, maxsplit=1)[0]).lower()
 
-    return norm(requirement) == norm(failing)
+
+def _same(requirement: str, failing: str) -> bool:
+    return _norm(requirement) == _norm(failing)

@@ -105,3 +105,36 @@ def test_a_failing_requirement_is_named(index: PackageIndex, tmp_path: Path) -> 
     leftovers = client.containers.list(all=True, filters={"label": f"patchgate.env-build={tag}"}, sparse=True)
     client.close()
     assert leftovers == []
+
+
+def test_the_repositorys_tool_pins_never_replace_the_gates_tools(
+    index: PackageIndex, sandbox: DockerSandbox, tmp_path: Path
+) -> None:
+    # The fake index has no mypy or ruff: asking it for them would fail the build.
+    (tmp_path / "requirements-dev.txt").write_text(
+        f"pgdemo==1.0\nmypy==1.4.0\nRuff>=0.1  # {tmp_path.name}\npytest_timeout<2\n"
+    )
+    tag = ensure_env_image(tmp_path, index_url=index.url)
+    try:
+        result = sandbox.run(
+            RunSpec(
+                image=tag,
+                argv=("sh", "-c", "mypy --version && ruff --version && python3 -c 'import pgdemo'"),
+                limits=Limits(timeout_s=60),
+            )
+        )
+        assert result.ok, result
+        assert b"mypy 2.4.1" in result.stdout
+        assert b"ruff 0.17.6" in result.stdout
+    finally:
+        _remove_image(tag)
+
+
+def test_without_tools_splits_on_project_names(tmp_path: Path) -> None:
+    from sandbox.depfiles import read_dependencies
+    from sandbox.envimage import without_tools
+
+    (tmp_path / "requirements.txt").write_text("requests>=2\nMyPy==1.4\nruff[x]>=0.1\nmypy-extensions\n")
+    keep, dropped = without_tools(read_dependencies(tmp_path))
+    assert [r.text for r in keep] == ["requests>=2", "mypy-extensions"]
+    assert [r.text for r in dropped] == ["MyPy==1.4", "ruff[x]>=0.1"]
