@@ -194,14 +194,29 @@ def parse_changes(
         for path, (status, old) in _parse_name_status(name_status, strip).items()
     ]
     files.sort(key=lambda f: f.path)
-    notices: tuple[str, ...] = ()
+    notices: list[str] = []
+    # Names git cannot decode as UTF-8 cannot travel through the tools' JSON (and Python
+    # cannot import them); they are listed, not examined.
+    odd = [f for f in files if not (_utf8(f.path) and _utf8(f.old_path or ""))]
+    if odd:
+        shown = ", ".join(ascii(f.path) for f in odd[:5])
+        notices.append(f"{len(odd)} changed file(s) with names that are not UTF-8 were not examined: {shown}")
+        files = [f for f in files if f not in odd]
     if len(files) > MAX_CHANGED_FILES:
-        notices = (
+        notices.append(
             f"the change touches {len(files)} files; only the first {MAX_CHANGED_FILES} "
-            "(by path) were examined",
+            "(by path) were examined"
         )
         files = files[:MAX_CHANGED_FILES]
-    return tuple(files), notices
+    return tuple(files), tuple(notices)
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _decode(raw: bytes, strip: tuple[str, ...]) -> str:

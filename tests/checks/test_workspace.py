@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 from pathlib import Path
 
@@ -149,3 +150,15 @@ def test_extract_tar_caps_unpacked_size_and_entries(tmp_path: Path) -> None:
         extract_tar(data, tmp_path / "many", max_files=9)
     extract_tar(data, tmp_path / "fits", max_bytes=1000, max_files=10)
     assert len(list((tmp_path / "fits").iterdir())) == 10
+
+
+def test_names_that_are_not_utf8_are_listed_not_examined(git_repo: GitRepo, tmp_path: Path) -> None:
+    git_repo.commit("base", {"a.py": "x = 1\n"})
+    git_repo.branch("pr")
+    (git_repo.path / os.fsdecode(b"bad\xff.py")).write_text("y = 2\n")
+    git_repo.commit("odd name", {"fine.py": "z = 3\n"})
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    assert [f.path for f in ws.changed] == ["fine.py"]
+    assert ws.notices == (
+        "1 changed file(s) with names that are not UTF-8 were not examined: 'bad\\udcff.py'",
+    )
