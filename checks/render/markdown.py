@@ -24,7 +24,11 @@ MAX_TITLE_CHARS = 255
 # Rows shown per table; the JSON report always has them all.
 MAX_ROWS = 200
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+# Characters that change meaning anywhere in a line (emphasis, code, links, tables,
+# strikethrough); `<`, `>` and `&` become entities. Block syntax (#, -, +, 1.) only
+# matters at the start of a line, where `_LEADING` guards it.
+_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_LEADING = re.compile(r"^(\d*)([#+=.)-])")
 
 
 def escape(text: str, limit: int = 300) -> str:
@@ -33,7 +37,8 @@ def escape(text: str, limit: int = 300) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _SPECIAL.sub(r"\\\1", text)
+    # A leading "1." or "#" would start a list or a heading: escape its punctuation.
+    return _LEADING.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
 
 
 def code(text: str, limit: int = 200) -> str:

@@ -50,8 +50,8 @@ def test_headline_then_layer_table() -> None:
     title, summary = render_markdown(report())
     lines = summary.splitlines()
     assert lines[0].startswith("### ❌ failure")
-    assert "hidden 43/50 \\(86%\\)" in lines[0]
-    assert "held\\-out 9/10 \\(90%\\)" in lines[0]
+    assert "hidden 43/50 (86%)" in lines[0]
+    assert "held-out 9/10 (90%)" in lines[0]
     table = [line for line in lines if line.startswith("| **")]
     assert [row.split("|")[1].strip() for row in table] == [
         "**shape**",
@@ -81,6 +81,11 @@ def test_untrusted_text_cannot_break_the_table(nasty: str) -> None:
 
 def test_escape_and_code() -> None:
     assert escape("a|b") == "a\\|b"
+    assert escape("a_b*c [x](y)") == "a\\_b\\*c \\[x\\](y)"
+    # block syntax only at the start: no list, heading or quote can begin
+    assert escape("1. item") == "1\\. item"
+    assert escape("# title") == "\\# title"
+    assert escape("- x (y) 1.5") == "\\- x (y) 1.5"
     assert escape("<b>") == "&lt;b&gt;"
     assert code("a`b") == "``a`b``"
     assert code("|") == "`&#124;`"
