@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Sequence
-from types import ModuleType
+from types import FrameType, ModuleType
 
 # Exit codes of `patchgate run`; documented in the README.
 EXIT_SUCCESS = 0
@@ -67,6 +71,28 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# Commands that drive the sandbox from this process: terminating one removes its containers.
+SANDBOX_COMMANDS = ("run", "demo")
+
+
+def _terminate(signum: int, _frame: FrameType | None) -> None:
+    """On SIGTERM, remove this process's sandbox containers, then exit at once as terminated."""
+    from sandbox.engine import docker_client
+    from sandbox.errors import SandboxError
+    from sandbox.reaper import remove_owned
+
+    try:
+        client = docker_client()
+    except SandboxError:
+        os._exit(128 + signum)
+    remove_owned(client)
+    # A worker thread may have been creating a container just now: sweep once more.
+    time.sleep(1)
+    remove_owned(client)
+    # Not SystemExit: worker threads would go on starting containers until they finish.
+    os._exit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the `patchgate` command line and return its exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -74,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     only = chosen if chosen in COMMANDS else None
     parser = build_parser(only)
     args = parser.parse_args(args_list)
+    if args.command in SANDBOX_COMMANDS and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     result: int = _load(args.command).command(args)
     return result
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+from collections.abc import Callable
 
 import docker
 from docker.errors import DockerException
@@ -30,6 +31,16 @@ def remove_orphans(client: docker.DockerClient) -> list[str]:
 
     Best effort: an engine error here never fails the caller.
     """
+    return _remove_where(client, lambda pid: not _alive(pid))
+
+
+def remove_owned(client: docker.DockerClient) -> list[str]:
+    """Remove every sandbox container this process owns (it is being terminated); return their ids."""
+    me = os.getpid()
+    return _remove_where(client, lambda pid: pid == me)
+
+
+def _remove_where(client: docker.DockerClient, owner_matches: Callable[[int], bool]) -> list[str]:
     host = socket.gethostname()
     removed: list[str] = []
     # The list endpoint only: other processes' containers come and go meanwhile.
@@ -40,7 +51,7 @@ def remove_orphans(client: docker.DockerClient) -> list[str]:
         return removed
     for entry in listed:
         pid = str((entry.get("Labels") or {}).get(OWNER_PID, ""))
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and owner_matches(int(pid)):
             with contextlib.suppress(DockerException):
                 client.api.remove_container(entry["Id"], force=True)
                 removed.append(str(entry["Id"]))

@@ -183,3 +183,37 @@ def test_help_documents_the_exit_codes() -> None:
         "3  neutral or action_required",
     ):
         assert line in done.stdout
+
+
+@pytest.mark.docker
+def test_sigterm_removes_the_runs_containers(calc_repo: GitRepo, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    import docker
+
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    (slow / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(300)\n")
+    proc = subprocess.Popen(
+        [*PATCHGATE, "run", "--repo", str(calc_repo.path), "--base", "main", "--head", "agent/sub",
+         "--hidden", str(slow)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    client = docker.from_env()
+    mine = {"label": f"patchgate.owner-pid={proc.pid}"}
+    try:
+        deadline = time.monotonic() + 120
+        while not client.containers.list(all=True, filters=mine):
+            assert proc.poll() is None, "patchgate run ended before it started a container"
+            assert time.monotonic() < deadline, "no sandbox container appeared"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        assert client.containers.list(all=True, filters=mine) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for leftover in client.containers.list(all=True, filters=mine):
+            leftover.remove(force=True)
+        client.close()
