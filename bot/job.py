@@ -17,9 +17,10 @@ import logging
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot import checkrun
 from bot.checkrun import UpdateBody
@@ -84,6 +85,9 @@ class Services:
     runner: Callable[[], Runner]
     judge: JudgeSettings | None
     worker: str
+    # Pipelines run here, not in the event loop's default executor: a full default
+    # executor would queue the heartbeats' short database calls behind long pipelines.
+    pipelines: Executor
 
 
 class _ProgressSender:
@@ -266,10 +270,11 @@ class JobRun:
             report = self.s.gate(inputs, on_progress=on_progress, on_shadow=on_shadow)
             return judge_anyway(inputs, report, self.s.store) if self.job.judge_anyway else report
 
-        work = asyncio.ensure_future(asyncio.to_thread(gate))
+        work = loop.run_in_executor(self.s.pipelines, gate)
         stop = asyncio.ensure_future(self.watch.event.wait())
+        either: set[asyncio.Future[Any]] = {work, stop}
         try:
-            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stop.cancel()
         if not work.done():

@@ -15,7 +15,9 @@ import logging
 import os
 import secrets
 import socket
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from bot.github import GitHubApp, GitHubError, InstallationGone, NotFound
 from bot.job import GateFn, JobRun, Services, Watch
@@ -66,7 +68,10 @@ class Worker:
         self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
         self._runner_factory = runner_factory
         self._runner: Runner | None = None
-        self.services = Services(settings, store, gate, self._get_runner, judge_settings(settings), self.name)
+        self._pipelines = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="patchgate-pipeline")
+        self.services = Services(
+            settings, store, gate, self._get_runner, judge_settings(settings), self.name, self._pipelines
+        )
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._reaper: asyncio.Task[None] | None = None
         self._later: set[asyncio.Task[None]] = set()
@@ -88,6 +93,8 @@ class Worker:
             if task is not None:
                 task.cancel()
         await self.queue.stop()
+        # Running pipelines cannot be interrupted; do not wait for them here.
+        self._pipelines.shutdown(wait=False, cancel_futures=True)
 
     async def reap_once(self) -> list[int]:
         """Enqueue due jobs: never enqueued, retry time reached, or lease expired (dead worker)."""
@@ -120,12 +127,30 @@ class Worker:
                 beat.cancel()
 
     async def _heartbeat(self, job: JobView, watch: Watch) -> None:
-        every = min(self.settings.lease_s / 3, 2.0)
+        # Five beats per lease: a beat may be late (a busy loop, a locked database) by
+        # four intervals before another worker's reaper can take the job.
+        every = min(self.settings.lease_s / 5, 2.0)
+        renewed = time.monotonic()
         while True:
             await asyncio.sleep(every)
-            owned, reason = await asyncio.to_thread(
-                self.store.heartbeat, job.id, self.name, self.settings.lease_s
-            )
+            try:
+                owned, reason = await asyncio.to_thread(
+                    self.store.heartbeat, job.id, self.name, self.settings.lease_s
+                )
+            except Exception:  # a database hiccup: keep beating, the lease has slack
+                log.exception("job %s: heartbeat failed", job.id)
+                continue
+            now = time.monotonic()
+            if now - renewed > self.settings.lease_s:
+                log.warning(
+                    "job %s: heartbeat %.1fs after the last one (lease %.1fs)",
+                    job.id,
+                    now - renewed,
+                    self.settings.lease_s,
+                )
+            renewed = now
+            if not owned:
+                log.warning("job %s: lease lost to another worker; abandoning this attempt", job.id)
             if not owned or reason:
                 watch.lost, watch.reason = not owned, reason
                 watch.event.set()

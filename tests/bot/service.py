@@ -148,7 +148,7 @@ def server_env(*, github: FakeGitHub, private_key: str, state: Path, **extra: st
             "PATCHGATE_GITHUB_API_URL": github.url,
             "PATCHGATE_WORK_DIR": str(state / "work"),
             "PATCHGATE_TEST_STORE": str(state / "suites"),
-            "PATCHGATE_LEASE_S": "2",
+            "PATCHGATE_LEASE_S": "5",
             "PATCHGATE_REAPER_INTERVAL_S": "0.5",
             "PATCHGATE_RETRY_BACKOFF_S": "0.05",
             "PATCHGATE_MAX_BODY_BYTES": str(1024 * 1024),

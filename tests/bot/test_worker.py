@@ -329,7 +329,8 @@ def test_kill_9_mid_job_then_restart_runs_the_job_again(
     assert run["conclusion"] == "failure"
     assert [r["status"] for r in pull.runs()] == ["completed"]
     [job] = wait_for(lambda: [j for j in jobs(server, "octo/killed") if j["state"] == "done"], 30, "the job")
-    assert job["attempts"] == 2
+    attempts = [line for line in server.log.read_text().splitlines() if re.search(r"job \d+|reaper", line)]
+    assert job["attempts"] == 2, "\n".join(attempts)
     assert re.search(r"reaper: enqueueing job \d+", server.log.read_text())
 
 

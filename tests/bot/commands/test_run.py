@@ -195,12 +195,12 @@ def test_sigterm_removes_the_runs_containers(calc_repo: GitRepo, tmp_path: Path)
     slow = tmp_path / "slow"
     slow.mkdir()
     (slow / "test_slow.py").write_text("import time\n\n\ndef test_slow():\n    time.sleep(300)\n")
+    client = docker.from_env()  # first: without an engine, no process is left behind
     proc = subprocess.Popen(
         [*PATCHGATE, "run", "--repo", str(calc_repo.path), "--base", "main", "--head", "agent/sub",
          "--hidden", str(slow)],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    client = docker.from_env()
     mine = {"label": f"patchgate.owner-pid={proc.pid}"}
     try:
         deadline = time.monotonic() + 120
