@@ -1,8 +1,12 @@
 """The mypy gate: type errors the change introduces, with the base branch's mypy configuration.
 
 mypy runs on each whole tree with the changed files as targets (read from an
-``@file``, so any number of them fits), ``--no-incremental`` and a cache in
-the container's /tmp. Files that do not compile are left out (one syntax
+``@file``, so any number of them fits). The base runs first and every run
+shares one incremental cache in the container's /tmp: the head's run reuses
+what the base's learnt about the standard library and the installed
+dependencies (most of the work on a project with heavy dependencies) and
+rechecks every module whose file differs, so its errors are the same as a
+cold run's. The cache lives and dies with the container. Files that do not compile are left out (one syntax
 error stops mypy from checking anything; the loads gate reports it), and
 files that share a module name are checked in separate runs.
 
@@ -109,8 +113,8 @@ class MypyTool:
         ):
             for i, group in enumerate(groups(tree, paths)):
                 argv = [
-                    "mypy", *config.args, "--no-incremental",
-                    "--cache-dir", f"{CONTAINER_TMP}/mypy-cache-{side}-{i}",
+                    "mypy", *config.args,
+                    "--cache-dir", f"{CONTAINER_TMP}/mypy-cache",
                     "--output", "json", "--no-error-summary", "--no-pretty",
                 ]  # fmt: skip
                 files_arg = [argument(p) for p in group]

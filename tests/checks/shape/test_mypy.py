@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from checks.gate import GateContext
+from checks.policy import Policy
 from checks.report import ShapeResult
+from checks.shape import run_shape
 from checks.shape.container import Batch, ToolFailure
 from checks.shape.mypy import MypyTool, groups, parse_mypy
-from tests.checks.shape.conftest import of, rules_at
+from sandbox.docker import DockerSandbox
+from tests.checks.shape.conftest import make_ws, of, rules_at
 
 
 def line(**fields: object) -> str:
@@ -107,3 +111,31 @@ def test_mypy_fails_a_pr_and_never_loads_the_prs_plugin(scenario: dict[str, Shap
     assert ("pkg/core.py", "name-defined") in found
     # A file that does not compile is left to the loads gate; mypy still checks the rest.
     assert not any(f.path == "pkg/syntax.py" for f in of(bad, "mypy"))
+
+
+@pytest.mark.docker
+def test_the_heads_run_reuses_the_bases_cache_without_going_stale(
+    tmp_path: Path, shape_sandbox: DockerSandbox, shape_image: str
+) -> None:
+    # The base's run caches every module it saw; in the head, `c` changes its interface
+    # under an `a` that changed in a way that does not touch it, and `b` is byte-identical.
+    # A stale cache would miss a's new error; a's old error must stay old.
+    base = {
+        "pkg/__init__.py": "",
+        "pkg/b.py": "def g() -> int:\n    return 0\n",
+        "pkg/c.py": "def h() -> int:\n    return 1\n",
+        "pkg/a.py": (
+            "from pkg.b import g\nfrom pkg.c import h\n\n\n"
+            "def f() -> int:\n    return g() + h()\n\n\nY: int = 'y'\n"
+        ),
+    }
+    head: dict[str, str | bytes | None] = {
+        "pkg/c.py": 'def h() -> str:\n    return "1"\n',
+        "pkg/a.py": base["pkg/a.py"] + "\n\nX = 1\n",
+    }
+    ws = make_ws(tmp_path, dict(base), head)
+    result = run_shape(GateContext(ws, Policy(), shape_sandbox, shape_image), gates=("mypy",))
+    [run] = result.tools
+    assert run.status == "ok", run.detail
+    # a's old error (line 9, in both trees) is not new.
+    assert {(f.path, f.start_line, f.rule) for f in of(result, "mypy")} == {("pkg/a.py", 6, "operator")}
