@@ -121,15 +121,18 @@ def _annotation(a: Annotation) -> AnnotationItem:
     }
 
 
-def completion(report: Report) -> tuple[list[UpdateBody], CompleteBody]:
+def completion(report: Report, *, sent: int = 0) -> tuple[list[UpdateBody], CompleteBody]:
     """Return the annotation-carrying updates and the final completing request, in order.
 
     Every annotation is sent, 50 per request; the last batch rides on the
-    completing request so a completed run is never missing any.
+    completing request so a completed run is never missing any. GitHub appends
+    each request's annotations to the run's, so the first ``sent`` (the run's
+    count when an earlier attempt got that far) are left out.
     """
     title, summary = render_markdown(report)
     summary = fit(summary)
-    groups = [[_annotation(a) for a in batch] for batch in batches(render_annotations(report))] or [[]]
+    rest = render_annotations(report)[max(sent, 0) :]
+    groups = [[_annotation(a) for a in batch] for batch in batches(rest)] or [[]]
     updates: list[UpdateBody] = []
     for group in groups[:-1]:
         updates.append({"output": {"title": title, "summary": summary, "annotations": group}})

@@ -14,10 +14,12 @@ import asyncio
 import base64
 import contextlib
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
+import httpx
 from githubkit import AppAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestError, RequestFailed
@@ -75,12 +77,13 @@ class Retry:
         if isinstance(exc, RequestFailed):
             if exc.response.status_code < 500:
                 return RetryOption(False)
-            # A failed create may have created the run anyway: the caller looks before it retries.
-            if _is_create(exc):
+            # A failed create may have created the run, and a failed update may have added its
+            # annotations (GitHub appends them): the caller looks before it retries.
+            if _unrepeatable(exc):
                 return RetryOption(False)
             return backoff
         if isinstance(exc, RequestError):
-            return RetryOption(False) if _is_create(exc) else backoff
+            return RetryOption(False) if _unrepeatable(exc) else backoff
         return RetryOption(False)
 
 
@@ -92,11 +95,22 @@ def _unwrap(exc: GitHubException) -> GitHubException:
     return exc
 
 
-def _is_create(exc: GitHubException) -> bool:
+def _unrepeatable(exc: GitHubException) -> bool:
+    """A check run's creation, or an update carrying annotations: repeating either duplicates."""
     request = getattr(exc, "request", None)
     if request is None and isinstance(exc, RequestFailed):
         request = exc.response.raw_request
-    return request is not None and request.method == "POST" and request.url.path.endswith("/check-runs")
+    if request is None:
+        return False
+    if request.method == "POST" and request.url.path.endswith("/check-runs"):
+        return True
+    if request.method != "PATCH" or not re.search(r"/check-runs/\d+$", request.url.path):
+        return False
+    try:
+        content: bytes = request.content
+    except httpx.RequestNotRead:  # a streamed body: never one of ours; assume the worst
+        return True
+    return b'"annotations"' in content
 
 
 def _lenient(model: type[_M], parsed: Callable[[], object], raw: Callable[[], Any]) -> _M:
@@ -262,6 +276,17 @@ class Installation:
                     return found
             await asyncio.sleep(self.settings.retry_backoff_s * 2**attempt)
             attempt += 1
+
+    async def annotations_count(self, repository: str, check_run_id: int) -> int:
+        """Return how many annotations the check run already has."""
+        owner, name = repository.split("/", 1)
+        resp = await self._call(
+            f"read check run {check_run_id}",
+            lambda: self.gh.rest.checks.async_get(owner, name, check_run_id),
+        )
+        data: dict[str, Any] = dict(resp.json())
+        output = data.get("output") or {}
+        return int(output.get("annotations_count") or 0)
 
     async def update_check_run(
         self, repository: str, check_run_id: int, body: UpdateBody | CompleteBody

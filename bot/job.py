@@ -37,6 +37,7 @@ from checks.gate import Runner
 from checks.inputs import JudgeSettings, PipelineInputs, Task
 from checks.pipeline import Progress, ShadowSink, error_report, run_pipeline
 from checks.policy import POLICY_PATH, PolicyError, load_policy
+from checks.render.annotations import render_annotations
 from checks.report import Report
 
 log = logging.getLogger(__name__)
@@ -244,10 +245,28 @@ class JobRun:
         await self.finish(CANCELLED, conclusion="cancelled" if check_run_id else None, detail=reason)
 
     async def _complete(self, check_run_id: int, report: Report) -> None:
-        updates, final = checkrun.completion(report)
-        for body in updates:
-            await self.client.update_check_run(self.job.repository, check_run_id, body)
-        await self.client.update_check_run(self.job.repository, check_run_id, final)
+        """Send the annotations and complete the run; none is sent twice, also across attempts.
+
+        An update carrying annotations is never retried blindly (GitHub may have
+        appended them before failing): the run's annotation count is read again
+        first, and only what is missing is sent.
+        """
+        repository, attempt = self.job.repository, 0
+        annotated = bool(render_annotations(report))
+        while True:
+            sent = await self.client.annotations_count(repository, check_run_id) if annotated else 0
+            updates, final = checkrun.completion(report, sent=sent)
+            try:
+                for body in updates:
+                    await self.client.update_check_run(repository, check_run_id, body)
+                await self.client.update_check_run(repository, check_run_id, final)
+                return
+            except GitHubError as exc:
+                if not exc.retryable or attempt >= self.s.settings.github_retries:
+                    raise
+                log.warning("job %s: completing check run %s: %s; retrying", self.job.id, check_run_id, exc)
+            await asyncio.sleep(self.s.settings.retry_backoff_s * 2**attempt)
+            attempt += 1
 
     async def _run_gate(
         self, check_run_id: int, inputs: PipelineInputs

@@ -58,6 +58,22 @@ def test_annotations_go_out_in_batches_of_50(findings: int, sizes: list[int]) ->
         assert body["output"]["summary"] == bodies[0]["output"]["summary"]
 
 
+@pytest.mark.parametrize(
+    ("sent", "sizes"), [(0, [50, 50, 20]), (50, [50, 20]), (75, [45]), (120, []), (500, [])]
+)
+def test_annotations_github_already_has_are_not_sent_again(sent: int, sizes: list[int]) -> None:
+    report = report_with(120)
+    updates, final = checkrun.completion(report, sent=sent)
+    bodies = [*updates, final]
+    lines = [a["start_line"] for b in bodies for a in b.get("output", {}).get("annotations", [])]
+    assert [n for n in (len(b.get("output", {}).get("annotations", [])) for b in bodies) if n] == sizes
+    everything = [a["start_line"] for b in [*checkrun.completion(report)[0], checkrun.completion(report)[1]]
+                  for a in b.get("output", {}).get("annotations", [])]  # fmt: skip
+    assert lines == everything[sent:]
+    assert final["status"] == "completed"
+    assert all(validate_check_run_body("PATCH", b) == [] for b in bodies)
+
+
 def test_a_huge_report_fits_githubs_byte_limit() -> None:
     report = report_with(3000, message="é" * 400)
     updates, final = checkrun.completion(report)

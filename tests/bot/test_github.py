@@ -213,3 +213,25 @@ def test_create_is_retried_when_github_failed_before_creating(
     ] == [("POST", 500), ("GET", 200), ("POST", 201)]
     assert run(client.find_check_run(pull.repository, pull.head_sha, "key-2")) == run_id
     assert run(client.find_check_run(pull.repository, pull.head_sha, "key-3")) is None
+
+
+def test_an_update_with_annotations_is_not_repeated_when_github_failed_after_applying_it(
+    github: FakeGitHub, client: Installation, tmp_path: Path
+) -> None:
+    pull = make_pull(github, tmp_path, "appended")
+    body = checkrun.started("patchgate", pull.head_sha, "key-4", "https://x/runs/4", "test")
+    run_id = run(client.create_check_run(pull.repository, body))
+    annotation: checkrun.AnnotationItem = {
+        "path": "app.py", "start_line": 1, "end_line": 1, "annotation_level": "failure", "message": "m",
+    }  # fmt: skip
+    update: checkrun.UpdateBody = {"output": {"title": "t", "summary": "s", "annotations": [annotation]}}
+    github.fail("PATCH", r"/check-runs/\d+$", 502, after=True, body_key="annotations")
+    with pytest.raises(GitHubError) as raised:
+        run(client.update_check_run(pull.repository, run_id, update))
+    assert raised.value.retryable  # the caller may retry, after reading the count
+    assert run(client.annotations_count(pull.repository, run_id)) == 1
+    assert len(github.calls_to("PATCH", "/repos/octo/appended/check-runs/")) == 1
+    # Without annotations, an update is idempotent and retried as before.
+    github.fail("PATCH", r"/repos/octo/appended/check-runs/\d+$", 502)
+    run(client.update_check_run(pull.repository, run_id, {"output": {"title": "t", "summary": "s2"}}))
+    assert [c.status for c in github.calls_to("PATCH", "/repos/octo/appended/check-runs/")][1:] == [502, 200]

@@ -86,6 +86,24 @@ def test_120_findings_go_out_in_three_annotation_batches(
     assert github.problems == []
 
 
+def test_annotations_are_not_duplicated_when_github_fails_after_appending_them(
+    server: Server, github: FakeGitHub, tmp_path: Path
+) -> None:
+    pull = make_pull(github, tmp_path, "appendfail", scenario={"findings": 120})
+    # The second batch is appended, then GitHub answers 502: a blind retry would add it twice.
+    github.fail("PATCH", r"^/repos/octo/appendfail/check-runs/\d+$", 502, after=True, body_key="annotations")
+    github.fail("PATCH", r"^/repos/octo/appendfail/check-runs/\d+$", 502, after=True, body_key="annotations")
+    server.post("pull_request", pull.payload("opened"))
+    run = wait_for(pull.completed, 60, "the check run to complete")
+    assert run["conclusion"] == "failure"
+    assert sorted(a["start_line"] for a in run["annotations"]) == list(range(1, 121))
+    counted = github.calls_to("GET", rf"^/repos/octo/appendfail/check-runs/{run['id']}$")
+    assert [c.status for c in counted] == [200] * 3  # before the first batch and after each failure
+    [job] = wait_for(lambda: [j for j in jobs(server, "octo/appendfail") if j["state"] == "done"], 30, "job")
+    assert job["attempts"] == 1
+    assert github.problems == []
+
+
 @pytest.mark.parametrize(
     ("name", "scenario"),
     [

@@ -60,6 +60,8 @@ class Failure:
     body: dict[str, Any]
     # Do the work, then answer with the failure (GitHub failing after it acted).
     after: bool = False
+    # Only requests whose JSON body holds this key at any depth (e.g. "annotations").
+    body_key: str | None = None
 
 
 @dataclass
@@ -106,12 +108,23 @@ class FakeGitHub:
         headers: dict[str, str] | None = None,
         message: str = "scripted failure",
         after: bool = False,
+        body_key: str | None = None,
     ) -> None:
-        """Answer the next ``times`` matching requests with ``status`` (``after``: once it did the work)."""
+        """Answer the next ``times`` matching requests with ``status`` (``after``: once it did the work).
+
+        ``body_key`` narrows the match to requests whose JSON body holds that key at any depth.
+        """
         with self.lock:
             self.failures.append(
                 Failure(
-                    method, re.compile(path_regex), status, times, headers or {}, {"message": message}, after
+                    method,
+                    re.compile(path_regex),
+                    status,
+                    times,
+                    headers or {},
+                    {"message": message},
+                    after,
+                    body_key,
                 )
             )
 
@@ -137,9 +150,11 @@ class FakeGitHub:
 
     # -- answering ------------------------------------------------------------------------------
 
-    def _scripted(self, method: str, path: str) -> Failure | None:
+    def _scripted(self, method: str, path: str, body: Any = None) -> Failure | None:
         with self.lock:
             for f in self.failures:
+                if f.body_key is not None and not _has_key(body, f.body_key):
+                    continue
                 if f.method == method and f.pattern.search(path) and f.times > 0:
                     f.times -= 1
                     return f
@@ -203,7 +218,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._handle("PATCH")
 
     def _route(self, method: str, path: str, query: dict[str, list[str]], body: Any) -> int:
-        scripted = self.fake._scripted(method, path)
+        scripted = self.fake._scripted(method, path, body)
         if scripted is not None and not scripted.after:
             return self._send(scripted.status, scripted.body, headers=scripted.headers)
         self.override = scripted
@@ -237,6 +252,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._create_run(repo, body)
         if method == "PATCH" and (p := re.fullmatch(r"/check-runs/(\d+)", rest)):
             return self._update_run(repo, int(p.group(1)), body)
+        if method == "GET" and (p := re.fullmatch(r"/check-runs/(\d+)", rest)):
+            with self.fake.lock:
+                run = self.fake.check_runs.get(int(p.group(1)))
+                if run is None or run["repository"] != repo:
+                    return self._send(404, {"message": "Not Found"})
+                return self._send(200, self._run_json(run))
         return self._send(404, {"message": "Not Found"})
 
     def _authorized(self) -> bool:
@@ -425,6 +446,12 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, fake: FakeGitHub) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.fake = fake
+
+
+def _has_key(data: Any, key: str) -> bool:
+    if isinstance(data, dict):
+        return key in data or any(_has_key(v, key) for v in data.values())
+    return False
 
 
 def _unknown_keys(model: type[BaseModel], data: Any, where: str) -> list[str]:
