@@ -8,6 +8,7 @@ rules only look at lines the PR changed. Rules and their ids: docs/hygiene.md.
 from __future__ import annotations
 
 import ast
+import difflib
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -155,6 +156,26 @@ def _python_sides(ws: Workspace, exam: Examination) -> Iterator[_Side]:
         yield _Side(f, base_path, head_path, base, head)
 
 
+def line_after_removal(base: str, head: str, base_line: int, *, max_lines: int = 20_000) -> int:
+    """Return the head line that stands where ``base_line`` of ``base`` was (1 when unsure).
+
+    A removed line maps to the first head line after the removal (what replaced
+    it, or what followed it), so an annotation lands on the spot of the deletion.
+    """
+    a, b = base.split("\n"), head.split("\n")
+    if b and b[-1] == "":
+        b.pop()
+    last = max(len(b), 1)
+    if len(a) > max_lines or len(b) > max_lines:
+        return 1
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, _j2 in matcher.get_opcodes():
+        if i1 <= base_line - 1 < i2:
+            offset = base_line - 1 - i1 if tag == "equal" else 0
+            return min(j1 + offset + 1, last)
+    return last
+
+
 def _changed_span(ws: Workspace, path: str) -> tuple[int, int]:
     lines = ws.changed_lines(path)
     return (min(lines), max(lines)) if lines else (0, 0)
@@ -192,13 +213,18 @@ def _tests(sides: list[_Side], exam: Examination) -> None:
         head = side.head.facts.tests if head_is_test and side.head and side.head.facts else {}
         files.append(ChangedTestModule(side.base_path, side.head_path, base, head))
     kept, lost = match_tests(files)
+    texts = {(side.base_path, side.head_path): side for side in sides}
     for gone in lost:
         where = f"{gone.base_path}:{gone.test.line}"
-        if gone.head_path is None:
+        pair = texts.get((gone.base_path, gone.head_path))
+        if gone.head_path is None or pair is None or pair.base is None or pair.head is None:
+            # Nothing at head to point at: the summary lists it, no annotation.
             message = f"deletes test {gone.test.qualname} ({where}) along with its file"
-        else:
-            message = f"deletes test {gone.test.qualname} (was {where})"
-        exam.add("test-deleted", gone.head_path or gone.base_path, (0, 0), message)
+            exam.add("test-deleted", gone.head_path or gone.base_path, (0, 0), message)
+            continue
+        line = line_after_removal(pair.base.text, pair.head.text, gone.test.line)
+        message = f"deletes test {gone.test.qualname} (was {where})"
+        exam.add("test-deleted", gone.head_path, (line, line), message)
     for k in kept:
         span = (k.head.line, k.head.end_line)
         if k.head.asserts < k.base.asserts:

@@ -11,7 +11,7 @@ import pytest
 
 from checks.gate import GATES, GateContext, GateResult
 from checks.policy import Policy
-from checks.shape.hygiene import HygieneGate
+from checks.shape.hygiene import HygieneGate, line_after_removal
 from checks.workspace import from_git
 from sandbox.spec import RunResult, RunSpec
 from tests.conftest import GitRepo
@@ -87,10 +87,10 @@ CASES: list[tuple[str, Files, Files, Found]] = [
     # --- test-deleted
     ("test function deleted", {"tests/test_m.py": TESTS},
      {"tests/test_m.py": TESTS.replace("def test_raises():", "def helper():")},
-     [("test-deleted", "tests/test_m.py", 0)]),
+     [("test-deleted", "tests/test_m.py", 9)]),  # where it was: an annotation on the spot
     ("test method deleted", {"tests/test_m.py": TESTS},
      {"tests/test_m.py": TESTS.split("class TestBox")[0] + "class TestBox:\n    pass\n"},
-     [("test-deleted", "tests/test_m.py", 0)]),
+     [("test-deleted", "tests/test_m.py", 15)]),
     ("whole test file deleted", {"tests/test_m.py": TESTS}, {"tests/test_m.py": None},
      [("test-deleted", "tests/test_m.py", 0)] * 3),
     ("test renamed, body kept", {"tests/test_m.py": TESTS},
@@ -275,7 +275,7 @@ def test_findings_explain_themselves(gate: Gate) -> None:
         },
     )
     by_rule = {(f.rule, f.start_line): f for f in result.findings}
-    deleted = by_rule["test-deleted", 0]
+    deleted = by_rule["test-deleted", 9]
     assert "test_raises" in deleted.message and "tests/test_m.py:9" in deleted.message
     assert deleted.needs_maintainer and deleted.severity == "error"
     constant = by_rule["stub-body", 4]
@@ -392,3 +392,22 @@ def test_an_unreadable_workspace_is_an_infrastructure_error(tmp_path: Path) -> N
     assert result.tool.status == "error"
     assert "cannot read the workspace" in result.tool.detail
     assert result.findings == ()
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "line", "expected"),
+    [
+        ("a\nb\nc\n", "a\nb\nc\n", 2, 2),  # unchanged: the same line
+        ("x\na\nb\n", "a\nb\n", 2, 1),  # a line above removed: shifted up
+        ("a\nt1\nt2\nb\n", "a\nb\n", 3, 2),  # removed: the line that followed
+        ("a\nt1\n", "a\n", 2, 1),  # removed at the end: the last line
+        ("t1\nt2\n", "", 1, 1),  # nothing left: line 1
+        ("a\nt1\nb\n", "a\nnew\nb\n", 2, 2),  # replaced: what replaced it
+    ],
+)
+def test_line_after_removal(base: str, head: str, line: int, expected: int) -> None:
+    assert line_after_removal(base, head, line) == expected
+
+
+def test_line_after_removal_gives_up_on_huge_files() -> None:
+    assert line_after_removal("a\n" * 30_000, "b\n" + "a\n" * 30_000, 500) == 1
