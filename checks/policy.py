@@ -48,19 +48,27 @@ class GateSwitch(_Model):
     enabled: bool = True
 
 
-class MypyGate(GateSwitch):
+class ToolSwitch(GateSwitch):
+    # The tool's sandbox budget for both trees; None keeps the tool's own default
+    # (ruff and bandit 300 s / 1024 MiB, mypy 600 s / 2048 MiB, semgrep 420 s / 2048 MiB).
+    # Running out is an error (neutral), never a PR failure.
+    timeout_s: float | None = Field(default=None, ge=30, le=3600)
+    memory_mb: int | None = Field(default=None, ge=256, le=16384)
+
+
+class MypyGate(ToolSwitch):
     max_new_errors: int = Field(default=0, ge=0)
 
 
-class RuffGate(GateSwitch):
+class RuffGate(ToolSwitch):
     max_new_findings: int = Field(default=0, ge=0)
 
 
-class BanditGate(GateSwitch):
+class BanditGate(ToolSwitch):
     block_severity: Literal["low", "medium", "high"] = "medium"
 
 
-class SemgrepGate(GateSwitch):
+class SemgrepGate(ToolSwitch):
     block_severity: Literal["INFO", "WARNING", "ERROR"] = "WARNING"
 
 

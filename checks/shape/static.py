@@ -173,9 +173,10 @@ class ToolGate:
         if not files.head:
             return GateResult(ToolRun(tool=self.name, status="skipped", detail="no changed Python files"))
         plan = self.tool.plan(ws, files)
+        limits, steps = budget(self.tool.limits, plan.steps, getattr(ctx.policy.gates, self.name, None))
         with stage() as staged:
-            probe_plan = {"mode": "batch", "steps": plan.steps}
-            probe = run_probe(ctx, staged, probe_plan, limits=self.tool.limits, what=self.name)
+            probe_plan = {"mode": "batch", "steps": steps}
+            probe = run_probe(ctx, staged, probe_plan, limits=limits, what=self.name)
         outputs = parse_batches(probe.stdout, self.name).steps
         missing = sorted({str(step["name"]) for step in plan.steps} - set(outputs))
         if missing:
@@ -198,6 +199,30 @@ class ToolGate:
         # The tool's time in the sandbox, not the wait for a free sandbox slot.
         run = ToolRun(tool=self.name, status="ok", seconds=probe.seconds, detail=detail)
         return GateResult(run, tuple(findings), comparison.preexisting, tuple(notices))
+
+
+def budget(
+    limits: Limits, steps: Sequence[dict[str, object]], switch: object
+) -> tuple[Limits, list[dict[str, object]]]:
+    """Apply the policy's ``timeout_s`` / ``memory_mb`` for a tool to its limits and its steps.
+
+    The container's deadline becomes ``timeout_s`` and every step's timeout is
+    scaled by the same factor, so the probe still has time to report a step
+    that ran out.
+    """
+    timeout = getattr(switch, "timeout_s", None)
+    memory = getattr(switch, "memory_mb", None)
+    update: dict[str, object] = {}
+    if memory is not None:
+        update["memory_mb"] = memory
+    scaled = [dict(step) for step in steps]
+    if timeout is not None:
+        factor = float(timeout) / limits.timeout_s
+        for step in scaled:
+            if "timeout" in step:
+                step["timeout"] = round(float(str(step["timeout"])) * factor, 3)
+        update["timeout_s"] = float(timeout)
+    return limits.model_copy(update=update), scaled
 
 
 def per_side(argv: Sequence[str], files: Targets, *, timeout: float) -> list[dict[str, object]]:

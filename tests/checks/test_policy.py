@@ -19,6 +19,9 @@ def test_valid_policy() -> None:
     assert policy.gates.mypy.max_new_errors == 2
     assert policy.behaviour.min_hidden_pass_rate == 0.9
     assert policy.agents.authors == ["devin-ai[bot]"]
+    assert (policy.gates.mypy.timeout_s, policy.gates.mypy.memory_mb) == (None, None)
+    budget = load_policy("gates:\n  mypy: {timeout_s: 1800, memory_mb: 4096}\n")
+    assert (budget.gates.mypy.timeout_s, budget.gates.mypy.memory_mb) == (1800, 4096)
 
 
 @pytest.mark.parametrize(
@@ -32,6 +35,9 @@ def test_valid_policy() -> None:
         ("agents:\n  authors:\n    - ok\n    - {x: 1}\n", "line 4: agents.authors.1"),
         # Suite locations are server-side only: the repository cannot point its gate elsewhere.
         ("behaviour:\n  hidden: /tmp/mine\n", "line 2: behaviour.hidden"),
+        ("gates:\n  mypy: {timeout_s: 5}\n", "line 2: gates.mypy.timeout_s"),
+        ("gates:\n  ruff: {memory_mb: 99999}\n", "line 2: gates.ruff.memory_mb"),
+        ("gates:\n  loads: {timeout_s: 60}\n", "line 2: gates.loads.timeout_s"),
     ],
 )
 def test_invalid_policy_names_field_and_line(text: str, expected: str) -> None:

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
+from checks.gate import GateContext
+from checks.policy import load_policy
 from checks.report import ShapeResult
+from checks.shape import run_shape
 from checks.shape.container import ToolFailure
 from checks.shape.ruff import parse_ruff
-from tests.checks.shape.conftest import of, rules_at
+from sandbox.docker import DockerSandbox
+from sandbox.spec import RunResult, RunSpec
+from tests.checks.shape.conftest import make_ws, of, rules_at
 
 # Trimmed from ruff 0.17 `check --output-format json`.
 RUFF_OUTPUT = [
@@ -91,3 +98,28 @@ def test_ruff_fails_a_pr_and_its_own_config_has_no_effect(scenario: dict[str, Sh
     # A file whose name would split mypy's argument file is left out, and said so.
     assert "ruff: skipped file(s) with control characters in the name: 'pkg/two\\nlines.py'" in bad.notices
     assert bad.status == "failed"
+
+
+@dataclass
+class Recording:
+    inner: DockerSandbox
+    specs: list[RunSpec] = field(default_factory=list)
+
+    def run(self, spec: RunSpec) -> RunResult:
+        self.specs.append(spec)
+        return self.inner.run(spec)
+
+
+@pytest.mark.docker
+def test_the_policys_budget_reaches_the_sandbox(
+    tmp_path: Path, shape_sandbox: DockerSandbox, shape_image: str
+) -> None:
+    ws = make_ws(tmp_path, {"a.py": "x = 1\n"}, {"a.py": "import os\nx = 2\n"})
+    policy = load_policy("gates:\n  ruff: {timeout_s: 45, memory_mb: 512}\n")
+    recording = Recording(shape_sandbox)
+    result = run_shape(GateContext(ws, policy, recording, shape_image), gates=("ruff",))
+    [run] = result.tools
+    assert run.status == "ok", run.detail
+    assert rules_at(result, "ruff") == {("a.py", "F401")}
+    [spec] = recording.specs
+    assert (spec.limits.timeout_s, spec.limits.memory_mb) == (45, 512)

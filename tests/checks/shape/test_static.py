@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from checks.policy import MypyGate
 from checks.report import Finding
 from checks.shape.container import Batch, ToolFailure
 from checks.shape.introduced import Comparison
-from checks.shape.static import Lines, argument, check_batches, plain_path, select, targets
+from checks.shape.static import Lines, argument, budget, check_batches, plain_path, select, targets
+from sandbox.spec import Limits
 from tests.checks.shape.conftest import make_ws
 
 
@@ -106,3 +108,20 @@ def test_check_batches_turns_broken_runs_into_tool_failures(batch: Batch, messag
 
 def test_check_batches_accepts_expected_exit_codes() -> None:
     check_batches("bandit", [Batch(exit_code=0), Batch(exit_code=1)], ok_codes=(0, 1))
+
+
+def test_budget_leaves_the_tools_defaults_alone_without_a_policy_budget() -> None:
+    limits = Limits(timeout_s=600, memory_mb=2048)
+    steps = [{"name": "base", "timeout": 540}, {"name": "head", "timeout": 540}]
+    assert budget(limits, steps, MypyGate()) == (limits, steps)
+    assert budget(limits, steps, None) == (limits, steps)
+
+
+@pytest.mark.parametrize(("timeout", "expected"), [(120, 108.0), (1800, 1620.0)])
+def test_budget_scales_the_container_and_every_step(timeout: float, expected: float) -> None:
+    limits = Limits(timeout_s=600, memory_mb=2048)
+    steps: list[dict[str, object]] = [{"name": "base", "timeout": 540}, {"name": "head", "timeout": 540}]
+    got, scaled = budget(limits, steps, MypyGate(timeout_s=timeout, memory_mb=4096))
+    assert (got.timeout_s, got.memory_mb, got.pids) == (timeout, 4096, limits.pids)
+    assert [s["timeout"] for s in scaled] == [expected, expected]
+    assert [s["timeout"] for s in steps] == [540, 540]  # the tool's plan is not changed in place
