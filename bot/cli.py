@@ -13,7 +13,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from types import FrameType, ModuleType
 
@@ -73,21 +72,23 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 # Commands that drive the sandbox from this process: terminating one removes its containers.
 SANDBOX_COMMANDS = ("run", "demo")
+# How long SIGTERM waits for container creations already sent to the engine.
+TERMINATE_WAIT_S = 20.0
 
 
 def _terminate(signum: int, _frame: FrameType | None) -> None:
     """On SIGTERM, remove this process's sandbox containers, then exit at once as terminated."""
     from sandbox.engine import docker_client
     from sandbox.errors import SandboxError
-    from sandbox.reaper import remove_owned
+    from sandbox.reaper import close_creations, remove_owned
 
+    # No new containers from here on, and the creations already sent to the engine
+    # finish first, so the sweep below sees every container this process has.
+    close_creations(TERMINATE_WAIT_S)
     try:
         client = docker_client()
     except SandboxError:
         os._exit(128 + signum)
-    remove_owned(client)
-    # A worker thread may have been creating a container just now: sweep once more.
-    time.sleep(1)
     remove_owned(client)
     # Not SystemExit: worker threads would go on starting containers until they finish.
     os._exit(128 + signum)

@@ -15,6 +15,7 @@ import contextlib
 import importlib
 import logging
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -35,7 +36,7 @@ from bot.tables import ABANDONED, CANCELLED, DONE, FAILED, SKIPPED
 from bot.trees import fetch_workspace, suites_for
 from checks.gate import Runner
 from checks.inputs import JudgeSettings, PipelineInputs, Task
-from checks.pipeline import Progress, ShadowSink, error_report, run_pipeline
+from checks.pipeline import Progress, ShadowSink, Stopped, error_report, run_pipeline
 from checks.policy import POLICY_PATH, PolicyError, load_policy
 from checks.render.annotations import render_annotations
 from checks.report import Report
@@ -74,6 +75,20 @@ class Watch:
     event: asyncio.Event = field(default_factory=asyncio.Event)
     reason: str | None = None
     lost: bool = False
+    # The same news for the pipeline's thread, which stops at its next layer boundary.
+    halted: threading.Event = field(default_factory=threading.Event)
+
+    def stop(self, *, lost: bool, reason: str | None) -> None:
+        """Record why the attempt must end and wake both the job and its pipeline."""
+        self.lost, self.reason = lost, reason
+        self.halted.set()
+        self.event.set()
+
+    def pipeline_stop(self) -> str | None:
+        """Called from the pipeline's thread between layers (PipelineInputs.stop)."""
+        if not self.halted.is_set():
+            return None
+        return "the job no longer owns its lease" if self.lost else (self.reason or "cancelled")
 
 
 @dataclass(frozen=True)
@@ -203,6 +218,7 @@ class JobRun:
                 run_key=job.key,
                 verdict_cache=StoreVerdictCache(self.s.store),
                 judge_records=(await asyncio.to_thread(stored_records, self.s.store) if self.s.judge else ()),
+                stop=self.watch.pipeline_stop,
             )
             outcome = await self._run_gate(check_run_id, inputs)
         if outcome is not None:
@@ -287,7 +303,11 @@ class JobRun:
 
         def gate() -> Report:
             report = self.s.gate(inputs, on_progress=on_progress, on_shadow=on_shadow)
-            return judge_anyway(inputs, report, self.s.store) if self.job.judge_anyway else report
+            if not self.job.judge_anyway:
+                return report
+            if why := inputs.stop():  # no judge for a run nobody will see
+                raise Stopped(why)
+            return judge_anyway(inputs, report, self.s.store)
 
         work = loop.run_in_executor(self.s.pipelines, gate)
         stop = asyncio.ensure_future(self.watch.event.wait())
@@ -296,12 +316,12 @@ class JobRun:
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stop.cancel()
-        if not work.done():
+        if self.watch.event.is_set() or not work.done():  # cancelled or lost: never deliver
             sender.discard()
             if not self.watch.lost:
                 await self._cancel(self.watch.reason or "cancelled")
-            # The thread cannot be stopped; it keeps this job's slot until it ends, so the
-            # number of pipelines running never exceeds the concurrency setting.
+            # The pipeline stops at its next layer boundary (inputs.stop); until then it keeps
+            # this job's slot, so the number of pipelines never exceeds the concurrency setting.
             with contextlib.suppress(Exception):
                 await work
             log.info("job %s: the abandoned pipeline ended; its result is discarded", self.job.id)

@@ -152,8 +152,7 @@ class Worker:
             if not owned:
                 log.warning("job %s: lease lost to another worker; abandoning this attempt", job.id)
             if not owned or reason:
-                watch.lost, watch.reason = not owned, reason
-                watch.event.set()
+                watch.stop(lost=not owned, reason=reason)
                 return
 
     async def _attempt(self, job: JobView, watch: Watch) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,3 +60,6 @@ class PipelineInputs:
     # verdicts that give the judge its measured false-acceptance rate.
     verdict_cache: VerdictCache | None = None
     judge_records: Sequence[JudgeRecord] = ()
+    # Asked between layers: a reason (superseded, PR closed) makes the pipeline raise
+    # checks.pipeline.Stopped instead of running the next layer (and paying the judge).
+    stop: Callable[[], str | None] = field(default=lambda: None, repr=False)

@@ -36,6 +36,17 @@ ShadowSink = Callable[[bool, bool, str, str], None]
 _R = TypeVar("_R", ShapeResult, BehaviourResult, QualityResult)
 
 
+class Stopped(Exception):
+    """The caller asked the run to stop between layers; there is no report."""
+
+
+def _checkpoint(inputs: PipelineInputs, before: str) -> None:
+    reason = inputs.stop()
+    if reason:
+        log.info("stopping before %s: %s", before, reason)
+        raise Stopped(reason)
+
+
 def error_report(
     reason: str, conclusion: Conclusion = "neutral", *, base_sha: str = "", head_sha: str = ""
 ) -> Report:
@@ -75,6 +86,7 @@ def run_pipeline(
 
     ``on_shadow(execution_passed, judge_passed, model, rubric)`` receives the
     judge's shadow verdict on a sampled PR that failed behaviour (calibration).
+    Raises Stopped when ``inputs.stop()`` gives a reason between two layers.
     """
     ws, policy = inputs.workspace, inputs.policy
     report = Report(conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha)
@@ -101,6 +113,7 @@ def run_pipeline(
         timings["environment image"] = time.monotonic() - start
     ctx = GateContext(ws, policy, inputs.runner, image)
 
+    _checkpoint(inputs, "shape")
     start = time.monotonic()
     report.shape = _guard("shape", lambda d: ShapeResult(status="error", notices=[d]), lambda: _shape(ctx))
     report.shape.findings = mark_changed_lines(report.shape.findings, ws)
@@ -110,6 +123,7 @@ def run_pipeline(
         timings[f"shape: {tool.tool}"] = tool.seconds
     progress("shape")
 
+    _checkpoint(inputs, "behaviour")
     start = time.monotonic()
     report.behaviour = _guard(
         "behaviour", lambda d: BehaviourResult(status="error", detail=d), lambda: _behaviour(inputs, ctx)
@@ -117,6 +131,7 @@ def run_pipeline(
     timings["behaviour"] = time.monotonic() - start
     progress("behaviour")
 
+    _checkpoint(inputs, "quality")
     start = time.monotonic()
     report.quality = _guard(
         "quality",

@@ -42,7 +42,7 @@ from sandbox.copyin import CONTAINER_TMP, INBOX, pack_copy_in, writable_roots
 from sandbox.engine import docker_client
 from sandbox.errors import EngineUnavailable, SandboxError
 from sandbox.images import require_image
-from sandbox.reaper import SANDBOX_LABEL, owner_labels, remove_orphans
+from sandbox.reaper import SANDBOX_LABEL, creating, owner_labels, remove_orphans
 from sandbox.spec import MiB, RunResult, RunSpec
 from sandbox.stats import COLLECT_SCRIPT, parse_collect
 from sandbox.stream import Demux, ExecStream
@@ -162,32 +162,33 @@ class DockerSandbox:
                 raise SandboxError(f"mount source {m.source} does not exist")
             mounts.append(Mount(m.target, str(m.source.resolve()), type="bind", read_only=True))
         waiter_s = int(limits.timeout_s + KILL_GRACE_S + HOST_GRACE_S + HARD_KILL_S) + WAITER_MARGIN_S
-        container = client.containers.create(
-            spec.image,
-            command=["sleep", str(waiter_s)],
-            name=name,
-            hostname="sandbox",
-            user=f"{WAITER_UID}:{WAITER_UID}",
-            environment=dict(BASE_ENV),
-            working_dir="/",
-            labels={LABEL: "1", **owner_labels(), **self.labels},
-            init=True,
-            auto_remove=True,
-            read_only=True,
-            network_mode="none",
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges:true"],
-            mem_limit=limits.memory_mb * MiB,
-            # Equal to mem_limit: no swap, so a memory bomb meets the OOM killer.
-            memswap_limit=limits.memory_mb * MiB,
-            pids_limit=limits.pids,
-            nano_cpus=int(limits.cpus * 1e9),
-            tmpfs=tmpfs,
-            mounts=mounts,
-            ulimits=[Ulimit(name="core", soft=0, hard=0)],
-            log_config=LogConfig(type=LogConfig.types.NONE),
-            runtime=self.runtime,
-        )
+        with creating():
+            container = client.containers.create(
+                spec.image,
+                command=["sleep", str(waiter_s)],
+                name=name,
+                hostname="sandbox",
+                user=f"{WAITER_UID}:{WAITER_UID}",
+                environment=dict(BASE_ENV),
+                working_dir="/",
+                labels={LABEL: "1", **owner_labels(), **self.labels},
+                init=True,
+                auto_remove=True,
+                read_only=True,
+                network_mode="none",
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges:true"],
+                mem_limit=limits.memory_mb * MiB,
+                # Equal to mem_limit: no swap, so a memory bomb meets the OOM killer.
+                memswap_limit=limits.memory_mb * MiB,
+                pids_limit=limits.pids,
+                nano_cpus=int(limits.cpus * 1e9),
+                tmpfs=tmpfs,
+                mounts=mounts,
+                ulimits=[Ulimit(name="core", soft=0, hard=0)],
+                log_config=LogConfig(type=LogConfig.types.NONE),
+                runtime=self.runtime,
+            )
         container.start()
         return container
 

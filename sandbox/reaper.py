@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 
 import docker
 from docker.errors import DockerException
@@ -19,6 +21,60 @@ from docker.errors import DockerException
 SANDBOX_LABEL = "patchgate.sandbox"
 OWNER_HOST = "patchgate.owner-host"
 OWNER_PID = "patchgate.owner-pid"
+
+
+class _Creations:
+    """Container creations in flight in this process; closed once it is being terminated."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.in_flight: dict[int, int] = {}  # thread id -> creations it has in flight
+        self.closed = False
+
+
+_CREATIONS = _Creations()
+
+
+@contextlib.contextmanager
+def creating() -> Iterator[None]:
+    """Wrap every container creation: refused once the process is terminating.
+
+    A container whose creation request is in flight when termination starts would
+    appear after the last sweep; ``close_creations`` waits for those first.
+    """
+    me = threading.get_ident()
+    with _CREATIONS.cond:
+        if _CREATIONS.closed:
+            from sandbox.errors import SandboxError
+
+            raise SandboxError("this process is terminating: no new sandbox containers")
+        _CREATIONS.in_flight[me] = _CREATIONS.in_flight.get(me, 0) + 1
+    try:
+        yield
+    finally:
+        with _CREATIONS.cond:
+            _CREATIONS.in_flight[me] -= 1
+            if not _CREATIONS.in_flight[me]:
+                del _CREATIONS.in_flight[me]
+            _CREATIONS.cond.notify_all()
+
+
+def close_creations(timeout_s: float) -> bool:
+    """Refuse new creations and wait for those in flight; False when some did not finish in time.
+
+    Creations of the calling thread are not waited for: a signal handler runs on
+    top of whatever its thread was doing, which cannot go on until it returns.
+    """
+    me = threading.get_ident()
+    deadline = time.monotonic() + timeout_s
+    with _CREATIONS.cond:
+        _CREATIONS.closed = True
+        while any(tid != me for tid in _CREATIONS.in_flight):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            _CREATIONS.cond.wait(left)
+    return True
 
 
 def owner_labels() -> dict[str, str]:

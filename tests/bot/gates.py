@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from checks.inputs import PipelineInputs
-from checks.pipeline import Progress, ShadowSink
+from checks.pipeline import Progress, ShadowSink, Stopped
 from checks.report import BehaviourResult, Finding, QualityResult, Report, ShapeResult, SuiteResult
 from sandbox.errors import SandboxError
 
@@ -36,6 +36,8 @@ def findings_gate(
         Path(hold + ".started").touch()
         deadline = time.monotonic() + 120
         while not Path(hold).exists() and time.monotonic() < deadline:
+            if why := inputs.stop():  # like the real pipeline between two layers
+                raise Stopped(why)
             time.sleep(0.05)
     if conf.get("raise") == "SandboxError":
         raise SandboxError("scripted: the sandbox is down")

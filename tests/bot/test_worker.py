@@ -233,7 +233,6 @@ def test_synchronize_supersedes_the_running_job(server: Server, github: FakeGitH
     assert new_sha in old["output"]["title"]
     new = wait_for(lambda: pull.completed(new_sha), 60, "the new run")
     assert new["conclusion"] == "success"
-    hold.touch()
     wait_for(
         lambda: (
             {j["head_sha"]: j["state"] for j in jobs(server, "octo/pushed")}
@@ -242,10 +241,12 @@ def test_synchronize_supersedes_the_running_job(server: Server, github: FakeGitH
         30,
         "the job states",
     )
-    # The abandoned pipeline ends after the cancel; none of its output reaches GitHub.
+    # The abandoned pipeline stops at its next check (the hold is never released), and
+    # none of its output reaches GitHub.
     [old_job] = [j["id"] for j in jobs(server, "octo/pushed") if j["head_sha"] == old_sha]
     ended = f"job {old_job}: the abandoned pipeline ended"
-    wait_for(lambda: ended in server.log.read_text(), 30, "the old pipeline to end")
+    wait_for(lambda: ended in server.log.read_text(), 30, "the old pipeline to stop")
+    hold.touch()
     old_calls = [c for c in github.check_run_calls("octo/pushed") if c.path.endswith(f"/{old['id']}")]
     assert old_calls[-1].body["conclusion"] == "cancelled"  # type: ignore[index]
 

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from checks.inputs import PipelineInputs, Suites
-from checks.pipeline import mark_changed_lines, run_pipeline
+from checks.pipeline import Stopped, mark_changed_lines, run_pipeline
 from checks.policy import Policy, load_policy
 from checks.report import Finding
 from checks.workspace import from_git
@@ -96,3 +99,31 @@ def test_mark_changed_lines(git_repo: GitRepo, tmp_path: Path) -> None:
         inputs.workspace,
     )
     assert [f.on_changed_line for f in marked] == [True, False, True, False]
+
+
+@pytest.mark.parametrize(("stop_at", "stages"), [(0, []), (1, ["shape"]), (2, ["shape", "behaviour"])])
+def test_a_stop_request_ends_the_run_at_the_next_layer(
+    git_repo: GitRepo, tmp_path: Path, stop_at: int, stages: list[str]
+) -> None:
+    inputs = change(git_repo, tmp_path, {"pkg/calc.py": "def add(a, b):\n    return b + a\n"})
+    asked: list[int] = []
+
+    def stop() -> str | None:
+        asked.append(1)
+        return "superseded by 1234" if len(asked) > stop_at else None
+
+    no_tools = load_policy(
+        "gates: {loads: {enabled: false}, ruff: {enabled: false}, mypy: {enabled: false},"
+        " bandit: {enabled: false}, semgrep: {enabled: false}}\n"
+    )
+    runner = EngineDown()
+    seen: list[str] = []
+    with pytest.raises(Stopped, match="superseded by 1234"):
+        run_pipeline(
+            replace(inputs, policy=no_tools, runner=runner, stop=stop),
+            image="x",
+            on_progress=lambda s, r: seen.append(s),
+        )
+    assert seen == stages
+    # Behaviour (the only layer that would use the sandbox here) ran only when asked after it.
+    assert (runner.calls > 0) == (stop_at == 2)
