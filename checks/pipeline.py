@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from checks import quality
 from checks.behaviour import run_behaviour
 from checks.decide import decide
-from checks.gate import GateContext
+from checks.gate import GateContext, Runner
 from checks.inputs import PipelineInputs
 from checks.report import (
     BehaviourResult,
@@ -28,6 +29,7 @@ from checks.report import (
 from checks.shape import run_shape
 from checks.workspace import Workspace
 from sandbox.errors import SandboxError
+from sandbox.spec import RunResult, RunSpec
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,23 @@ _R = TypeVar("_R", ShapeResult, BehaviourResult, QualityResult)
 
 class Stopped(Exception):
     """The caller asked the run to stop between layers; there is no report."""
+
+
+@dataclass(frozen=True)
+class _Stoppable:
+    """The sandbox, asking before every run whether the caller wants the pipeline to stop.
+
+    A layer's remaining runs then fail at once (the layer reports an error that
+    nobody sees) and the next layer boundary raises Stopped.
+    """
+
+    inner: Runner
+    stop: Callable[[], str | None]
+
+    def run(self, spec: RunSpec) -> RunResult:
+        if why := self.stop():
+            raise Stopped(why)
+        return self.inner.run(spec)
 
 
 def _checkpoint(inputs: PipelineInputs, before: str) -> None:
@@ -67,6 +86,8 @@ def mark_changed_lines(findings: list[Finding], ws: Workspace) -> list[Finding]:
 def _guard(layer: str, make_error: Callable[[str], _R], fn: Callable[[], _R]) -> _R:
     try:
         return fn()
+    except Stopped:
+        raise
     except SandboxError as exc:
         log.warning("%s: sandbox failure: %s", layer, exc)
         return make_error(f"sandbox failure: {exc}")
@@ -111,7 +132,7 @@ def run_pipeline(
                 f"environment image: {exc}", "neutral", base_sha=ws.base_sha, head_sha=ws.head_sha
             )
         timings["environment image"] = time.monotonic() - start
-    ctx = GateContext(ws, policy, inputs.runner, image)
+    ctx = GateContext(ws, policy, _Stoppable(inputs.runner, inputs.stop), image)
 
     _checkpoint(inputs, "shape")
     start = time.monotonic()

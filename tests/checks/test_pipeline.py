@@ -106,18 +106,16 @@ def test_a_stop_request_ends_the_run_at_the_next_layer(
     git_repo: GitRepo, tmp_path: Path, stop_at: int, stages: list[str]
 ) -> None:
     inputs = change(git_repo, tmp_path, {"pkg/calc.py": "def add(a, b):\n    return b + a\n"})
-    asked: list[int] = []
+    seen: list[str] = []
 
-    def stop() -> str | None:
-        asked.append(1)
-        return "superseded by 1234" if len(asked) > stop_at else None
+    def stop() -> str | None:  # the PR is superseded once ``stop_at`` layers have reported
+        return "superseded by 1234" if len(seen) >= stop_at else None
 
     no_tools = load_policy(
         "gates: {loads: {enabled: false}, ruff: {enabled: false}, mypy: {enabled: false},"
         " bandit: {enabled: false}, semgrep: {enabled: false}}\n"
     )
     runner = EngineDown()
-    seen: list[str] = []
     with pytest.raises(Stopped, match="superseded by 1234"):
         run_pipeline(
             replace(inputs, policy=no_tools, runner=runner, stop=stop),
@@ -127,3 +125,25 @@ def test_a_stop_request_ends_the_run_at_the_next_layer(
     assert seen == stages
     # Behaviour (the only layer that would use the sandbox here) ran only when asked after it.
     assert (runner.calls > 0) == (stop_at == 2)
+
+
+def test_a_stop_request_also_ends_a_layer_at_its_next_sandbox_run(git_repo: GitRepo, tmp_path: Path) -> None:
+    inputs = change(git_repo, tmp_path, {"pkg/calc.py": "def add(a, b):\n    return b + a\n"})
+    runner = EngineDown()
+    no_tools = load_policy(
+        "gates: {loads: {enabled: false}, ruff: {enabled: false}, mypy: {enabled: false},"
+        " bandit: {enabled: false}, semgrep: {enabled: false}}\n"
+    )
+    seen: list[str] = []
+
+    def stop() -> str | None:  # asked before each run: the first goes ahead, then the PR moves on
+        return "superseded" if runner.calls else None
+
+    with pytest.raises(Stopped, match="superseded"):
+        run_pipeline(
+            replace(inputs, policy=no_tools, runner=runner, stop=stop),
+            image="x",
+            on_progress=lambda s, r: seen.append(s),
+        )
+    assert runner.calls == 1  # without the stop, behaviour tries three runs (see above)
+    assert seen == ["shape", "behaviour"]  # behaviour ended early (an error nobody sees)
