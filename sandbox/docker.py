@@ -41,7 +41,7 @@ from docker.types import LogConfig, Mount, Ulimit
 from sandbox.copyin import CONTAINER_TMP, INBOX, pack_copy_in, writable_roots
 from sandbox.engine import docker_client
 from sandbox.errors import EngineUnavailable, SandboxError
-from sandbox.images import require_image
+from sandbox.images import ISOLATED_BIN, require_image
 from sandbox.reaper import SANDBOX_LABEL, creating, owner_labels, remove_orphans
 from sandbox.spec import MiB, RunResult, RunSpec
 from sandbox.stats import COLLECT_SCRIPT, parse_collect
@@ -50,7 +50,7 @@ from sandbox.stream import Demux, ExecStream
 SANDBOX_UID = 10001
 # The waiter runs as a different uid so that the kill sweep (as 10001) cannot end it.
 WAITER_UID = 10002
-CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+CONTAINER_PATH = f"{ISOLATED_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 BASE_ENV: Mapping[str, str] = {"PATH": CONTAINER_PATH, "HOME": CONTAINER_TMP, "LANG": "C.UTF-8"}
 LABEL = SANDBOX_LABEL
 

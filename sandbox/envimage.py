@@ -25,7 +25,15 @@ from sandbox.buildlock import build_lock
 from sandbox.depfiles import Dependencies, Requirement, read_dependencies
 from sandbox.engine import docker_client
 from sandbox.errors import ImageBuildError
-from sandbox.images import TOOLS_REQUIREMENTS, Log, base_image_tag, image_exists, no_log, require_image
+from sandbox.images import (
+    ISOLATED_TOOLS,
+    TOOLS_REQUIREMENTS,
+    Log,
+    base_image_tag,
+    image_exists,
+    no_log,
+    require_image,
+)
 from sandbox.pipconf import PipSettings, pip_conf_text, pip_settings
 
 ENV_REPOSITORY = "patchgate-env"
@@ -99,7 +107,8 @@ def ensure_env_image(
 def tool_names() -> frozenset[str]:
     """Return the normalized names of the tools the base image pins."""
     names = set()
-    for line in TOOLS_REQUIREMENTS.read_text().splitlines():
+    lines = [*TOOLS_REQUIREMENTS.read_text().splitlines(), *ISOLATED_TOOLS.read_text().splitlines()]
+    for line in lines:
         requirement = line.split("#", 1)[0].strip()
         if requirement:
             names.add(_norm(requirement))

@@ -34,6 +34,10 @@ Log = Callable[[str], None]
 
 IMAGES_DIR = Path(__file__).parent / "images"
 TOOLS_REQUIREMENTS = IMAGES_DIR / "tools-requirements.txt"
+ISOLATED_TOOLS = IMAGES_DIR / "isolated-tools.txt"
+WRAP_TOOLS = IMAGES_DIR / "wrap_tools.py"
+# Where the isolated tools' launchers are: first on every sandbox run's PATH.
+ISOLATED_BIN = "/opt/patchgate/bin"
 BASE_DOCKERFILE = IMAGES_DIR / "base.Dockerfile"
 REGISTRY_DOCKERFILE = IMAGES_DIR / "registry.Dockerfile"
 
@@ -67,6 +71,8 @@ def base_image_tag(*, from_registry: bool = False) -> str:
         "version": RECIPE_VERSION,
         "dockerfile": dockerfile_text(from_registry=from_registry),
         "tools": TOOLS_REQUIREMENTS.read_text(),
+        "isolated": ISOLATED_TOOLS.read_text(),
+        "wrap": WRAP_TOOLS.read_text(),
         "rootfs": None if from_registry else rootfs_tag(),
     }
     return f"{BASE_REPOSITORY}:{_digest(recipe)}"
@@ -223,7 +229,8 @@ def _build_tools(
     with tempfile.TemporaryDirectory(prefix="patchgate-build-") as scratch:
         context = Path(scratch)
         shutil.copyfile(dockerfile, context / "Dockerfile")
-        shutil.copyfile(TOOLS_REQUIREMENTS, context / "tools-requirements.txt")
+        for source in (TOOLS_REQUIREMENTS, ISOLATED_TOOLS, WRAP_TOOLS):
+            shutil.copyfile(source, context / source.name)
         shutil.copyfile(settings.ca_bundle, context / "ca-certificates.crt")
         buildargs = {**args, "PIP_INDEX_URL": settings.index_url}
         say(f"docker build {tag} (pip install of {TOOLS_REQUIREMENTS.name})")

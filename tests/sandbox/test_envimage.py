@@ -31,6 +31,9 @@ def index(base_image: str) -> Iterator[PackageIndex]:
     served = PackageIndex(user="builder", password=TOKEN)
     served.add("pgdemo", "1.0", "VALUE = 42\n")
     served.add("pgextra", "2.0", "NAME = 'extra'\n")
+    # A repository's own versions of what bandit and semgrep import (hostile: unusable).
+    for shadowing in ("click", "rich", "stevedore"):
+        served.add(shadowing, "1.0", f"raise ImportError('the repository pinned {shadowing} 1.0')\n")
     with serve_index(served, gateway) as running:
         yield running
 
@@ -126,6 +129,40 @@ def test_the_repositorys_tool_pins_never_replace_the_gates_tools(
         assert result.ok, result
         assert b"mypy 2.4.1" in result.stdout
         assert b"ruff 0.17.6" in result.stdout
+    finally:
+        _remove_image(tag)
+
+
+def test_the_repositorys_dependencies_never_move_bandits_or_semgreps(
+    index: PackageIndex, sandbox: DockerSandbox, tmp_path: Path
+) -> None:
+    # The repository gets its click, rich and stevedore (the system site-packages now hold
+    # versions semgrep and bandit cannot import); their own copies live apart and still run.
+    (tmp_path / "requirements.txt").write_text("click==1.0\nrich==1.0\nstevedore==1.0\n")
+    (tmp_path / "app.py").write_text("import subprocess\nsubprocess.call('ls', shell=True)\n")
+    tmp_path.chmod(0o755)  # read by the sandbox's user
+    tag = ensure_env_image(tmp_path, index_url=index.url)
+    script = (
+        "python3 -c 'import click' 2>&1 | tail -n 1; "
+        "pysemgrep --version && semgrep --version && "
+        "bandit -q -f json /src/app.py | python3 -c 'import json,sys; "
+        "print(sorted(r[\"test_id\"] for r in json.load(sys.stdin)[\"results\"]))'"
+    )
+    try:
+        result = sandbox.run(
+            RunSpec(
+                image=tag,
+                argv=("sh", "-c", script),
+                mounts=(Mount(tmp_path, "/src"),),
+                env={"SEMGREP_ENABLE_VERSION_CHECK": "0"},
+                limits=Limits(timeout_s=120, memory_mb=1024),
+            )
+        )
+        assert result.ok, result
+        out = result.stdout.decode()
+        assert "ImportError: the repository pinned click 1.0" in out  # the project's pin is installed
+        assert out.count("1.185.0") == 2
+        assert "'B602'" in out  # bandit loaded its plugins (through stevedore): shell=True found
     finally:
         _remove_image(tag)
 

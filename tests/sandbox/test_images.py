@@ -10,6 +10,7 @@ import pytest
 
 from sandbox.engine import docker_client
 from sandbox.images import (
+    ISOLATED_TOOLS,
     TOOLS_REQUIREMENTS,
     _remove_scratch,
     base_image_tag,
@@ -36,6 +37,9 @@ def test_both_dockerfiles_install_the_tools_and_the_sandbox_user() -> None:
     assert "FROM ${ROOTFS} AS tools" in packages
     for text in (registry, packages):
         assert "tools-requirements.txt" in text
+        assert "--target /opt/patchgate/tools" in text and "wrap_tools.py" in text
+        assert "COPY --from=tools /opt/patchgate /opt/patchgate" in text
+        assert "ENV PATH=/opt/patchgate/bin:" in text
         assert "--uid 10001" in text
         assert "USER 10001:10001" in text
         assert "COPY --from=tools /usr/local /usr/local" in text
@@ -46,10 +50,16 @@ def test_both_dockerfiles_install_the_tools_and_the_sandbox_user() -> None:
 
 
 def test_tools_are_pinned() -> None:
-    lines = [ln for ln in TOOLS_REQUIREMENTS.read_text().splitlines() if ln and not ln.startswith("#")]
-    names = {ln.split("==")[0].lower() for ln in lines}
-    assert {"pytest", "pytest-timeout", "ruff", "mypy", "bandit", "semgrep", "pyyaml"} <= names
-    assert all("==" in ln for ln in lines)
+    def pins(path: Path) -> tuple[set[str], list[str]]:
+        lines = [ln for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
+        return {ln.split("==")[0].lower() for ln in lines}, lines
+
+    shared, shared_lines = pins(TOOLS_REQUIREMENTS)
+    isolated, isolated_lines = pins(ISOLATED_TOOLS)
+    # pytest and mypy must see the repository's packages; bandit and semgrep only read files.
+    assert {"pytest", "pytest-timeout", "ruff", "mypy", "pyyaml"} <= shared
+    assert isolated == {"bandit", "semgrep"}
+    assert all("==" in ln for ln in [*shared_lines, *isolated_lines])
 
 
 @pytest.mark.docker
