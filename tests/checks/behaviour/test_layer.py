@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,8 @@ from checks.policy import Policy
 from checks.report import BehaviourResult, Report, SuiteResult
 from checks.workspace import Workspace, from_git
 from sandbox.docker import DockerSandbox
-from sandbox.spec import RunResult, RunSpec
 from tests.conftest import GitRepo
+from tests.fakes.recording import Recording
 
 pytestmark = pytest.mark.docker
 
@@ -46,18 +46,6 @@ HIDDEN: dict[str, str] = {
 }
 # WRONG passes test_double and test_half_zero: 2 of 6, whatever else the change does.
 WRONG_NUMBERS = (2, 6)
-
-
-@dataclass
-class Recording:
-    """A real DockerSandbox that also keeps every spec it ran."""
-
-    inner: DockerSandbox
-    specs: list[RunSpec] = field(default_factory=list)
-
-    def run(self, spec: RunSpec) -> RunResult:
-        self.specs.append(spec)
-        return self.inner.run(spec)
 
 
 @dataclass

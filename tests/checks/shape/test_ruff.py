@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,8 @@ from checks.shape import run_shape
 from checks.shape.container import ToolFailure
 from checks.shape.ruff import parse_ruff
 from sandbox.docker import DockerSandbox
-from sandbox.spec import RunResult, RunSpec
 from tests.checks.shape.conftest import make_ws, of, rules_at
+from tests.fakes.recording import Recording
 
 # Trimmed from ruff 0.17 `check --output-format json`.
 RUFF_OUTPUT = [
@@ -98,16 +97,6 @@ def test_ruff_fails_a_pr_and_its_own_config_has_no_effect(scenario: dict[str, Sh
     # A file whose name would split mypy's argument file is left out, and said so.
     assert "ruff: skipped file(s) with control characters in the name: 'pkg/two\\nlines.py'" in bad.notices
     assert bad.status == "failed"
-
-
-@dataclass
-class Recording:
-    inner: DockerSandbox
-    specs: list[RunSpec] = field(default_factory=list)
-
-    def run(self, spec: RunSpec) -> RunResult:
-        self.specs.append(spec)
-        return self.inner.run(spec)
 
 
 @pytest.mark.docker
