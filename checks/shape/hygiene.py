@@ -156,24 +156,41 @@ def _python_sides(ws: Workspace, exam: Examination) -> Iterator[_Side]:
         yield _Side(f, base_path, head_path, base, head)
 
 
-def line_after_removal(base: str, head: str, base_line: int, *, max_lines: int = 20_000) -> int:
-    """Return the head line that stands where ``base_line`` of ``base`` was (1 when unsure).
+def line_after_removal(base: str, head: str, base_line: int, *, max_middle: int = 400) -> int:
+    """Return the head line that stands where ``base_line`` of ``base`` was.
 
     A removed line maps to the first head line after the removal (what replaced
     it, or what followed it), so an annotation lands on the spot of the deletion.
+    The lines both sides share at the start and the end are matched in linear
+    time; only a changed middle of at most ``max_middle`` lines a side is diffed
+    (difflib is superlinear, and the PR's author writes both files), a longer one
+    maps to its first line.
     """
     a, b = base.split("\n"), head.split("\n")
     if b and b[-1] == "":
         b.pop()
+    if a and a[-1] == "":
+        a.pop()
     last = max(len(b), 1)
-    if len(a) > max_lines or len(b) > max_lines:
-        return 1
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for tag, i1, i2, j1, _j2 in matcher.get_opcodes():
-        if i1 <= base_line - 1 < i2:
-            offset = base_line - 1 - i1 if tag == "equal" else 0
-            return min(j1 + offset + 1, last)
-    return last
+    index = base_line - 1
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    if index < prefix:
+        return min(index + 1, last)
+    if index >= len(a) - suffix:
+        return min(index - (len(a) - len(b)) + 1, last)
+    middle_a, middle_b = a[prefix : len(a) - suffix], b[prefix : len(b) - suffix]
+    if len(middle_a) > max_middle or len(middle_b) > max_middle:
+        return min(prefix + 1, last)
+    for tag, i1, i2, j1, _j2 in difflib.SequenceMatcher(None, middle_a, middle_b).get_opcodes():
+        if i1 <= index - prefix < i2:
+            offset = index - prefix - i1 if tag == "equal" else 0
+            return min(prefix + j1 + offset + 1, last)
+    return min(prefix + 1, last)
 
 
 def _changed_span(ws: Workspace, path: str) -> tuple[int, int]:

@@ -409,5 +409,11 @@ def test_line_after_removal(base: str, head: str, line: int, expected: int) -> N
     assert line_after_removal(base, head, line) == expected
 
 
-def test_line_after_removal_gives_up_on_huge_files() -> None:
-    assert line_after_removal("a\n" * 30_000, "b\n" + "a\n" * 30_000, 500) == 1
+def test_line_after_removal_on_huge_files_stays_linear() -> None:
+    # Shared starts and ends are matched line by line, however long the file.
+    assert line_after_removal("a\n" * 30_000, "b\n" + "a\n" * 30_000, 500) == 501
+    # A hostile middle (difflib needs a minute on 19,000 reversed lines) maps to its first line.
+    lines = [f"    assert x{i % 100}" for i in range(19_000)]
+    base = "def test_a():\n" + "\n".join(lines) + "\ndef test_z():\n    pass\n"
+    head = "def test_a():\n" + "\n".join(reversed(lines)) + "\n"
+    assert line_after_removal(base, head, 19_002) == 2
