@@ -9,6 +9,8 @@ identifier <= 20 characters.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from githubkit_schemas.latest.types import (
     ReposOwnerRepoCheckRunsCheckRunIdPatchBodyAnyof0Type as CompleteBody,
 )
@@ -35,7 +37,7 @@ from bot.events import JUDGE, RERUN
 from checks.render import MAX_SUMMARY_BYTES, render_markdown
 from checks.render.annotations import MAX_MESSAGE, Annotation, batches, render_annotations
 from checks.render.numbers import QUALITY_LABEL, behaviour_numbers, quality_numbers, shape_numbers
-from checks.report import Report
+from checks.report import Conclusion, Report
 
 __all__ = [
     "CompleteBody",
@@ -121,31 +123,51 @@ def _annotation(a: Annotation) -> AnnotationItem:
     }
 
 
-def completion(report: Report, *, sent: int = 0) -> tuple[list[UpdateBody], CompleteBody]:
-    """Return the annotation-carrying updates and the final completing request, in order.
+@dataclass(frozen=True)
+class Completion:
+    """A report rendered once for completing its check run: title, summary, annotations, buttons."""
 
-    Every annotation is sent, 50 per request; the last batch rides on the
-    completing request so a completed run is never missing any. GitHub appends
-    each request's annotations to the run's, so the first ``sent`` (the run's
-    count when an earlier attempt got that far) are left out.
-    """
+    title: str
+    summary: str
+    annotations: tuple[AnnotationItem, ...]
+    conclusion: Conclusion
+    actions: tuple[ActionItem, ...]
+
+    def bodies(self, *, sent: int = 0) -> tuple[list[UpdateBody], CompleteBody]:
+        """Return the annotation-carrying updates and the final completing request, in order.
+
+        Every annotation is sent, 50 per request; the last batch rides on the
+        completing request so a completed run is never missing any. GitHub appends
+        each request's annotations to the run's, so the first ``sent`` (the run's
+        count when an earlier attempt got that far) are left out.
+        """
+        rest = list(self.annotations[max(sent, 0) :])
+        groups = list(batches(rest)) or [[]]
+        updates: list[UpdateBody] = []
+        for group in groups[:-1]:
+            updates.append({"output": {"title": self.title, "summary": self.summary, "annotations": group}})
+        output: Output = {"title": self.title, "summary": self.summary}
+        if groups[-1]:
+            output["annotations"] = groups[-1]
+        final: CompleteBody = {
+            "status": "completed",
+            "conclusion": self.conclusion,
+            "output": output,
+            "actions": list(self.actions),
+        }
+        return updates, final
+
+
+def prepare(report: Report) -> Completion:
+    """Render ``report`` for its check run (once: a retry only changes what is left to send)."""
     title, summary = render_markdown(report)
-    summary = fit(summary)
-    rest = render_annotations(report)[max(sent, 0) :]
-    groups = [[_annotation(a) for a in batch] for batch in batches(rest)] or [[]]
-    updates: list[UpdateBody] = []
-    for group in groups[:-1]:
-        updates.append({"output": {"title": title, "summary": summary, "annotations": group}})
-    output: Output = {"title": title, "summary": summary}
-    if groups[-1]:
-        output["annotations"] = groups[-1]
-    final: CompleteBody = {
-        "status": "completed",
-        "conclusion": report.conclusion,
-        "output": output,
-        "actions": actions(report),
-    }
-    return updates, final
+    items = tuple(_annotation(a) for a in render_annotations(report))
+    return Completion(title, fit(summary), items, report.conclusion, tuple(actions(report)))
+
+
+def completion(report: Report, *, sent: int = 0) -> tuple[list[UpdateBody], CompleteBody]:
+    """Return the requests that complete the check run of ``report`` (see Completion.bodies)."""
+    return prepare(report).bodies(sent=sent)
 
 
 def cancelled(reason: str) -> CompleteBody:

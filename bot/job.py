@@ -38,7 +38,6 @@ from checks.gate import Runner
 from checks.inputs import JudgeSettings, PipelineInputs, Task
 from checks.pipeline import Progress, ShadowSink, Stopped, error_report, run_pipeline
 from checks.policy import POLICY_PATH, PolicyError, load_policy
-from checks.render.annotations import render_annotations
 from checks.report import Report
 
 log = logging.getLogger(__name__)
@@ -268,10 +267,12 @@ class JobRun:
         first, and only what is missing is sent.
         """
         repository, attempt = self.job.repository, 0
-        annotated = bool(render_annotations(report))
+        rendered = checkrun.prepare(report)
         while True:
-            sent = await self.client.annotations_count(repository, check_run_id) if annotated else 0
-            updates, final = checkrun.completion(report, sent=sent)
+            sent = 0
+            if rendered.annotations:
+                sent = await self.client.annotations_count(repository, check_run_id)
+            updates, final = rendered.bodies(sent=sent)
             try:
                 for body in updates:
                     await self.client.update_check_run(repository, check_run_id, body)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from checks.report import Report, Severity
+
+_T = TypeVar("_T")
 
 Level = Literal["notice", "warning", "failure"]
 BATCH_SIZE = 50
@@ -66,7 +68,7 @@ def render_annotations(report: Report) -> list[Annotation]:
     return out
 
 
-def batches(annotations: Sequence[Annotation], size: int = BATCH_SIZE) -> Iterator[list[Annotation]]:
+def batches(annotations: Sequence[_T], size: int = BATCH_SIZE) -> Iterator[list[_T]]:
     """Split annotations into GitHub-sized batches (at most 50 per request)."""
     for i in range(0, len(annotations), size):
         yield list(annotations[i : i + size])
