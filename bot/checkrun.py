@@ -41,14 +41,15 @@ from checks.report import Conclusion, Report
 
 __all__ = [
     "CompleteBody",
+    "Completion",
     "CreateBody",
     "CreateCompletedBody",
     "UpdateBody",
     "actions",
     "cancelled",
-    "completion",
     "fit",
     "not_agent",
+    "prepare",
     "progress",
     "started",
 ]
@@ -163,11 +164,6 @@ def prepare(report: Report) -> Completion:
     title, summary = render_markdown(report)
     items = tuple(_annotation(a) for a in render_annotations(report))
     return Completion(title, fit(summary), items, report.conclusion, tuple(actions(report)))
-
-
-def completion(report: Report, *, sent: int = 0) -> tuple[list[UpdateBody], CompleteBody]:
-    """Return the requests that complete the check run of ``report`` (see Completion.bodies)."""
-    return prepare(report).bodies(sent=sent)
 
 
 def cancelled(reason: str) -> CompleteBody:

@@ -27,7 +27,7 @@ from githubkit.retry import RetryOption
 from githubkit_schemas.latest import models
 from pydantic import BaseModel, ValidationError
 
-from bot.checkrun import CompleteBody, CreateBody, CreateCompletedBody, UpdateBody
+from bot.checkrun import CompleteBody, Completion, CreateBody, CreateCompletedBody, UpdateBody
 from bot.events import PullRequest
 from bot.settings import Settings
 
@@ -274,6 +274,29 @@ class Installation:
                 found = await self.find_check_run(repository, body["head_sha"], external_id)
                 if found is not None:
                     return found
+            await asyncio.sleep(self.settings.retry_backoff_s * 2**attempt)
+            attempt += 1
+
+    async def complete_check_run(self, repository: str, check_run_id: int, rendered: Completion) -> None:
+        """Send the annotations and complete the run; none is sent twice, also across attempts.
+
+        An update carrying annotations is never retried blindly (GitHub may have
+        appended them before failing): the run's annotation count is read again
+        first, and only what is missing is sent.
+        """
+        attempt = 0
+        while True:
+            sent = await self.annotations_count(repository, check_run_id) if rendered.annotations else 0
+            updates, final = rendered.bodies(sent=sent)
+            try:
+                for body in updates:
+                    await self.update_check_run(repository, check_run_id, body)
+                await self.update_check_run(repository, check_run_id, final)
+                return
+            except GitHubError as exc:
+                if not exc.retryable or attempt >= self.settings.github_retries:
+                    raise
+                log.warning("completing check run %s: %s; retrying", check_run_id, exc)
             await asyncio.sleep(self.settings.retry_backoff_s * 2**attempt)
             attempt += 1
 

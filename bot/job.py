@@ -260,30 +260,7 @@ class JobRun:
         await self.finish(CANCELLED, conclusion="cancelled" if check_run_id else None, detail=reason)
 
     async def _complete(self, check_run_id: int, report: Report) -> None:
-        """Send the annotations and complete the run; none is sent twice, also across attempts.
-
-        An update carrying annotations is never retried blindly (GitHub may have
-        appended them before failing): the run's annotation count is read again
-        first, and only what is missing is sent.
-        """
-        repository, attempt = self.job.repository, 0
-        rendered = checkrun.prepare(report)
-        while True:
-            sent = 0
-            if rendered.annotations:
-                sent = await self.client.annotations_count(repository, check_run_id)
-            updates, final = rendered.bodies(sent=sent)
-            try:
-                for body in updates:
-                    await self.client.update_check_run(repository, check_run_id, body)
-                await self.client.update_check_run(repository, check_run_id, final)
-                return
-            except GitHubError as exc:
-                if not exc.retryable or attempt >= self.s.settings.github_retries:
-                    raise
-                log.warning("job %s: completing check run %s: %s; retrying", self.job.id, check_run_id, exc)
-            await asyncio.sleep(self.s.settings.retry_backoff_s * 2**attempt)
-            attempt += 1
+        await self.client.complete_check_run(self.job.repository, check_run_id, checkrun.prepare(report))
 
     async def _run_gate(
         self, check_run_id: int, inputs: PipelineInputs

@@ -45,7 +45,7 @@ def test_started_body_is_a_valid_create() -> None:
     ("findings", "sizes"), [(0, []), (1, [1]), (50, [50]), (51, [50, 1]), (120, [50, 50, 20])]
 )
 def test_annotations_go_out_in_batches_of_50(findings: int, sizes: list[int]) -> None:
-    updates, final = checkrun.completion(report_with(findings))
+    updates, final = checkrun.prepare(report_with(findings)).bodies()
     bodies = [*updates, final]
     sent = [len(b.get("output", {}).get("annotations", [])) for b in bodies]
     assert [n for n in sent if n] == sizes
@@ -63,12 +63,11 @@ def test_annotations_go_out_in_batches_of_50(findings: int, sizes: list[int]) ->
 )
 def test_annotations_github_already_has_are_not_sent_again(sent: int, sizes: list[int]) -> None:
     report = report_with(120)
-    updates, final = checkrun.completion(report, sent=sent)
+    updates, final = checkrun.prepare(report).bodies(sent=sent)
     bodies = [*updates, final]
     lines = [a["start_line"] for b in bodies for a in b.get("output", {}).get("annotations", [])]
     assert [n for n in (len(b.get("output", {}).get("annotations", [])) for b in bodies) if n] == sizes
-    everything = [a["start_line"] for b in [*checkrun.completion(report)[0], checkrun.completion(report)[1]]
-                  for a in b.get("output", {}).get("annotations", [])]  # fmt: skip
+    everything = [a["start_line"] for a in checkrun.prepare(report).annotations]
     assert lines == everything[sent:]
     assert final["status"] == "completed"
     assert all(validate_check_run_body("PATCH", b) == [] for b in bodies)
@@ -76,7 +75,7 @@ def test_annotations_github_already_has_are_not_sent_again(sent: int, sizes: lis
 
 def test_a_huge_report_fits_githubs_byte_limit() -> None:
     report = report_with(3000, message="é" * 400)
-    updates, final = checkrun.completion(report)
+    updates, final = checkrun.prepare(report).bodies()
     summary = final["output"]["summary"]
     assert len(summary.encode()) <= MAX_SUMMARY_BYTES
     assert validate_check_run_body("PATCH", final) == []
