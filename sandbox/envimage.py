@@ -139,7 +139,7 @@ def _build(
         (build / "requirements.txt").write_text("".join(f"{r.text}\n" for r in keep))
         shutil.copyfile(settings.ca_bundle, build / "ca.crt")
         (build / "pip.conf").write_text(pip_conf_text(settings, f"{BUILD_DIR}/ca.crt"))
-        say(f"installing {len(deps.requirements)} requirements from {', '.join(deps.files)} into {tag}")
+        say(f"installing {len(keep)} requirements from {', '.join(deps.files)} into {tag}")
         container = client.containers.create(
             base,
             command=["sh", "-c", _INSTALL],

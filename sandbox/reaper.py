@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 import docker
 from docker.errors import DockerException
 
+from sandbox.errors import SandboxError
+
 SANDBOX_LABEL = "patchgate.sandbox"
 OWNER_HOST = "patchgate.owner-host"
 OWNER_PID = "patchgate.owner-pid"
@@ -45,8 +47,6 @@ def creating() -> Iterator[None]:
     me = threading.get_ident()
     with _CREATIONS.cond:
         if _CREATIONS.closed:
-            from sandbox.errors import SandboxError
-
             raise SandboxError("this process is terminating: no new sandbox containers")
         _CREATIONS.in_flight[me] = _CREATIONS.in_flight.get(me, 0) + 1
     try:

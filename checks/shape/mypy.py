@@ -6,9 +6,10 @@ shares one incremental cache in the container's /tmp: the head's run reuses
 what the base's learnt about the standard library and the installed
 dependencies (most of the work on a project with heavy dependencies) and
 rechecks every module whose file differs, so its errors are the same as a
-cold run's. The cache lives and dies with the container. Files that do not compile are left out (one syntax
-error stops mypy from checking anything; the loads gate reports it), and
-files that share a module name are checked in separate runs.
+cold run's. The cache lives and dies with the container. Files that do not
+compile are left out (one syntax error stops mypy from checking anything; the
+loads gate reports it), and files that share a module name are checked in
+separate runs.
 
 The configuration file is always given explicitly, so a ``[tool.mypy]`` the
 PR adds, and any plugin it names, is never read. mypy is started as its

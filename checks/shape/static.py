@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from checks.gate import GateContext, GateResult
+from checks.policy import ToolSwitch
 from checks.report import Finding, ToolRun
 from checks.shape.config import BASE_MOUNT, HEAD_MOUNT
 from checks.shape.container import Batch, ToolFailure, parse_batches, run_probe, stage
@@ -206,22 +207,24 @@ def budget(
 ) -> tuple[Limits, list[dict[str, object]]]:
     """Apply the policy's ``timeout_s`` / ``memory_mb`` for a tool to its limits and its steps.
 
+    ``switch`` is the tool's policy section; only a ToolSwitch carries a budget.
     The container's deadline becomes ``timeout_s`` and every step's timeout is
     scaled by the same factor, so the probe still has time to report a step
     that ran out.
     """
-    timeout = getattr(switch, "timeout_s", None)
-    memory = getattr(switch, "memory_mb", None)
     update: dict[str, object] = {}
-    if memory is not None:
-        update["memory_mb"] = memory
     scaled = [dict(step) for step in steps]
-    if timeout is not None:
-        factor = float(timeout) / limits.timeout_s
+    if not isinstance(switch, ToolSwitch):
+        return limits, scaled
+    if switch.memory_mb is not None:
+        update["memory_mb"] = switch.memory_mb
+    if switch.timeout_s is not None:
+        timeout = switch.timeout_s
+        factor = timeout / limits.timeout_s
         for step in scaled:
             if "timeout" in step:
                 step["timeout"] = round(float(str(step["timeout"])) * factor, 3)
-        update["timeout_s"] = float(timeout)
+        update["timeout_s"] = timeout
     return limits.model_copy(update=update), scaled
 
 
