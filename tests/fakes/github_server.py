@@ -165,6 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
     override: Failure | None = None
+    request_seen: tuple[str, str, dict[str, list[str]], Any] = ("", "", {}, None)
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -186,6 +187,11 @@ class _Handler(BaseHTTPRequestHandler):
             status, body, raw, headers = self.override.status, self.override.body, None, self.override.headers
             self.override = None
         data = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
+        # Recorded before the answer leaves: a client that has its answer finds the call recorded.
+        method, path, query, request_body = self.request_seen
+        call = Call(method, path, query, dict(self.headers.items()), request_body, status)
+        with self.fake.lock:
+            self.fake.calls.append(call)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -204,9 +210,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        status = self._route(method, path, query, body)
-        with self.fake.lock:
-            self.fake.calls.append(Call(method, path, query, dict(self.headers.items()), body, status))
+        self.request_seen = (method, path, query, body)
+        self._route(method, path, query, body)
 
     def do_GET(self) -> None:
         self._handle("GET")
