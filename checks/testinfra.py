@@ -45,16 +45,6 @@ class InfraChange:
     status: InfraStatus
 
 
-def is_test_file(path: str) -> bool:
-    """Return True for Python test modules: under tests/ or test/, or named test_*.py / *_test.py."""
-    p = PurePosixPath(path)
-    if p.suffix != ".py":
-        return False
-    if p.name.startswith("test_") or p.name.endswith("_test.py"):
-        return True
-    return any(part in ("tests", "test") for part in p.parts[:-1])
-
-
 def classify(path: str) -> tuple[InfraKind, str] | None:
     """Return the kind of infrastructure ``path`` is by its name alone, or None.
 

@@ -16,7 +16,6 @@ from checks.quality.calibration import (
     false_acceptance_label,
     render_calibration,
 )
-from checks.quality.context import is_test_path
 from checks.quality.pairwise import (
     PairwiseResult,
     PositionConsistency,
@@ -45,7 +44,6 @@ __all__ = [
     "calibration_table",
     "compare_pairwise",
     "false_acceptance_label",
-    "is_test_path",
     "load_rubric",
     "load_rubrics",
     "position_consistency",

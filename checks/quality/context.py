@@ -14,9 +14,10 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from checks.quality.prompt import FileView, neutralize, render_change, render_file
+from checks.testfiles import is_test_path
 from checks.workspace import ChangedFile, Workspace
 
 # Files larger than this are listed as omitted without being read.
@@ -27,16 +28,6 @@ CONTEXT_LINES = 3
 TASK_SHARE = 4
 
 Counter = Callable[[str], int]
-
-
-def is_test_path(path: str) -> bool:
-    """Return True for test files: anything under tests/ or test/, test_*.py, *_test.py, conftest.py."""
-    p = PurePosixPath(path)
-    if p.name == "conftest.py":
-        return True
-    if p.suffix == ".py" and (p.name.startswith("test_") or p.stem.endswith("_test")):
-        return True
-    return any(part in ("tests", "test") for part in p.parts[:-1])
 
 
 @dataclass(frozen=True)

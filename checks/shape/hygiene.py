@@ -20,7 +20,8 @@ from checks.shape.pysource import SourceTooLarge, decode_source, parse_module, r
 from checks.shape.stubs import Stub, base_class_names, find_stubs
 from checks.shape.suppressions import new_suppressions
 from checks.shape.testcode import ChangedTestModule, ModuleFacts, match_tests, module_facts
-from checks.testinfra import InfraChange, infra_changes, is_test_file, tree_entries
+from checks.testfiles import is_test_module
+from checks.testinfra import InfraChange, infra_changes, tree_entries
 from checks.workspace import ChangedFile, Workspace
 
 TOOL = "hygiene"
@@ -222,8 +223,8 @@ def _tests(sides: list[_Side], exam: Examination) -> None:
     for side in sides:
         if not side.parsed:
             continue  # a file that does not compile is the loads gate's finding
-        base_is_test = side.base_path is not None and is_test_file(side.base_path)
-        head_is_test = side.head_path is not None and is_test_file(side.head_path)
+        base_is_test = side.base_path is not None and is_test_module(side.base_path)
+        head_is_test = side.head_path is not None and is_test_module(side.head_path)
         if not (base_is_test or head_is_test):
             continue
         base = side.base.facts.tests if base_is_test and side.base and side.base.facts else {}
@@ -318,7 +319,7 @@ def _all_stubs(
     if src is None or src.tree is None or path is None or not path.endswith(".py"):
         return []
     try:
-        return find_stubs(src.tree, test_module=is_test_file(path), subclassed=subclassed)
+        return find_stubs(src.tree, test_module=is_test_module(path), subclassed=subclassed)
     except RecursionError:
         exam.notices.append(f"hygiene: {path} is nested too deeply to examine")
         return []

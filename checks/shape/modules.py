@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
+from checks.testfiles import is_test_module
+
 # Files that do something when run, not modules to import: setup scripts, task
 # runners, pytest's conftest (only pytest knows how to import it), __main__.
 SCRIPT_NAMES = frozenset(
     {"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "manage.py", "__main__.py", "dodo.py"}
 )
-TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 
 
 class Tree(Protocol):
@@ -59,18 +60,6 @@ def module_name(tree: Tree, path: str) -> ModuleName | None:
     return ModuleName("/".join(folders), ".".join(names))
 
 
-def is_test_file(path: str) -> bool:
-    """Return True for test modules: under a tests folder, ``test_*.py``, ``*_test.py``, conftest."""
-    p = PurePosixPath(path)
-    name = p.name
-    return (
-        any(part in TEST_FOLDERS for part in p.parts[:-1])
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
-
-
 def importable(tree: Tree, path: str) -> ModuleName | None:
     """Return the module the loads gate imports for ``path``, or None when it only compiles it.
 
@@ -82,7 +71,7 @@ def importable(tree: Tree, path: str) -> ModuleName | None:
     packages (``scripts/``, ``examples/``, ``docs/``), which are usually run,
     not imported, and may act at import time.
     """
-    if is_test_file(path) or PurePosixPath(path).name in SCRIPT_NAMES:
+    if is_test_module(path) or PurePosixPath(path).name in SCRIPT_NAMES:
         return None
     found = module_name(tree, path)
     if found is None:

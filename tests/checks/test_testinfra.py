@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from checks import workspace
-from checks.testinfra import InfraChange, classify, infra_changes, is_test_file
+from checks.testinfra import InfraChange, classify, infra_changes
 from checks.workspace import Workspace, from_git
 from tests.conftest import GitRepo
 
@@ -66,29 +66,6 @@ def summary(changes: list[InfraChange]) -> list[tuple[str, str, str]]:
 def test_classify(path: str, kind: str | None) -> None:
     found = classify(path)
     assert (found[0] if found else None) == kind
-
-
-@pytest.mark.parametrize(
-    ("path", "expected"),
-    [
-        ("tests/test_x.py", True),
-        ("tests/helpers.py", True),
-        ("pkg/tests/unit/util.py", True),
-        ("test/x.py", True),
-        ("test_x.py", True),
-        ("src/pkg/test_x.py", True),
-        ("src/pkg/x_test.py", True),
-        ("src/pkg/x.py", False),
-        ("src/testing.py", False),
-        ("src/contest.py", False),
-        ("tests/data.json", False),
-        ("tests/test_x.pyc", False),
-        ("latest/x.py", False),
-        ("mytests/x.py", False),
-    ],
-)
-def test_is_test_file(path: str, expected: bool) -> None:
-    assert is_test_file(path) is expected
 
 
 def test_added_modified_and_deleted_infrastructure(git_repo: GitRepo, tmp_path: Path) -> None:

@@ -104,6 +104,13 @@ CASES: list[tuple[str, Files, Files, Found]] = [
      {"tests/test_m.py": TESTS + "\n\ndef test_more():\n    assert 3\n"}, []),
     ("helper deleted from a test file", {"tests/test_m.py": TESTS + "\n\ndef make():\n    return 1\n"},
      {"tests/test_m.py": TESTS}, []),
+    # Test files are what checks.testfiles says: Django's app/tests.py and a root testing/ folder too.
+    ("test deleted from app/tests.py", {"app/tests.py": TESTS},
+     {"app/tests.py": TESTS.replace("def test_raises():", "def helper():")},
+     [("test-deleted", "app/tests.py", 9)]),
+    ("empty fake in a root conftest.py", {"conftest.py": "x = 1\n"},
+     {"conftest.py": "x = 1\n\n\nclass FakeClock:\n    def sleep(self, seconds):\n        pass\n"},
+     [("test-config-edited", "conftest.py", 2)]),
     ("test_* function deleted from non-test code", {"src/db.py": "def test_connection():\n    return True\n"},
      {"src/db.py": "def check_connection():\n    return bool(1)\n"}, []),
     # --- assert-weakened

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.shape.modules import DirTree, ModuleName, importable, is_test_file, module_name
+from checks.shape.modules import DirTree, ModuleName, importable, module_name
 
 
 @pytest.fixture
@@ -27,6 +27,12 @@ def tree(tmp_path: Path) -> DirTree:
         "setup.py",
         "pkg/__main__.py",
         "docs/conf.py",
+        "pkg/testing/__init__.py",
+        "pkg/testing/asserts.py",
+        "testing/__init__.py",
+        "testing/util.py",
+        "app/__init__.py",
+        "app/tests.py",
     ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("")
@@ -67,23 +73,11 @@ def test_module_name(tree: DirTree, path: str, expected: ModuleName | None) -> N
         ("setup.py", False),
         ("pkg/__main__.py", False),
         ("pkg/my-mod.py", False),
+        # checks.testfiles decides what a test is: a package's testing/ is its code, a root testing/ is tests.
+        ("pkg/testing/asserts.py", True),
+        ("testing/util.py", False),
+        ("app/tests.py", False),
     ],
 )
 def test_importable(tree: DirTree, path: str, imported: bool) -> None:
     assert (importable(tree, path) is not None) == imported
-
-
-@pytest.mark.parametrize(
-    ("path", "is_test"),
-    [
-        ("tests/helpers.py", True),
-        ("pkg/test/util.py", True),
-        ("pkg/test_mod.py", True),
-        ("pkg/mod_test.py", True),
-        ("conftest.py", True),
-        ("pkg/testing_tools.py", False),
-        ("pkg/contest.py", False),
-    ],
-)
-def test_is_test_file(path: str, is_test: bool) -> None:
-    assert is_test_file(path) == is_test
