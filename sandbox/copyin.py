@@ -9,6 +9,7 @@ from pathlib import Path, PurePosixPath
 
 from sandbox.errors import SandboxError
 from sandbox.spec import Mount
+from sandbox.trees import DEFAULT_BOUNDS, Bounds, pack
 
 # Where the host's tarballs are bind-mounted (read-only) inside the container.
 INBOX = "/run/patchgate-in"
@@ -29,12 +30,15 @@ def writable_roots(copy_in: Sequence[Mount]) -> list[str]:
     return [str(r) for r in roots]
 
 
-def pack_copy_in(copy_in: Sequence[Mount], scratch: Path, uid: int) -> list[str]:
+def pack_copy_in(
+    copy_in: Sequence[Mount], scratch: Path, uid: int, bounds: Bounds = DEFAULT_BOUNDS
+) -> list[str]:
     """Write one tarball per copy-in source into ``scratch``, readable by ``uid``.
 
     Returns the flat list [tarball in the container, directory to unpack it in, ...].
     Only directories, regular files and symlinks are packed: a device node or a
-    FIFO in a PR tree is dropped, never recreated.
+    FIFO in a PR tree is dropped, never recreated. Raises TreeBoundExceeded when
+    a source breaks a bound (``sandbox.trees``): the fault of whoever wrote it.
     """
     _share(scratch, uid, 0o755)
     plan: list[str] = []
@@ -45,7 +49,7 @@ def pack_copy_in(copy_in: Sequence[Mount], scratch: Path, uid: int) -> list[str]
         archive = scratch / f"{index}.tar"
         with tarfile.open(archive, "w", format=tarfile.PAX_FORMAT) as tar:
             name = "." if source.is_dir() else PurePosixPath(mount.target).name
-            tar.add(source, arcname=name, filter=_plain)
+            pack(source, tar, name, bounds)
         _share(archive, uid, 0o644)
         plan += [f"{INBOX}/{archive.name}", str(_destination(mount))]
     return plan
@@ -59,15 +63,6 @@ def _destination(mount: Mount) -> PurePosixPath:
     if dest == PurePosixPath("/") or dest == PurePosixPath(INBOX) or PurePosixPath(INBOX) in dest.parents:
         raise ValueError(f"copy_in cannot write to {dest}")
     return dest
-
-
-def _plain(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    if not (info.isdir() or info.isreg() or info.issym()):
-        return None
-    # Host owners mean nothing inside; the sandbox user owns what it unpacks.
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    return info
 
 
 def _share(path: Path, uid: int, mode: int) -> None:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
@@ -24,9 +27,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
 
 def git(repo: Path, *args: str) -> str:
     """Run git in ``repo`` and return its stdout."""
-    result = subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    )
+    result = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True)
     return result.stdout
 
 
@@ -64,6 +65,41 @@ class GitRepo:
 
     def branch(self, name: str, start: str = "HEAD") -> None:
         git(self.path, "checkout", "-q", "-B", name, start)
+
+
+# Far more stack than iterative code needs, far less than recursing 1,100 levels deep.
+HEADROOM = 150
+
+
+@contextmanager
+def shallow_stack() -> Iterator[None]:
+    """Lower the recursion limit to the current depth plus HEADROOM: recursive code fails at once."""
+    depth = 0
+    frame: FrameType | None = sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + HEADROOM)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def nest(root: Path, depth: int, leaf: str = "deep.py") -> str:
+    """Make ``leaf`` under ``depth`` directories named ``d`` in ``root``; return its relative path.
+
+    Built a level at a time: Path.mkdir(parents=True) itself recurses once per level.
+    A test that builds one removes it with sandbox.trees.remove, or pytest's own
+    clean-up of old temporary folders (shutil.rmtree) would recurse past the limit.
+    """
+    folder = root
+    root.mkdir(parents=True, exist_ok=True)
+    for _ in range(depth):
+        folder = folder / "d"
+        folder.mkdir()
+    (folder / leaf).write_text("x = 1\n")
+    return "d/" * depth + leaf
 
 
 @pytest.fixture

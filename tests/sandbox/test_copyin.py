@@ -10,6 +10,8 @@ import pytest
 
 from sandbox.copyin import pack_copy_in, writable_roots
 from sandbox.spec import Mount
+from sandbox.trees import Bounds, TreeBoundExceeded, remove
+from tests.conftest import nest, shallow_stack
 
 
 @pytest.fixture
@@ -56,3 +58,23 @@ def test_pack_keeps_files_and_links_and_drops_fifos(tree: Path, tmp_path: Path) 
     assert set(members) == {".", "./sub", "./sub/f.py", "./link"}
     assert members["./link"].issym()
     assert all(m.uid == 0 and m.uname == "" for m in members.values())
+
+
+def test_pack_refuses_a_tree_1100_deep_naming_it_without_recursing(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    nest(root, 1_100)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    try:
+        with shallow_stack(), pytest.raises(TreeBoundExceeded) as caught:
+            pack_copy_in([Mount(root, "/work")], scratch, uid=os.getuid())
+        assert caught.value.bound == "depth"
+        assert caught.value.path.startswith("d/d/d/")
+        # Deep, but within bounds that allow it: packed in full, still without recursion.
+        roomy = Bounds(depth=2000, path=4000)
+        with shallow_stack():
+            pack_copy_in([Mount(root, "/work")], scratch, uid=os.getuid(), bounds=roomy)
+        with tarfile.open(scratch / "0.tar") as tar:
+            assert len(tar.getmembers()) == 1_102
+    finally:
+        remove(root)
