@@ -8,31 +8,30 @@ rather than from the (capped) list of changed files.
 
 from __future__ import annotations
 
-import configparser
 import hashlib
 import os
-import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from checks.policy import POLICY_PATH
+from checks.testconfig import ConfigKind, config_changes, has_sections, plugin_changes
 from checks.workspace import Workspace
 
-InfraKind = Literal["policy", "ci", "conftest", "pytest-config", "coverage-config", "nox", "startup-hook"]
+InfraKind = Literal["policy", "ci", "conftest", "nox", "startup-hook"] | ConfigKind
 # What happened to the path between base and head; tells the restorer what to undo:
 # added -> remove it from head, modified or deleted -> copy it back from base.
 InfraStatus = Literal["added", "modified", "deleted"]
 
-# Files pytest reads its configuration from, unconditionally (tox.ini is tox's too).
-_PYTEST_FILES = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini"})
+# Files pytest reads its configuration from, unconditionally.
+_PYTEST_FILES = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"})
+# tox's own files (tox.ini configures pytest too).
+_TOX_FILES = frozenset({"tox.ini", "tox.toml"})
 # Interpreter start-up hooks: they run code in every Python process, tests included.
 _STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})
 # CI systems other than GitHub Actions, at the repository root.
 _OTHER_CI = frozenset({".gitlab-ci.yml", ".travis.yml", "azure-pipelines.yml", "Jenkinsfile", ".circleci"})
-# Config files bigger than this are not parsed: any byte change counts as a change.
-_MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -48,8 +47,9 @@ class InfraChange:
 def classify(path: str) -> tuple[InfraKind, str] | None:
     """Return the kind of infrastructure ``path`` is by its name alone, or None.
 
-    setup.cfg and pyproject.toml are not classified here: they count only
-    when their test sections differ (see `infra_changes`).
+    setup.cfg, pyproject.toml, hatch.toml, setup.py and Makefiles are not
+    classified here: they count only when their test parts differ
+    (`checks.testconfig`).
     """
     p = PurePosixPath(path)
     name = p.name
@@ -63,6 +63,9 @@ def classify(path: str) -> tuple[InfraKind, str] | None:
         return "conftest", "conftest.py runs inside pytest and can change any test's outcome"
     if name in _PYTEST_FILES:
         return "pytest-config", f"{name} configures pytest"
+    if name in _TOX_FILES:
+        also = " and configures pytest" if name == "tox.ini" else ""
+        return "tox", f"{name} defines the tox test environments{also}"
     if name == "noxfile.py":
         return "nox", "noxfile.py defines how the test sessions run"
     if name == ".coveragerc":
@@ -91,14 +94,11 @@ def infra_changes(ws: Workspace) -> list[InfraChange]:
         status: InfraStatus = (
             "added" if base_print is None else "deleted" if head_print is None else "modified"
         )
-        found = classify(path)
-        if found is not None:
-            kind, reason = found
-            out.append(InfraChange(path, kind, reason, status))
-            continue
-        sections = _section_changes(ws, path)
-        if sections:
-            out.append(InfraChange(path, sections[0][0], "; ".join(r for _, r in sections), status))
+        named = classify(path)
+        # Plugin loads come first: the change is named by its most telling part.
+        parts = _config_changes(ws, path, named is not None) + ([named] if named else [])
+        if parts:
+            out.append(InfraChange(path, parts[0][0], "; ".join(r for _, r in parts), status))
     return out
 
 
@@ -130,7 +130,7 @@ def _candidates(root: Path) -> set[str]:
     found: set[str] = set()
     if root.is_dir():
         for rel, _ in tree_entries(root):
-            if classify(rel) is not None or PurePosixPath(rel).name in ("setup.cfg", "pyproject.toml"):
+            if classify(rel) is not None or has_sections(PurePosixPath(rel).name):
                 found.add(rel)
     return found
 
@@ -151,78 +151,17 @@ def _fingerprint(root: Path, rel: str) -> tuple[str, str, str]:
     return kind, target, digest
 
 
-def _section_changes(ws: Workspace, path: str) -> list[tuple[InfraKind, str]]:
+def _config_changes(ws: Workspace, path: str, named: bool) -> list[tuple[InfraKind, str]]:
+    """What changed in the test parts of ``path``; for a file counted by name, only its plugins."""
     name = PurePosixPath(path).name
     base, head = _read(ws.base_dir / path), _read(ws.head_dir / path)
-    if name == "setup.cfg":
-        return _compare(base, head, _cfg_sections)
-    if name == "pyproject.toml":
-        return _compare(base, head, _toml_sections)
-    return []
+    if named:
+        plugins = plugin_changes(name, base, head)
+        return [] if plugins is None else [("pytest-plugin", plugins)]
+    return list(config_changes(name, base, head))
 
 
 def _read(path: Path) -> bytes | None:
     if not path.is_file():
         return None
     return path.read_bytes()
-
-
-_Sections = dict[InfraKind, object]
-_SectionParser = Callable[[bytes | None], _Sections]
-
-
-class _Unparsable(Exception):
-    """A config file cannot be read, so its test sections cannot be compared."""
-
-
-def _compare(base: bytes | None, head: bytes | None, parse: _SectionParser) -> list[tuple[InfraKind, str]]:
-    try:
-        before, after = parse(base), parse(head)
-    except _Unparsable as exc:
-        # pytest would read (or choke on) this file too: unknown means changed.
-        return [("pytest-config", f"it changed and {exc}, so its test sections cannot be compared")]
-    out: list[tuple[InfraKind, str]] = []
-    for kind in ("pytest-config", "coverage-config"):
-        if before.get(kind) != after.get(kind):
-            what = "pytest" if kind == "pytest-config" else "coverage"
-            out.append((kind, f"its {what} configuration section changed"))
-    return out
-
-
-def _text(data: bytes) -> str:
-    if len(data) > _MAX_CONFIG_BYTES:
-        raise _Unparsable(f"it is larger than {_MAX_CONFIG_BYTES} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _Unparsable("it is not valid UTF-8") from exc
-
-
-def _cfg_sections(data: bytes | None) -> _Sections:
-    """The pytest and coverage sections of a setup.cfg, as plain dicts."""
-    if data is None:
-        return {}
-    parser = configparser.RawConfigParser(strict=False, interpolation=None)
-    try:
-        parser.read_string(_text(data))
-    except configparser.Error as exc:
-        raise _Unparsable(f"it is not a valid INI file ({type(exc).__name__})") from exc
-    # pytest rejects a plain [pytest] section in setup.cfg, which still changes the run.
-    pytest = {s: dict(parser.items(s, raw=True)) for s in ("tool:pytest", "pytest") if parser.has_section(s)}
-    coverage = {s: dict(parser.items(s, raw=True)) for s in parser.sections() if s.startswith("coverage:")}
-    # No section at all is None, like an absent file; an empty section still makes pytest use the file.
-    return {"pytest-config": pytest or None, "coverage-config": coverage or None}
-
-
-def _toml_sections(data: bytes | None) -> _Sections:
-    """The [tool.pytest] (including ini_options) and [tool.coverage] tables of a pyproject.toml."""
-    if data is None:
-        return {}
-    try:
-        doc = tomllib.loads(_text(data))
-    except tomllib.TOMLDecodeError as exc:
-        raise _Unparsable("it is not valid TOML") from exc
-    tool = doc.get("tool")
-    if not isinstance(tool, dict):
-        return {}
-    return {"pytest-config": tool.get("pytest"), "coverage-config": tool.get("coverage")}

@@ -32,7 +32,10 @@ _INFRA_RULES = {
     "policy": "policy-edited",
     "ci": "ci-edited",
     "startup-hook": "startup-hook-edited",
+    "pytest-plugin": "pytest-plugin-loaded",
 }
+# Test runners patchgate's suites never go through; the repository's own CI does.
+_RUNNER_KINDS = frozenset({"tox", "hatch", "make", "nox"})
 
 
 @dataclass
@@ -211,6 +214,8 @@ def _infra_message(change: InfraChange) -> str:
         effect = "patchgate keeps reading the policy from the base branch"
     elif change.kind == "ci":
         effect = "a maintainer should review CI changes made by an agent"
+    elif change.kind in _RUNNER_KINDS:
+        effect = "patchgate's suites do not use it, but the repository's own test runs do"
     else:
         effect = "patchgate runs its suites " + (
             "without this file" if change.status == "added" else "with the base version of this file"

@@ -39,7 +39,8 @@ def summary(changes: list[InfraChange]) -> list[tuple[str, str, str]]:
         ("sub/.pytest.ini", "pytest-config"),
         ("pytest.toml", "pytest-config"),
         (".pytest.toml", "pytest-config"),
-        ("tox.ini", "pytest-config"),
+        ("tox.ini", "tox"),
+        ("tox.toml", "tox"),
         ("noxfile.py", "nox"),
         (".coveragerc", "coverage-config"),
         ("sitecustomize.py", "startup-hook"),
@@ -54,6 +55,9 @@ def summary(changes: list[InfraChange]) -> list[tuple[str, str, str]]:
         # Not by name alone: these count only when their test sections change.
         ("setup.cfg", None),
         ("pyproject.toml", None),
+        ("hatch.toml", None),
+        ("setup.py", None),
+        ("Makefile", None),
         # Look-alikes that are not infrastructure.
         ("src/conftest_helpers.py", None),
         ("docs/pytest.ini.md", None),
@@ -84,7 +88,7 @@ def test_added_modified_and_deleted_infrastructure(git_repo: GitRepo, tmp_path: 
         (".github/patchgate.yml", "policy", "added"),
         ("src/site.pth", "startup-hook", "added"),
         ("tests/conftest.py", "conftest", "modified"),
-        ("tox.ini", "pytest-config", "deleted"),
+        ("tox.ini", "tox", "deleted"),
     ]
 
 
@@ -123,7 +127,10 @@ def test_rename_is_the_old_path_deleted_and_the_new_one_added(git_repo: GitRepo,
         ("[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n",
          "[metadata]\nname = b\n[tool:pytest]\naddopts = -q\n", None),
         ("[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n",
-         "[metadata]\nname = a\n[tool:pytest]\naddopts = -q -p no:randomly\n", ("pytest-config", "modified")),
+         "[metadata]\nname = a\n[tool:pytest]\naddopts = -q -x\n", ("pytest-config", "modified")),
+        # A plugin option is named as such (the pytest section changed too).
+        ("[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n",
+         "[metadata]\nname = a\n[tool:pytest]\naddopts = -q -p no:randomly\n", ("pytest-plugin", "modified")),
         ("[metadata]\nname = a\n", "[metadata]\nname = a\n[tool:pytest]\nxfail_strict = false\n",
          ("pytest-config", "modified")),
         # pytest rejects a bare [pytest] section in setup.cfg, which still changes the run.
@@ -260,3 +267,40 @@ def test_a_very_deep_tree_does_not_exhaust_the_recursion_limit(tmp_path: Path) -
     finally:
         sys.setrecursionlimit(limit)
     assert summary(changes) == [("d/" * depth + "conftest.py", "conftest", "added")]
+
+
+def test_runner_configuration_counts_by_its_test_parts(git_repo: GitRepo, tmp_path: Path) -> None:
+    make = "build:\n\tpython -m build\n\ntest:\n\tpytest tests/\n"
+    ws = change(
+        git_repo, tmp_path,
+        {"Makefile": make, "hatch.toml": "[envs.default]\n", "setup.py": "setup(name='a')\n",
+         "pytest.ini": "[pytest]\naddopts = -q\n"},
+        {
+            "Makefile": make.replace("pytest tests/", "pytest tests/ -k 'not parse'"),
+            "hatch.toml": '[envs.default.scripts]\ntest = "pytest -x"\n',
+            "setup.py": "setup(name='a', entry_points={'pytest11': ['h = pkg.h']})\n",
+            "pytest.ini": "[pytest]\naddopts = -q -p pkg.h\n",
+            "noxfile.py": "import nox\n",
+        },
+    )
+    assert summary(infra_changes(ws)) == [
+        ("Makefile", "make", "modified"),
+        ("hatch.toml", "hatch", "modified"),
+        ("noxfile.py", "nox", "added"),
+        ("pytest.ini", "pytest-plugin", "modified"),
+        ("setup.py", "pytest-plugin", "modified"),
+    ]
+    reasons = {c.path: c.reason for c in infra_changes(ws)}
+    # A file counted by name keeps its own reason after the plugin it loads.
+    assert reasons["pytest.ini"] == "loads pytest plugins `-p pkg.h` (addopts); pytest.ini configures pytest"
+
+
+def test_runner_configuration_outside_its_test_parts_is_not_listed(git_repo: GitRepo, tmp_path: Path) -> None:
+    make = "build:\n\tpython -m build\n\ntest:\n\tpytest tests/\n"
+    ws = change(
+        git_repo, tmp_path,
+        {"Makefile": make, "setup.py": "setup(name='a', version='1')\n"},
+        {"Makefile": make.replace("python -m build", "python -m build --sdist"),
+         "setup.py": "setup(name='a', version='2')\n"},
+    )
+    assert infra_changes(ws) == []
