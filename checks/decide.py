@@ -84,11 +84,18 @@ def decide(
         infra.append(f"behaviour: not measured ({behaviour.detail or 'no suites'})")
     if behaviour.overfitting:
         maintainer.append("behaviour: hidden and held-out pass rates differ (overfitting signal)")
+    if behaviour.forgeable and behaviour.status == "passed" and not policy.behaviour.allow_in_process_success:
+        maintainer.append(
+            "behaviour: a suite ran in-process (isolation: in-process): the code under test can forge it"
+        )
 
     if quality.status == "error":
         # The judge never ran because its configuration is broken (e.g. an unknown rubric).
         maintainer.append(f"quality: configuration problem ({quality.detail or 'the judge could not start'})")
-    if quality.status == "failed" and policy.quality.blocking:
+    if quality.status == "failed" and not quality.criteria:
+        # Failed with nothing judged: the change's own tree stopped the layer (see checks.refusal).
+        failures.append(f"quality: failed: {quality.detail}")
+    elif quality.status == "failed" and policy.quality.blocking:
         blocking = [c.id for c in quality.criteria if c.verdict == "fail" and c.severity == "blocking"]
         failures.append(f"quality (judged): blocking criteria failed: {', '.join(blocking)}")
 

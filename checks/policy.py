@@ -101,6 +101,11 @@ class Behaviour(_Model):
     overfitting_gap: float = Field(default=0.2, ge=0, le=1)
     timeout_s: float = Field(default=600, gt=0)
     memory_mb: int = Field(default=2048, gt=0)
+    # Importing the change's code and collecting a suite must finish within this many seconds.
+    import_timeout_s: float = Field(default=60, gt=0, le=3600)
+    # Whether a suite that opted in to `isolation: in-process` (its numbers can be forged by the code
+    # under test) may give `success`; when it may not, a passing run is action_required.
+    allow_in_process_success: bool = False
 
     def min_pass_rate(self, kind: Literal["hidden", "held_out"]) -> float:
         """Return the pass rate a suite of ``kind`` must reach."""

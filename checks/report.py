@@ -77,9 +77,12 @@ class SuiteResult(_Model):
     total: int = 0
     flaky: int = 0
     pass_rate: float = 0.0
-    wall_s: float = 0.0
+    # Resource figures are a channel the code under test controls: held-out suites never show them.
+    wall_s: float | None = None
     peak_memory_bytes: int | None = None
     timed_out: int = 0
+    # "in-process": the suite opted out of the grader/subject split; the code under test can forge it.
+    isolation: Literal["subject", "in-process"] = "subject"
     # Hidden suites only; a held-out suite never carries ids or messages.
     failures: list[TestFailure] = Field(default_factory=list)
     flaky_ids: list[str] = Field(default_factory=list)
@@ -95,6 +98,8 @@ class BehaviourResult(_Model):
     fail_to_pass_total: int = 0
     pass_to_pass: int = 0
     overfitting: bool = False
+    # Some suite ran in-process: its numbers are the code under test's to forge.
+    forgeable: bool = False
     detail: str = ""
 
 

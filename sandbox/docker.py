@@ -12,6 +12,13 @@ In-container conventions (other parts of patchgate rely on them):
 - the command starts in ``RunSpec.workdir``; there is no network and no Docker socket;
 - a copy-in that does not fit (or a missing workdir) ends the run with exit code 125.
 
+With ``RunSpec.grader`` the run has two trust domains (see sandbox.grader): the grader
+runs as 10003 in a 0700 tmpfs at /grader, the command as 10001; they meet only at a
+socket in /run/patchgate-rpc, and the run lasts as long as the grader does.
+
+While a run goes on, the host watches the container's cgroup (sandbox.cgroup): a run
+that hits its pids or memory limit is ended at once and says which (``limit_hit``).
+
 How a run works: the container's init (tini) runs a waiter as uid 10002; everything
 else is an exec. One exec as 10001 unpacks the copy-in tarballs (bind-mounted read-only)
 into the tmpfs targets and execs ``timeout -k`` around the command; its output is read
@@ -28,7 +35,7 @@ import contextlib
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
@@ -38,12 +45,14 @@ import requests
 from docker.errors import APIError, DockerException, NotFound
 from docker.types import LogConfig, Mount, Ulimit
 
+from sandbox import cgroup
 from sandbox.copyin import CONTAINER_TMP, INBOX, pack_copy_in, writable_roots
 from sandbox.engine import docker_client
 from sandbox.errors import EngineUnavailable, SandboxError
+from sandbox.grader import GRADER_UID, SubjectDrain, copy_private, pack_private
 from sandbox.images import ISOLATED_BIN, require_image
 from sandbox.reaper import SANDBOX_LABEL, creating, owner_labels, remove_orphans
-from sandbox.spec import MiB, RunResult, RunSpec
+from sandbox.spec import GRADER_HOME, RENDEZVOUS, LimitHit, MiB, RunResult, RunSpec
 from sandbox.stats import COLLECT_SCRIPT, parse_collect
 from sandbox.stream import Demux, ExecStream
 
@@ -65,7 +74,9 @@ WAITER_MARGIN_S = 600
 
 # Unpack each copy-in tarball, enter the workdir, run `env -u ... timeout -k ... argv`.
 # Only positional parameters carry data: nothing from the spec is ever parsed as shell.
+# The command gets the oom-killer's highest score: under memory pressure it goes first.
 _RUN_SCRIPT = r"""
+echo 1000 > /proc/self/oom_score_adj 2>/dev/null
 n=$1; shift
 while [ "$n" -gt 0 ]; do
   mkdir -p -- "$2" && tar -x -f "$1" -C "$2" \
@@ -140,10 +151,13 @@ class DockerSandbox:
         client = self.client()
         require_image(client, spec.image)
         name = f"patchgate-{uuid.uuid4().hex[:16]}"
+        private = pack_private(spec.grader.private) if spec.grader is not None else None
         with TemporaryDirectory(prefix="patchgate-run-") as scratch:
             unpack = pack_copy_in(spec.copy_in, Path(scratch), SANDBOX_UID)
             try:
                 container = self._start(client, spec, name, Path(scratch))
+                if private is not None:
+                    copy_private(client.api, container.id, private)
                 return _Execution(client, container, spec, unpack).run()
             finally:
                 _remove(client, name)
@@ -156,6 +170,10 @@ class DockerSandbox:
                 f"rw,exec,nosuid,nodev,size={limits.tmpfs_mb}m,"
                 f"uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"
             )
+        if spec.grader is not None:
+            owner = f"uid={GRADER_UID},gid={GRADER_UID}"
+            tmpfs[GRADER_HOME] = f"rw,exec,nosuid,nodev,size={limits.tmpfs_mb}m,{owner},mode=0700"
+            tmpfs[RENDEZVOUS] = f"rw,noexec,nosuid,nodev,size=1m,{owner},mode=0711"
         mounts = [Mount(INBOX, str(inbox), type="bind", read_only=True)]
         for m in spec.mounts:
             if not m.source.exists():
@@ -205,8 +223,12 @@ class _Execution:
         self.unpack = unpack
         self.dead = False  # the host killed the whole container
         self.sweeper: threading.Thread | None = None
+        self.cgroup = cgroup.locate(container.id)
+        self.limit_hit: LimitHit | None = None
+        self.drain: SubjectDrain | None = None
 
-    def run(self) -> RunResult:
+    def _command(self) -> str:
+        """Create the exec of the spec's command (as the sandbox uid) and return its id."""
         limits = self.spec.limits
         unset = [arg for name in _STRAY_ENV if name not in self.spec.env for arg in ("-u", name)]
         argv = [
@@ -214,20 +236,51 @@ class _Execution:
             *unset, "timeout", "-k", f"{KILL_GRACE_S:g}", f"{limits.timeout_s:.3f}", *self.spec.argv,
         ]  # fmt: skip
         env = [f"{k}={v}" for k, v in self.spec.env.items()]
-        exec_id = self.api.exec_create(
-            self.container.id, argv, user=f"{SANDBOX_UID}:{SANDBOX_UID}", environment=env
-        )["Id"]
+        user = f"{SANDBOX_UID}:{SANDBOX_UID}"
+        return str(self.api.exec_create(self.container.id, argv, user=user, environment=env)["Id"])
+
+    def _grader(self) -> str:
+        """Create the exec of the grader's command (as the grader uid, in GRADER_HOME) and return its id."""
+        grader = self.spec.grader
+        if grader is None:
+            raise ValueError("this run has no grader")
+        limits = self.spec.limits
+        unset = [arg for name in _STRAY_ENV if name not in grader.env for arg in ("-u", name)]
+        argv = ["env", *unset, "timeout", "-k", f"{KILL_GRACE_S:g}", f"{limits.timeout_s:.3f}", *grader.argv]
+        env = [f"{k}={v}" for k, v in grader.env.items()]
+        user = f"{GRADER_UID}:{GRADER_UID}"
+        created = self.api.exec_create(
+            self.container.id, argv, user=user, environment=env, workdir=grader.workdir
+        )
+        return str(created["Id"])
+
+    def _start_subject(self) -> None:
+        self.drain = SubjectDrain(self.api, self._command())
+
+    def run(self) -> RunResult:
+        limits = self.spec.limits
+        graded = self.spec.grader is not None
+        exec_id = self._grader() if graded else self._command()
         start = time.monotonic()
         demux = Demux(limits.output_bytes)
-        host_timed_out = self._pump(exec_id, demux, start + limits.timeout_s + KILL_GRACE_S + HOST_GRACE_S)
+        deadline = start + limits.timeout_s + KILL_GRACE_S + HOST_GRACE_S
+        host_timed_out = self._pump(exec_id, demux, deadline, self._start_subject if graded else None)
         wall = time.monotonic() - start
         exit_code = self._exit_code(exec_id)
         timed_out = host_timed_out or (exit_code in (124, 137) and wall >= limits.timeout_s)
+        subject_output, subject_code = b"", None
+        if self.drain is not None:
+            # The grader is done: whatever the untrusted command still runs is ended now.
+            if not self.dead and not self._sweep():
+                self._kill_container()
+            subject_output, subject_code = self.drain.finish(HARD_KILL_S)
         peak: int | None = None
         oom, collect_over = False, False
         files: dict[str, bytes] = {}
         if not self.dead:
             peak, oom, files, collect_over = self._collect()
+        if self.limit_hit is None and self.cgroup is not None:
+            self.limit_hit = cgroup.limit_hit(self.cgroup)
         return RunResult(
             exit_code=exit_code,
             stdout=bytes(demux.stdout),
@@ -238,9 +291,14 @@ class _Execution:
             output_limit_exceeded=demux.exceeded or collect_over,
             peak_memory_bytes=peak,
             files=files,
+            limit_hit=self.limit_hit,
+            subject_output=subject_output,
+            subject_exit_code=subject_code,
         )
 
-    def _pump(self, exec_id: str, demux: Demux, deadline: float) -> bool:
+    def _pump(
+        self, exec_id: str, demux: Demux, deadline: float, started: Callable[[], None] | None = None
+    ) -> bool:
         """Read the exec's output until it ends; enforce the deadline and the cap.
 
         Returns True when the host had to end the command at its deadline. Reading
@@ -249,11 +307,19 @@ class _Execution:
         nobody reads the stream waits forever. The sweep runs in its own thread.
         """
         stream = ExecStream(self.api.exec_start(exec_id, socket=True))
+        if started is not None:
+            started()
         swept_at: float | None = None
         host_timed_out = False
         try:
             while True:
                 now = time.monotonic()
+                if swept_at is None and self.cgroup is not None:
+                    # A fork bomb or a memory bomb ends the run now, not at the wall-clock budget.
+                    self.limit_hit = cgroup.limit_hit(self.cgroup)
+                    if self.limit_hit is not None:
+                        swept_at = self._start_sweep(now)
+                        continue
                 if swept_at is None and now >= deadline:
                     host_timed_out = True
                     swept_at = self._start_sweep(now)
@@ -290,17 +356,21 @@ class _Execution:
         return now
 
     def _sweep(self) -> bool:
-        """Kill every process of the sandbox uid; False when even that could not start."""
+        """Kill every process of the sandbox uid (and the grader's); False when even that could not start."""
         if self.dead:
             return False
-        try:
-            # Under a fork bomb the exec itself may fail to start (pids limit): non-zero.
-            code, _ = self.container.exec_run(
-                ["sh", "-c", "kill -KILL -1 2>/dev/null; exit 0"], user=f"{SANDBOX_UID}:{SANDBOX_UID}"
-            )
-        except (APIError, requests.exceptions.RequestException):
-            return False
-        return bool(code == 0)
+        uids = [SANDBOX_UID] + ([GRADER_UID] if self.spec.grader is not None else [])
+        for uid in uids:
+            try:
+                # Under a fork bomb the exec itself may fail to start (pids limit): non-zero.
+                code, _ = self.container.exec_run(
+                    ["sh", "-c", "kill -KILL -1 2>/dev/null; exit 0"], user=f"{uid}:{uid}"
+                )
+            except (APIError, requests.exceptions.RequestException):
+                return False
+            if code != 0:
+                return False
+        return True
 
     def _exit_code(self, exec_id: str) -> int | None:
         """Return the command's exit code; None when the container died before recording it."""
@@ -316,8 +386,12 @@ class _Execution:
             self.container.kill()
 
     def _collect(self) -> tuple[int | None, bool, dict[str, bytes], bool]:
-        argv = ["sh", "-c", COLLECT_SCRIPT, "sh", *self.spec.collect]
-        exec_id = self.api.exec_create(self.container.id, argv, user=f"{SANDBOX_UID}:{SANDBOX_UID}")["Id"]
+        grader = self.spec.grader
+        paths = [*self.spec.collect, *(grader.collect if grader is not None else ())]
+        # Private paths are readable by the grader's uid only; that is who collects them.
+        uid = GRADER_UID if grader is not None else SANDBOX_UID
+        argv = ["sh", "-c", COLLECT_SCRIPT, "sh", *paths]
+        exec_id = self.api.exec_create(self.container.id, argv, user=f"{uid}:{uid}")["Id"]
         demux = Demux(COLLECT_CAP)
         stream = ExecStream(self.api.exec_start(exec_id, socket=True))
         deadline = time.monotonic() + COLLECT_TIMEOUT_S

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +33,33 @@ class Mount:
     target: str
 
 
+# Where a grader's private files live inside the container: a tmpfs only GRADER_UID can enter.
+GRADER_HOME = "/grader"
+# The grader's listening socket lives here: the subject may connect, never create or remove.
+RENDEZVOUS = "/run/patchgate-rpc"
+LimitHit = Literal["pids", "memory"]
+
+
+@dataclass(frozen=True)
+class Grader:
+    """A trusted command that runs beside the untrusted one, in the same container.
+
+    It runs as its own uid (the sandbox's GRADER_UID), starts first, and the
+    run lasts as long as it does. ``private`` sources are copied into
+    ``GRADER_HOME`` (mode 0700, owned by the grader) before anything else
+    runs, through the exec's standard input: no host file the untrusted
+    command could read ever holds them. ``collect`` names paths under
+    ``GRADER_HOME`` that come back in ``RunResult.files``. The grader's output
+    is the run's stdout/stderr; the untrusted command's is kept apart, capped.
+    """
+
+    argv: tuple[str, ...]
+    private: tuple[Mount, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    collect: tuple[str, ...] = ()
+    workdir: str = GRADER_HOME
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """One command in one fresh container.
@@ -50,6 +78,7 @@ class RunSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     collect: tuple[str, ...] = ()
+    grader: Grader | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +94,11 @@ class RunResult:
     output_limit_exceeded: bool = False
     peak_memory_bytes: int | None = None
     files: Mapping[str, bytes] = field(default_factory=dict)
+    # The run was ended at once because the container hit its pids or memory limit.
+    limit_hit: LimitHit | None = None
+    # With a grader: the untrusted command's own output (capped) and exit code.
+    subject_output: bytes = b""
+    subject_exit_code: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -74,4 +108,5 @@ class RunResult:
             and not self.timed_out
             and not self.oom_killed
             and not self.output_limit_exceeded
+            and self.limit_hit is None
         )

@@ -27,12 +27,13 @@ from checks.gate import GateContext, Runner
 from checks.inputs import Suites
 from checks.policy import Behaviour
 from checks.report import BehaviourResult, SuiteKind
-from sandbox.spec import RunResult
+from sandbox.spec import Limits, RunResult
 
 log = logging.getLogger(__name__)
 
 # Runs in flight at once; the sandbox enforces its own limit as well.
 PARALLEL_RUNS = 2
+PIDS_LIMIT = Limits().pids
 
 
 def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
@@ -54,6 +55,7 @@ def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
         trees: dict[Tree, Path] = {"base": ctx.workspace.base_dir, "head": head_tree}
         outcomes: dict[SuiteKind, SuiteOutcome] = {}
         jobs: list[tuple[Suite, list[RunPlan]]] = []
+        harness = write_harness(work / "harness", policy)
         for kind, path in wanted:
             try:
                 suite = load_suite(path, kind)
@@ -61,7 +63,6 @@ def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
                 outcomes[kind] = _config_error(kind, str(exc))
                 continue
             staged = stage_suite(suite, work / f"suite-{kind}")
-            harness = write_harness(work / f"harness-{kind}", suite, policy)
             messages = kind == "hidden" and policy.show_hidden_failures == "ids+messages"
             plans: list[RunPlan] = []
             for part in parts(suite):
@@ -72,6 +73,7 @@ def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
                     trees=trees,
                     harness=harness,
                     staged=staged,
+                    work=work,
                     policy=policy,
                     messages=messages,
                 )
@@ -155,6 +157,7 @@ def grade_runs(
         notes=tuple(notes),
         wall_s=max((r.wall_s for r in head_results), default=0.0),
         peak_memory_bytes=max((r.peak_memory_bytes or 0 for r in head_results), default=0) or None,
+        in_process=suite.in_process,
     )
 
 
@@ -168,7 +171,11 @@ def _outcome(views: Mapping[Part, RunView], test_id: str, is_case: bool) -> Test
 
 def _view(plan: RunPlan, result: RunResult, run_log: RunLog, suite: Suite, policy: Behaviour) -> RunView:
     ended: TestOutcome | None = None
-    if result.timed_out:
+    if result.limit_hit == "pids":
+        ended = TestOutcome("error", f"the run hit its process limit ({PIDS_LIMIT} processes) and was ended")
+    elif result.limit_hit == "memory":
+        ended = TestOutcome("error", f"the run hit its memory limit ({policy.memory_mb} MiB) and was ended")
+    elif result.timed_out:
         budget = f"the run used up its time budget of {policy.timeout_s:g}s"
         ended = TestOutcome("timeout", budget, timed_out=True)
     elif result.oom_killed:
@@ -212,7 +219,16 @@ def _notes(plan: RunPlan, result: RunResult, run_log: RunLog, policy: Behaviour)
     if run_log.problems:
         notes.append(Note(f"{where}: its report was not believed ({run_log.problems[0]})",
                           "a head run's report was not believed"))  # fmt: skip
-    if result.timed_out:
+    if run_log.subject_errors:
+        gone = "the code under test did not start, or stopped answering, in a head run"
+        notes.append(Note(f"{where}: {run_log.subject_errors[0]}", gone))
+    if result.limit_hit == "pids":
+        notes.append(Note(f"{where}: hit its process limit ({PIDS_LIMIT}) and was ended at once",
+                          "a head run hit its process limit"))  # fmt: skip
+    elif result.limit_hit == "memory":
+        notes.append(Note(f"{where}: hit its memory limit ({policy.memory_mb} MiB) and was ended at once",
+                          "a head run hit its memory limit"))  # fmt: skip
+    elif result.timed_out:
         notes.append(Note(f"{where}: used up its time budget of {policy.timeout_s:g}s",
                           "a head run used up its time budget"))  # fmt: skip
     elif result.oom_killed:

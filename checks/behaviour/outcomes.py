@@ -59,6 +59,10 @@ class RunLog:
     unfinished: frozenset[str] = frozenset()
     collect_problems: tuple[CollectProblem, ...] = ()
     problems: tuple[str, ...] = ()
+    # What the grader saw go wrong with the code under test (it did not start, it stopped answering).
+    subject_errors: tuple[str, ...] = ()
+    # The report came from a grader in its own trust domain (version 2), not from in-process pytest.
+    isolated: bool = False
 
     @property
     def reported(self) -> frozenset[str]:
@@ -79,6 +83,7 @@ class _Parser:
         self.cases: dict[str, Mapping[str, object]] = {}
         self.open: str | None = None
         self.collect_problems: list[CollectProblem] = []
+        self.subject_errors: list[str] = []
 
     def feed(self, record: dict[str, object]) -> str | None:
         """Take one record; return a protocol violation, if it is one."""
@@ -129,6 +134,9 @@ class _Parser:
                     record.get("skipped") is True,
                 )
             )
+        elif kind == "subject_error":
+            # The grader's own word that the code under test did not start or stopped answering.
+            self.subject_errors.append(clean(record.get("detail")))
         elif kind == "finish" and not self.finished:
             self.finished = True
             status = record.get("exit_status")
@@ -161,7 +169,10 @@ def parse_log(data: bytes | None, nonce: str, part: Part) -> RunLog:
         if not isinstance(record, dict):
             return RunLog(part, started=number > 1, problems=(f"line {number} is not a JSON object",))
         records.append(record)
-    if not records or records[0] != {"kind": "start", "runner": part, "nonce": nonce, "version": 1}:
+    first = records[0] if records else {}
+    # Version 2 comes from a grader in its own trust domain; version 1 from in-process pytest.
+    version = first.get("version")
+    if first != {"kind": "start", "runner": part, "nonce": nonce, "version": version} or version not in (1, 2):
         return RunLog(part, problems=("the report does not start with this run's start record",))
     parser = _Parser(part)
     problems = [p for record in records[1:] if (p := parser.feed(record)) is not None]
@@ -177,6 +188,8 @@ def parse_log(data: bytes | None, nonce: str, part: Part) -> RunLog:
         unfinished=frozenset({parser.open} if parser.open else ()),
         collect_problems=tuple(parser.collect_problems),
         problems=tuple(problems[:5]),
+        subject_errors=tuple(parser.subject_errors[:5]),
+        isolated=first.get("version") == 2,
     )
 
 

@@ -1,24 +1,31 @@
 """What runs where: one fresh container per suite part (pytest or cases) and tree (base, head twice).
 
-Inside each container::
+Every run has two trust domains (see ``sandbox.grader``)::
 
-    /work/repo    the tree (base, or head with its test infrastructure restored), writable copy
-    /suite        this suite only, read-only (the held-out suite is never in a hidden run)
-    /patchgate    our plugin, our case runner, our pytest.ini and this suite's case plan, read-only
+    /work/repo     the tree (base, or head with its test infrastructure restored): the subject's,
+                   uid 10001, where the change's code is imported and run (``subject.py``)
+    /grader        the grader's, uid 10003, mode 0700: this suite, the plan, the report
+    /patchgate     our harness package and pytest.ini, read-only and public
 
-pytest runs with patchgate's configuration only: ``-c /patchgate/pytest.ini``
-(the repository's pytest.ini, tox.ini, setup.cfg and pyproject.toml are never
-read), ``--rootdir``/``--confcutdir /suite`` (no conftest.py of the
-repository is loaded), ``-p no:cacheprovider``, ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``
-(no installed plugin loads unless named), and ``python3 -I`` (no
-PYTHONPATH, no user site, no current directory on sys.path, so no
-sitecustomize.py of the repository runs at start-up).
+The grader runs the hidden tests (``pytest_grader.py``, the repository's
+modules imported as proxies) or hands cases to the subject one call at a
+time (``cases_grader.py``). The subject never sees a test file, an
+expected value, a case id or the report. pytest runs with patchgate's
+configuration only: ``-c /patchgate/pytest.ini`` (the repository's
+pytest.ini, tox.ini, setup.cfg and pyproject.toml are never read),
+``--rootdir``/``--confcutdir`` the suite, ``-p no:cacheprovider``,
+``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` and ``python3 -I``.
+
+A suite that opted in to ``isolation: in-process`` runs the old way: pytest
+and the change's code in one process as the sandbox user, the suite at
+/suite. Its numbers are labelled as forgeable everywhere they are shown.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 from dataclasses import dataclass
@@ -29,15 +36,21 @@ from checks.behaviour.cases import runner_plan
 from checks.behaviour.outcomes import Part
 from checks.behaviour.store import Suite
 from checks.policy import Behaviour
-from sandbox.spec import Limits, Mount, RunSpec
+from sandbox.spec import GRADER_HOME, RENDEZVOUS, Grader, Limits, Mount, RunSpec
 
 CONTAINER_REPO = "/work/repo"
 CONTAINER_SUITE = "/suite"
 CONTAINER_HARNESS = "/patchgate"
+HARNESS_PACKAGE = "patchgate_harness"
+GRADER_SUITE = f"{GRADER_HOME}/suite"
+GRADER_PLAN = f"{GRADER_HOME}/plan.json"
+GRADER_REPORT = f"{GRADER_HOME}/report.jsonl"
 DEFAULT_TEST_TIMEOUT_S = 60.0
 INCONTAINER = Path(__file__).parent / "incontainer"
 PYTHON = ("python3", "-I", "-B")
+LAUNCH = (*PYTHON, f"{CONTAINER_HARNESS}/launch.py")
 HEAD_RUNS = 2
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 Tree = Literal["base", "head"]
 
@@ -65,7 +78,7 @@ class RunPlan:
 
 
 def _readable(root: Path) -> None:
-    """Let the sandbox user (uid 10001) read a host directory mounted into the container."""
+    """Let every uid in the container read a host directory mounted into it (our public harness)."""
     root.chmod(0o755)
     for dirpath, dirnames, filenames in os.walk(root):
         for d in dirnames:
@@ -75,23 +88,72 @@ def _readable(root: Path) -> None:
 
 
 def stage_suite(suite: Suite, dest: Path) -> Path:
-    """Copy a suite to ``dest`` (a snapshot the store cannot change mid-run) readable by the sandbox."""
+    """Copy a suite to ``dest``: a snapshot the store cannot change mid-run.
+
+    The snapshot reaches a container only as the grader's private files (or,
+    for an in-process suite, as a read-only mount the sandbox user can read).
+    """
     shutil.copytree(suite.root, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.pyc"))
-    _readable(dest)
+    if suite.in_process:
+        _readable(dest)
     return dest
 
 
-def write_harness(dest: Path, suite: Suite, policy: Behaviour) -> Path:
-    """Write our in-container scripts, pytest.ini and this suite's case plan (no expectations) to ``dest``."""
+def write_harness(dest: Path, policy: Behaviour) -> Path:
+    """Write our in-container package, its launcher and pytest.ini to ``dest`` (public: no suite data)."""
     dest.mkdir(parents=True)
-    for script in ("pytest_plugin.py", "case_runner.py"):
-        shutil.copyfile(INCONTAINER / script, dest / script)
-    timeout = min(DEFAULT_TEST_TIMEOUT_S, policy.timeout_s)
-    (dest / "pytest.ini").write_text(_PYTEST_INI.format(timeout=timeout))
-    if suite.cases:
-        (dest / "cases.json").write_text(json.dumps(runner_plan(suite.cases)))
+    package = dest / HARNESS_PACKAGE
+    package.mkdir()
+    for script in sorted(INCONTAINER.glob("*.py")):
+        if script.name == "launch.py":
+            shutil.copyfile(script, dest / "launch.py")
+        else:
+            shutil.copyfile(script, package / script.name)
+    (dest / "pytest.ini").write_text(_PYTEST_INI.format(timeout=test_timeout(policy)))
     _readable(dest)
     return dest
+
+
+def test_timeout(policy: Behaviour) -> float:
+    """Return one test's time budget: 60 s, or the run's budget if that is smaller."""
+    return min(DEFAULT_TEST_TIMEOUT_S, policy.timeout_s)
+
+
+test_timeout.__test__ = False  # type: ignore[attr-defined]
+
+
+def write_private(dest: Path, suite: Suite, part: Part, *, nonce: str, messages: bool,
+                  modules: list[str], policy: Behaviour) -> Path:  # fmt: skip
+    """Write one run's private plan for the grader: never mounted, never readable by the subject."""
+    dest.mkdir(parents=True)
+    plan: dict[str, object] = {"report": GRADER_REPORT, "nonce": nonce, "rendezvous": RENDEZVOUS}
+    if part == "cases":
+        plan["cases"] = runner_plan(suite.cases)["cases"]
+    else:
+        plan.update(messages=messages, modules=modules, import_budget_s=policy.import_timeout_s,
+                    test_timeout_s=test_timeout(policy))  # fmt: skip
+    path = dest / "plan.json"
+    path.write_text(json.dumps(plan))
+    return path
+
+
+def module_names(*trees: Path) -> list[str]:
+    """Return the top-level module names the trees provide (at their root and under ``src/``).
+
+    These, and only these, are imported as proxies in the grader: a test's
+    ``import json`` stays the grader's own, whatever the repository holds.
+    """
+    names: set[str] = set()
+    for tree in trees:
+        for base in (tree, tree / "src"):
+            if not base.is_dir():
+                continue
+            for entry in os.scandir(base):
+                name = entry.name[:-3] if entry.name.endswith(".py") and entry.is_file() else entry.name
+                importable = entry.is_dir(follow_symlinks=False) or entry.name.endswith(".py")
+                if importable and _IDENTIFIER.match(name):
+                    names.add(name)
+    return sorted(names)
 
 
 def parts(suite: Suite) -> tuple[Part, ...]:
@@ -112,56 +174,90 @@ def plan_runs(
     trees: dict[Tree, Path],
     harness: Path,
     staged: Path,
+    work: Path,
     policy: Behaviour,
     messages: bool,
 ) -> list[RunPlan]:
-    """Plan base once and head twice for one part of one suite, each with a fresh nonce and report path."""
+    """Plan base once and head twice for one part of one suite, each with a fresh nonce."""
     runs: list[tuple[str, Tree]] = [("base", "base")]
     runs += [(f"head {i}", "head") for i in range(1, HEAD_RUNS + 1)]
+    modules = module_names(*trees.values())
     plans = []
     for label, tree in runs:
         nonce = secrets.token_hex(16)
-        # A random name: nothing in the tree can have planted a file there in advance.
-        report = f"/tmp/pg-{secrets.token_hex(12)}.jsonl"  # noqa: S108 - a path inside the container
-        env: dict[str, str] = {}
+        limits = Limits(timeout_s=policy.timeout_s, memory_mb=policy.memory_mb)
+        if part == "pytest" and suite.in_process:
+            plans.append(_in_process(label, tree, trees[tree], image, harness, staged, nonce, limits,
+                                     messages and tree == "head"))  # fmt: skip
+            continue
+        private = write_private(
+            work / f"private-{secrets.token_hex(8)}", suite, part, nonce=nonce,
+            messages=messages and tree == "head", modules=modules, policy=policy,
+        )  # fmt: skip
         if part == "pytest":
-            argv = _pytest_argv(trees[tree])
-            env = {
-                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                "PATCHGATE_REPORT": report,
-                "PATCHGATE_NONCE": nonce,
-                "PATCHGATE_MESSAGES": "1" if messages and tree == "head" else "0",
-            }
+            grader_argv = (*LAUNCH, "pytest", GRADER_PLAN, "--", *_pytest_args(GRADER_SUITE))
+            env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         else:
-            argv = (
-                *PYTHON, f"{CONTAINER_HARNESS}/case_runner.py", f"{CONTAINER_HARNESS}/cases.json",
-                report, nonce, CONTAINER_REPO,
-            )  # fmt: skip
+            grader_argv, env = (*LAUNCH, "cases", GRADER_PLAN), {}
+        grader = Grader(
+            argv=grader_argv,
+            private=(Mount(staged, GRADER_SUITE), Mount(private, GRADER_PLAN)),
+            env=env,
+            collect=(GRADER_REPORT,),
+            workdir=CONTAINER_REPO,
+        )
         spec = RunSpec(
             image=image,
-            argv=argv,
+            argv=(*LAUNCH, "subject", f"{RENDEZVOUS}/grader.sock", CONTAINER_REPO),
             copy_in=(Mount(trees[tree], CONTAINER_REPO),),
-            mounts=(Mount(harness, CONTAINER_HARNESS), Mount(staged, CONTAINER_SUITE)),
+            mounts=(Mount(harness, CONTAINER_HARNESS),),
             workdir=CONTAINER_REPO,
-            env=env,
-            limits=Limits(timeout_s=policy.timeout_s, memory_mb=policy.memory_mb),
-            collect=(report,),
+            limits=limits,
+            grader=grader,
         )
-        plans.append(RunPlan(label, tree, part, spec, nonce, report))
+        plans.append(RunPlan(label, tree, part, spec, nonce, GRADER_REPORT))
     return plans
 
 
-def _pytest_argv(tree: Path) -> tuple[str, ...]:
-    paths = [CONTAINER_REPO] + ([f"{CONTAINER_REPO}/src"] if (tree / "src").is_dir() else [])
+def _in_process(label: str, tree: Tree, root: Path, image: str, harness: Path, staged: Path, nonce: str,
+                limits: Limits, messages: bool) -> RunPlan:  # fmt: skip
+    """Plan a run of an in-process suite: pytest and the change's code share a process (forgeable)."""
+    # A random name: nothing in the tree can have planted a file there in advance.
+    report = f"/tmp/pg-{secrets.token_hex(12)}.jsonl"  # noqa: S108 - a path inside the container
+    paths = [CONTAINER_REPO] + ([f"{CONTAINER_REPO}/src"] if (root / "src").is_dir() else [])
+    argv = (
+        *PYTHON, f"{CONTAINER_HARNESS}/{HARNESS_PACKAGE}/pytest_plugin.py",
+        *_pytest_args(CONTAINER_SUITE, pythonpath=paths),
+    )  # fmt: skip
+    env = {
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PATCHGATE_REPORT": report,
+        "PATCHGATE_NONCE": nonce,
+        "PATCHGATE_MESSAGES": "1" if messages else "0",
+    }
+    spec = RunSpec(
+        image=image,
+        argv=argv,
+        copy_in=(Mount(root, CONTAINER_REPO),),
+        mounts=(Mount(harness, CONTAINER_HARNESS), Mount(staged, CONTAINER_SUITE)),
+        workdir=CONTAINER_REPO,
+        env=env,
+        limits=limits,
+        collect=(report,),
+    )
+    return RunPlan(label, tree, "pytest", spec, nonce, report)
+
+
+def _pytest_args(suite: str, pythonpath: list[str] | None = None) -> tuple[str, ...]:
+    extra = ("-o", f"pythonpath={' '.join(pythonpath)}") if pythonpath else ()
     return (
-        *PYTHON, f"{CONTAINER_HARNESS}/pytest_plugin.py",
         "-c", f"{CONTAINER_HARNESS}/pytest.ini",
-        "--rootdir", CONTAINER_SUITE,
-        "--confcutdir", CONTAINER_SUITE,
+        "--rootdir", suite,
+        "--confcutdir", suite,
         "-p", "no:cacheprovider",
         "-p", "pytest_timeout",
-        "-o", f"pythonpath={' '.join(paths)}",
+        *extra,
         "--continue-on-collection-errors",
         "-q", "--no-header", "--tb=no", "-rN",
-        CONTAINER_SUITE,
+        suite,
     )  # fmt: skip

@@ -41,6 +41,10 @@ class SuiteOutcome:
     notes: tuple[Note, ...] = ()
     wall_s: float = 0.0
     peak_memory_bytes: int | None = None
+    in_process: bool = False
+
+
+FORGEABLE = "in-process: the code under test can forge this"
 
 
 def _capped(ids: Sequence[str]) -> tuple[list[str], int]:
@@ -71,10 +75,14 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         total=grade.total,
         flaky=len(grade.flaky),
         pass_rate=round(grade.pass_rate, 4),
-        wall_s=round(outcome.wall_s, 3),
-        peak_memory_bytes=outcome.peak_memory_bytes,
+        # A held-out run's time and memory would carry what the code under test chose to encode.
+        wall_s=None if private else round(outcome.wall_s, 3),
+        peak_memory_bytes=None if private else outcome.peak_memory_bytes,
         timed_out=len(grade.timed_out),
+        isolation="in-process" if outcome.in_process else "subject",
     )
+    if outcome.in_process:
+        notes.insert(0, FORGEABLE)
     if not private and policy.show_hidden_failures != "counts":
         with_messages = policy.show_hidden_failures == "ids+messages"
         failures = [TestFailure(id=i, message=o.message if with_messages else "") for i, o in grade.failures]
@@ -114,6 +122,7 @@ def behaviour_result(
         fail_to_pass_total=sum(g.fail_to_pass_total for g in graded),
         pass_to_pass=sum(g.pass_to_pass for g in graded),
         overfitting=overfitting(suites, policy.overfitting_gap),
+        forgeable=any(s.isolation == "in-process" for s in suites),
         detail=" · ".join(details),
     )
 

@@ -19,12 +19,17 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checks.behaviour.cases import CaseSpec, is_case_file, load_case_file
 from checks.behaviour.errors import SuiteError
 from checks.inputs import Suites
 from checks.report import SuiteKind
 
+SUITE_CONFIG = "patchgate-suite.yml"
 HIDDEN_DIR = "hidden"
 HELD_OUT_DIR = "held-out"
 SUITE_NAMES: dict[SuiteKind, str] = {"hidden": "hidden", "held_out": "held-out"}
@@ -53,6 +58,8 @@ class Suite:
     pytest_files: tuple[str, ...]
     functions: tuple[str, ...]
     cases: tuple[CaseSpec, ...]
+    # The suite's own opt-in (SUITE_CONFIG): pytest and the change's code in one process, forgeable.
+    in_process: bool = False
 
     @property
     def name(self) -> str:
@@ -90,7 +97,29 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
             "with test functions, or *cases.yml files"
         )
     _check_module_names(root, pytest_files)
-    return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases))
+    in_process = _isolation(root, kind) == "in-process"
+    return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases), in_process)
+
+
+class SuiteConfig(BaseModel):
+    """``patchgate-suite.yml`` in a suite folder: how the suite must run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # subject: the tests run apart from the change's code (the default, and the only unforgeable way).
+    # in-process: one process for both, for suites the isolation cannot carry; labelled as forgeable.
+    isolation: Literal["subject", "in-process"] = "subject"
+
+
+def _isolation(root: Path, kind: SuiteKind) -> str:
+    path = root / SUITE_CONFIG
+    if not path.is_file():
+        return "subject"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return SuiteConfig.model_validate(data).isolation
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ValidationError) as exc:
+        raise SuiteError(f"{SUITE_NAMES[kind]} suite: {SUITE_CONFIG} is not valid: {exc}") from None
 
 
 def _files(root: Path) -> list[str]:

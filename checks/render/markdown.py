@@ -120,7 +120,7 @@ def _sections(report: Report) -> list[str]:
                     str(s.errors),
                     str(s.flaky),
                     str(s.timed_out),
-                    f"{s.wall_s:.1f}s",
+                    f"{s.wall_s:.1f}s" if s.wall_s is not None else "-",
                     f"{s.peak_memory_bytes / 2**20:.0f} MiB" if s.peak_memory_bytes else "-",
                 ]
             )

@@ -1,0 +1,452 @@
+"""The grader's view of the change's code: modules, objects and exceptions that live in the subject.
+
+The hidden tests run in the grader. When they import a module of the
+repository, the import resolves to a ``RemoteModule``; every attribute,
+call and operator on it, or on a ``Remote`` handle it returns, is a request
+to the subject. Values of known types come back *by value* (decoded here
+into the grader's own objects, so ``assert f(x) == [4]`` compares with the
+grader's list ``==``); anything else stays in the subject as a handle.
+Exception classes of the change are mirrored as real local classes, one
+per remote class, so ``pytest.raises(mod.ParseError)`` catches them.
+
+Equality and ordering between a handle and a test's own value are never
+asked of the subject (``NotImplemented``: the comparison is False): an
+object of the change's own class that claims to equal anything cannot
+learn or match the test's expected value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import time
+import types
+import weakref
+from collections.abc import Callable, Collection
+from typing import Any
+
+from . import codec
+from .peer import Peer, PeerGone
+
+DEFAULT_DEADLINE_S = 60.0
+_ANSWER_GRACE_S = 5.0
+_SUBJECT_MARGIN_S = 1.0
+_FIXED_TEXT: dict[type[BaseException], type[BaseException]] = {}
+
+
+class SubjectGone(Exception):
+    """The code under test stopped answering (it exited, crashed or hung)."""
+
+
+class SubjectTimeout(Exception):
+    """A call into the code under test ran past its test's time budget."""
+
+
+class Bridge:
+    """The grader's end of the channel: handles, mirrored classes and the grader's own objects."""
+
+    def __init__(self, peer: Peer | None, *, broken: str | None = None) -> None:
+        self.peer = peer
+        self.broken = broken
+        self.handles: weakref.WeakValueDictionary[int, Remote] = weakref.WeakValueDictionary()
+        self.mirrors: dict[int, type[BaseException]] = {}
+        self.mine: dict[int, object] = {}
+        self._my_numbers: dict[int, int] = {}
+        self.released: list[int] = []
+        self.deadline_at: float | None = None
+        self.default_deadline_s = DEFAULT_DEADLINE_S
+        self._env: dict[str, str] | None = None
+        self._cwd: str | None = None
+        if peer is not None:
+            peer.handler = self._serve
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def request(self, op: str, **fields: Any) -> Any:
+        if self.peer is None or self.broken is not None or self.peer.broken is not None:
+            why = self.broken or (self.peer.broken if self.peer is not None else None)
+            raise SubjectGone(f"the code under test is not running: {why}")
+        left = (self.deadline_at - time.monotonic()) if self.deadline_at else self.default_deadline_s
+        left = max(left, 0.5)
+        message: dict[str, Any] = {"op": op, **fields, "deadline": max(left - _SUBJECT_MARGIN_S, 0.25)}
+        self._sync(message)
+        if self.released:
+            message["release"], self.released = self.released, []
+        try:
+            answer = self.peer.request(message, timeout=left + _ANSWER_GRACE_S)
+        except PeerGone as exc:
+            raise SubjectGone(f"the code under test stopped answering: {exc}") from None
+        except BaseException:
+            # Interrupted while the subject works (a test timeout): its answer would come out of turn.
+            self.peer.broken = "a request was interrupted before its answer came"
+            raise
+        for stream, key in ((sys.stdout, "out"), (sys.stderr, "err")):
+            text = answer.get(key)
+            if isinstance(text, str) and text:
+                stream.write(text)
+        if "raise" in answer:
+            raise self.exception(answer["raise"])
+        return self.decode(answer.get("ok"))
+
+    def _sync(self, message: dict[str, Any]) -> None:
+        env, cwd = dict(os.environ), os.getcwd()
+        if env != self._env:
+            message["env"], self._env = env, env
+        if cwd != self._cwd:
+            message["cwd"], self._cwd = cwd, cwd
+
+    # -- values ---------------------------------------------------------------------------------
+
+    def _ref(self, value: object) -> dict[str, Any]:
+        if type(value) is Remote or type(value) is RemoteModule:
+            return {codec.TYPE: "obj", "side": "s", "id": _number(value)}
+        if isinstance(value, type) and value in _MIRROR_IDS:
+            return {codec.TYPE: "obj", "side": "s", "id": _MIRROR_IDS[value]}
+        if isinstance(value, BaseException):
+            return self._my_exception(value)
+        return {codec.TYPE: "obj", "side": "g", "id": self.keep(value)}
+
+    def keep(self, value: object) -> int:
+        """Hold one of the grader's objects the subject may use (by request); return its number."""
+        number = self._my_numbers.get(id(value))
+        if number is None:
+            number = len(self.mine) + 1
+            self.mine[number] = value
+            self._my_numbers[id(value)] = number
+        return number
+
+    def _my_exception(self, exc: BaseException) -> dict[str, Any]:
+        base = next((c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"), "Exception")
+        return {codec.TYPE: "gexc", "gref": self.keep(exc), "base": base, "text": codec.exception_text(exc)}
+
+    def encode(self, value: object) -> Any:
+        return codec.Encoder(self._ref, extended=True)(value)
+
+    def decode(self, data: Any) -> Any:
+        return codec.decode(data, self._resolve)
+
+    def _resolve(self, tag: dict[str, Any]) -> object:
+        number = tag.get("id")
+        if tag.get(codec.TYPE) != "obj" or not isinstance(number, int):
+            raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
+        if tag.get("side") == "g":
+            if number not in self.mine:
+                raise ValueError(f"no grader object number {number}")
+            return self.mine[number]
+        if tag.get("kind") == "exc_class":
+            return self.mirror(number, tag)
+        handle = self.handles.get(number)
+        if handle is None:
+            handle = Remote(self, number)
+            self.handles[number] = handle
+            if number in self.released:
+                self.released.remove(number)
+        return handle
+
+    def mirror(self, number: int, tag: dict[str, Any]) -> type[BaseException]:
+        """Return the local class standing for the subject's exception class ``number`` (one per class)."""
+        found = self.mirrors.get(number)
+        if found is not None:
+            return found
+        bases = tuple(b for b in (self.decode(x) for x in tag.get("bases") or []) if _is_exception_class(b))
+        namespace = {
+            "__module__": str(tag.get("module") or "?"),
+            "__qualname__": str(tag.get("qualname") or tag.get("name")),
+            "__str__": _mirrored_str,
+            "__getattr__": _mirrored_getattr,
+        }
+        name = str(tag.get("name") or "RemoteError")
+        try:
+            cls = type(name, bases or (Exception,), namespace)
+        except TypeError:  # bases whose layouts conflict: keep the first
+            cls = type(name, bases[:1] or (Exception,), namespace)
+        self.mirrors[number] = cls
+        _MIRROR_IDS[cls] = number
+        return cls
+
+    def exception(self, info: Any) -> BaseException:
+        """Build the exception the subject raised, as the grader's own object."""
+        if not isinstance(info, dict):
+            return SubjectGone("the subject described an exception it raised in a form we do not read")
+        gref = info.get("gref")
+        if isinstance(gref, int) and isinstance(self.mine.get(gref), BaseException):
+            return self.mine[gref]  # type: ignore[return-value]
+        text = str(info.get("text", ""))
+        if info.get("timeout"):
+            return SubjectTimeout(f"Timeout: the code under test did not return in time ({text})")
+        cls = self.decode(info.get("cls"))
+        try:
+            args = self.decode(info.get("args"))
+        except ValueError:
+            args = None
+        args = tuple(args) if isinstance(args, (tuple, list)) else (text,)
+        if not _is_exception_class(cls):
+            return SubjectGone(f"the subject raised something that is not an exception: {text}")
+        if not issubclass(cls, Exception) and cls is not SystemExit:
+            # KeyboardInterrupt and the like would end the grader's whole session.
+            return RuntimeError(f"the code under test raised {cls.__name__}: {text}")
+        exc = _build(cls, args, text)
+        instance = info.get("obj")
+        if cls in _MIRROR_IDS and isinstance(instance, dict):
+            with contextlib.suppress(ValueError):
+                exc.__dict__["_pg_ref"] = self.decode(instance)
+        return exc
+
+    # -- the subject's requests (callbacks into the grader's objects) ---------------------------
+
+    def _serve(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return {"ok": self.encode(self._callback(request))}
+        except BaseException as exc:  # a test's callback may raise anything; it goes back as such
+            return {"raise": {"gexc": self._my_exception(exc)}}
+
+    def _callback(self, request: dict[str, Any]) -> Any:
+        op = request.get("op")
+        if op == "getattr":
+            name = str(request.get("name"))
+            if name.startswith("_"):
+                # Dunder and private attributes would open the test's frames, globals and code.
+                raise AttributeError(f"patchgate: the code under test may not read {name!r} of a test object")
+            return getattr(self.decode(request.get("obj")), name)
+        if op == "call":
+            target = self.decode(request.get("obj"))
+            return target(*self.decode(request.get("args", [])), **self.decode(request.get("kwargs", {})))
+        if op == "op":
+            name = str(request.get("name"))
+            fn = _CALLBACK_OPS.get(name)
+            if fn is None:
+                raise TypeError(f"patchgate: operation {name!r} is not offered on a test's object")
+            return fn(*self.decode(request.get("args", [])))
+        raise ValueError(f"unknown request {op!r}")
+
+
+_MIRROR_IDS: dict[type, int] = {}
+_CALLBACK_OPS: dict[str, Callable[..., Any]] = {
+    "repr": repr, "str": str, "bool": bool, "len": len, "iter": iter, "next": next, "hash": hash,
+    "getitem": lambda o, k: o[k], "contains": lambda o, x: x in o, "eq": lambda o, x: o == x,
+    "enter": lambda o: o.__enter__(), "exit": lambda o, a, b, c: o.__exit__(a, b, c),
+}  # fmt: skip
+
+
+def _is_exception_class(value: object) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseException)
+
+
+def _mirrored_str(self: BaseException) -> str:
+    text = self.__dict__.get("_pg_text")
+    return text if isinstance(text, str) else BaseException.__str__(self)
+
+
+def _mirrored_getattr(self: BaseException, name: str) -> Any:
+    handle = self.__dict__.get("_pg_ref")
+    if handle is None or name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(handle, name)
+
+
+def _build(cls: type[BaseException], args: tuple[Any, ...], text: str) -> BaseException:
+    """Make an instance of ``cls`` whose ``args`` and ``str()`` are the subject's."""
+    if cls in _MIRROR_IDS:
+        exc = cls.__new__(cls, *args)
+        exc.args = args
+        exc.__dict__["_pg_text"] = text
+        return exc
+    try:
+        exc = cls(*args)
+        if codec.exception_text(exc) == text:
+            return exc
+    except Exception:  # noqa: S110 - a built-in that will not take these arguments: fixed text below
+        pass
+    fixed = _FIXED_TEXT.get(cls)
+    if fixed is None:
+        fixed = type(cls.__name__, (cls,), {"__str__": _mirrored_str, "__module__": "builtins"})
+        _FIXED_TEXT[cls] = fixed
+    exc = fixed.__new__(fixed, *args)
+    exc.args = args
+    exc.__dict__["_pg_text"] = text
+    return exc
+
+
+def _number(value: object) -> int:
+    return int(object.__getattribute__(value, "_pg_id"))
+
+
+def _bridge(value: object) -> Bridge:
+    bridge: Bridge = object.__getattribute__(value, "_pg_bridge")
+    return bridge
+
+
+def _op(name: str) -> Callable[..., Any]:
+    def apply(self: Remote, *args: Any) -> Any:
+        return _bridge(self).request("op", name=name, args=_bridge(self).encode([self, *args]))
+
+    apply.__name__ = f"__{name}__"
+    return apply
+
+
+def _reflected(name: str) -> Callable[..., Any]:
+    def apply(self: Remote, other: Any) -> Any:
+        return _bridge(self).request("op", name=name, args=_bridge(self).encode([other, self]))
+
+    return apply
+
+
+def _compare(name: str) -> Callable[..., Any]:
+    def compare(self: Remote, other: object) -> Any:
+        if type(other) is not Remote:
+            # Never hand a test's expected value to the subject to agree with.
+            return NotImplemented
+        return _bridge(self).request("op", name=name, args=_bridge(self).encode([self, other]))
+
+    return compare
+
+
+class Remote:
+    """A handle to one object of the subject; every use is a request."""
+
+    __slots__ = ("__weakref__", "_pg_bridge", "_pg_id")
+
+    def __init__(self, bridge: Bridge, number: int) -> None:
+        object.__setattr__(self, "_pg_bridge", bridge)
+        object.__setattr__(self, "_pg_id", number)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # interpreter shutdown
+            _bridge(self).released.append(_number(self))
+
+    def __getattr__(self, name: str) -> Any:
+        return _bridge(self).request("getattr", obj=_number(self), name=name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _bridge(self).request("setattr", obj=_number(self), name=name, value=_bridge(self).encode(value))
+
+    def __delattr__(self, name: str) -> None:
+        _bridge(self).request("delattr", obj=_number(self), name=name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        bridge = _bridge(self)
+        encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
+        return bridge.request("call", obj=_number(self), **encoded)
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return bool(_reflected("isinstance")(self, instance))
+
+    def __subclasscheck__(self, subclass: Any) -> bool:
+        return bool(_reflected("issubclass")(self, subclass))
+
+    def __bool__(self) -> bool:
+        return bool(_op("bool")(self))
+
+    def __len__(self) -> int:
+        return int(_op("len")(self))
+
+    def __hash__(self) -> int:
+        return int(_op("hash")(self))
+
+    def __repr__(self) -> str:
+        return str(_op("repr")(self))
+
+    def __str__(self) -> str:
+        return str(_op("str")(self))
+
+    def __format__(self, spec: str) -> str:
+        return str(_op("format")(self, spec))
+
+    def __contains__(self, item: Any) -> bool:
+        return bool(_op("contains")(self, item))
+
+    def __exit__(self, *exc: Any) -> Any:
+        # The traceback and the grader's exception stay here; the subject sees that one was raised.
+        kind, value, _ = exc
+        builtin = kind is None or kind.__module__ == "builtins"
+        return _op("exit")(self, kind if builtin else Exception, value, None)
+
+    __iter__ = _op("iter")
+    __next__ = _op("next")
+    __reversed__ = _op("reversed")
+    __dir__ = _op("dir")
+    __getitem__ = _op("getitem")
+    __setitem__ = _op("setitem")
+    __delitem__ = _op("delitem")
+    __int__ = _op("int")
+    __float__ = _op("float")
+    __complex__ = _op("complex")
+    __index__ = _op("index")
+    __round__ = _op("round")
+    __abs__ = _op("abs")
+    __neg__ = _op("neg")
+    __pos__ = _op("pos")
+    __invert__ = _op("invert")
+    __enter__ = _op("enter")
+    __eq__ = _compare("eq")
+    __ne__ = _compare("ne")
+    __lt__ = _compare("lt")
+    __le__ = _compare("le")
+    __gt__ = _compare("gt")
+    __ge__ = _compare("ge")
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift",
+              "and", "or", "xor", "divmod"):  # fmt: skip
+    setattr(Remote, f"__{_name}__", _op(_name))
+    setattr(Remote, f"__r{_name}__", _reflected(_name))
+
+
+class RemoteModule(types.ModuleType):
+    """A module of the repository as the grader sees it: its attributes live in the subject."""
+
+    def __init__(self, name: str, handle: Remote, names: list[str]) -> None:
+        super().__init__(name)
+        object.__setattr__(self, "_pg_handle", handle)
+        object.__setattr__(self, "_pg_id", _number(handle))
+        object.__setattr__(self, "_pg_bridge", _bridge(handle))
+        object.__setattr__(self, "__all__", names)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return getattr(object.__getattribute__(self, "_pg_handle"), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("__") and name.endswith("__"):
+            object.__setattr__(self, name, value)
+            return
+        setattr(object.__getattribute__(self, "_pg_handle"), name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(object.__getattribute__(self, "_pg_handle"), name)
+
+    def __dir__(self) -> list[str]:
+        return list(object.__getattribute__(self, "__all__"))
+
+
+class Importer(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Resolve imports of the repository's top-level names to the subject's modules."""
+
+    def __init__(self, bridge: Bridge, names: Collection[str]) -> None:
+        self.bridge = bridge
+        self.names = frozenset(names) - frozenset(sys.stdlib_module_names)
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> Any:
+        if fullname.partition(".")[0] not in self.names:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        try:
+            handle = self.bridge.request("import", name=spec.name)
+            names = self.bridge.request("names", obj=_number(handle))
+        except (SubjectGone, SubjectTimeout) as exc:
+            raise ImportError(f"{spec.name}: {exc}", name=spec.name) from None
+        except Exception:
+            raise
+        except BaseException as exc:  # SystemExit at import: that module fails to import, nothing more
+            why = f"importing {spec.name} raised {type(exc).__name__}: {exc}"
+            raise ImportError(why, name=spec.name) from None
+        return RemoteModule(spec.name, handle, [str(n) for n in names])
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None

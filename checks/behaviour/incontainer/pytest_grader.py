@@ -1,0 +1,109 @@
+"""The grader of a pytest suite: the hidden tests run here, the change's code in the subject.
+
+Usage: ``python3 -I -B /patchgate/launch.py pytest PLAN -- PYTEST-ARGS...``
+
+PLAN (a private file under /grader) gives the report path, the nonce,
+whether failure messages may be shown, the rendezvous directory, the
+repository's top-level module names and the import budget. This process
+listens for the subject, installs ``proxy.Importer`` for those names (so no
+module of the repository is ever imported here), and runs pytest
+in-process with patchgate's recorder writing the report - under /grader,
+where the subject cannot enter. Nothing the subject sends is executed:
+values are decoded by ``codec``, exceptions rebuilt by ``proxy``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from . import rendezvous
+from .peer import Peer
+from .proxy import Bridge, Importer
+from .pytest_plugin import Recorder
+
+DEFAULT_TEST_TIMEOUT_S = 60.0
+
+
+class Deadlines:
+    """Give each request to the subject the time its test (or the import budget) has left."""
+
+    def __init__(self, bridge: Bridge, import_budget_s: float, default_timeout_s: float) -> None:
+        self.bridge = bridge
+        self.default_timeout_s = default_timeout_s
+        bridge.deadline_at = time.monotonic() + import_budget_s
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.bridge.deadline_at = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        marker = item.get_closest_marker("timeout")
+        timeout = self.default_timeout_s
+        if marker is not None and marker.args and isinstance(marker.args[0], (int, float)):
+            timeout = float(marker.args[0])
+        self.bridge.deadline_at = time.monotonic() + timeout
+        try:
+            return (yield)
+        finally:
+            self.bridge.deadline_at = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        # The subject reads and writes a test's tmp_path too (a file a test hands the code under test).
+        factory = config._tmp_path_factory  # type: ignore[attr-defined]
+        original = factory.mktemp
+
+        def mktemp(basename: str, numbered: bool = True) -> Any:
+            path = original(basename, numbered)
+            for p in (path, *path.parents):
+                if str(p) in ("/", "/tmp"):  # noqa: S108 - a path inside the container
+                    break
+                if p.owner() == _me():
+                    p.chmod(p.stat().st_mode | stat.S_IRWXO | stat.S_IRWXG)
+            return path
+
+        factory.mktemp = mktemp
+
+
+def _me() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
+
+
+def main(argv: list[str]) -> int:
+    """Wait for the subject, then run pytest with the repository's modules as proxies."""
+    plan_path, *rest = argv
+    args = rest[1:] if rest[:1] == ["--"] else rest
+    with open(plan_path, encoding="utf-8") as f:
+        plan = json.load(f)
+    fd = os.open(plan["report"], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+    recorder = Recorder(fd, bool(plan["messages"]))
+    recorder.write({"kind": "start", "runner": "pytest", "nonce": plan["nonce"], "version": 2})
+    budget = float(plan["import_budget_s"])
+    server, _ = rendezvous.listen(plan["rendezvous"])
+    try:
+        bridge = Bridge(Peer(rendezvous.accept(server, budget), lambda request: {}))
+    except rendezvous.NoSubject as exc:
+        recorder.write({"kind": "subject_error", "detail": str(exc)})
+        bridge = Bridge(None, broken=str(exc))
+    sys.meta_path.insert(0, Importer(bridge, plan["modules"]))
+    deadlines = Deadlines(bridge, budget, float(plan.get("test_timeout_s", DEFAULT_TEST_TIMEOUT_S)))
+    code = int(pytest.main(args, plugins=[recorder, deadlines]))
+    if bridge.peer is not None and bridge.peer.broken:
+        recorder.write({"kind": "subject_error", "detail": bridge.peer.broken[:300]})
+    recorder.write({"kind": "exit", "code": code})
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return code

@@ -1,0 +1,494 @@
+"""The subject: the only process that imports and runs the change's code.
+
+Usage: ``python3 -I -B /patchgate/launch.py subject SOCKET REPO``
+
+It runs as the sandbox's untrusted uid, connects to the grader's socket and
+answers requests: import a module, get or set an attribute, call, apply an
+operator, run a declarative case in a forked child. What crosses back is an
+*observation*: a value encoded by ``codec`` (exact built-in types walked
+through their base methods), a handle for anything else, or an exception
+described by its real type. It never sees a test's source, an expected
+value, the grader's files or its memory: those live under another uid.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import importlib
+import io
+import json
+import operator
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import codec, reaping
+from .peer import Peer, PeerGone
+
+CONNECT_S = 60.0
+CAPTURE_CHARS = 1_000_000
+MAX_RESULT_BYTES = 256 * 1024
+_WATCHDOG_GRACE_S = 5.0
+_HEADER = struct.Struct(">Q")
+_RESULT_FIELDS = ("status", "value", "exception", "missing_module", "detail")
+_MAX_FD = 65536
+
+
+class CallTimeout(BaseException):
+    """Raised into the change's code when a request runs past its deadline.
+
+    Not an Exception, so ``except Exception`` in the change's code does not swallow it.
+    """
+
+
+def _exit(o: Any, a: Any, b: Any, c: Any) -> Any:
+    return type(o).__exit__(o, a, b, c)
+
+
+OPERATORS: dict[str, Callable[..., Any]] = {
+    "repr": repr, "str": str, "bool": bool, "len": len, "hash": hash, "iter": iter, "next": next,
+    "reversed": reversed, "dir": dir, "format": format, "int": int, "float": float, "complex": complex,
+    "index": operator.index, "bytes": bytes, "abs": abs, "round": round, "divmod": divmod,
+    "neg": operator.neg, "pos": operator.pos, "invert": operator.invert,
+    "lt": operator.lt, "le": operator.le, "eq": operator.eq, "ne": operator.ne,
+    "gt": operator.gt, "ge": operator.ge,
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+    "floordiv": operator.floordiv, "mod": operator.mod, "pow": pow, "matmul": operator.matmul,
+    "lshift": operator.lshift, "rshift": operator.rshift, "and": operator.and_, "or": operator.or_,
+    "xor": operator.xor, "contains": operator.contains, "getitem": operator.getitem,
+    "setitem": operator.setitem, "delitem": operator.delitem, "isinstance": isinstance,
+    "issubclass": issubclass, "enter": lambda o: type(o).__enter__(o), "exit": _exit,
+    "iadd": operator.iadd, "isub": operator.isub, "imul": operator.imul, "ior": operator.ior,
+    "iand": operator.iand, "callable": callable,
+}  # fmt: skip
+
+
+class Objects:
+    """The subject's objects the grader holds handles to, by number; the same object keeps its number."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, object] = {}
+        self._numbers: dict[int, int] = {}
+        self._next = 0
+
+    def number(self, obj: object) -> int:
+        found = self._numbers.get(id(obj))
+        if found is not None:
+            return found
+        self._next += 1
+        self.by_id[self._next] = obj
+        self._numbers[id(obj)] = self._next
+        return self._next
+
+    def get(self, number: object) -> object:
+        if not isinstance(number, int) or number not in self.by_id:
+            raise LookupError(f"no object number {number!r}")
+        return self.by_id[number]
+
+    def release(self, numbers: object) -> None:
+        for number in numbers if isinstance(numbers, list) else []:
+            obj = self.by_id.pop(number, None) if isinstance(number, int) else None
+            if obj is not None:
+                self._numbers.pop(id(obj), None)
+
+
+class GraderObject:
+    """A grader's object the change's code was given (a callback, a test double): used by request."""
+
+    __slots__ = ("_pg_agent", "_pg_id")
+
+    def __init__(self, agent: Agent, number: int) -> None:
+        object.__setattr__(self, "_pg_agent", agent)
+        object.__setattr__(self, "_pg_id", number)
+
+    def __getattr__(self, name: str) -> Any:
+        return self._pg_agent.callback("getattr", self, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._pg_agent.callback("call", self, args, kwargs)
+
+    def _op(self, name: str, *args: Any) -> Any:
+        return self._pg_agent.callback("op", name, self, *args)
+
+    def __repr__(self) -> str:
+        return str(self._op("repr"))
+
+    def __str__(self) -> str:
+        return str(self._op("str"))
+
+    def __bool__(self) -> bool:
+        return bool(self._op("bool"))
+
+    def __len__(self) -> int:
+        return int(self._op("len"))
+
+    def __iter__(self) -> Any:
+        return self._op("iter")
+
+    def __next__(self) -> Any:
+        return self._op("next")
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._op("getitem", key)
+
+    def __contains__(self, item: Any) -> bool:
+        return bool(self._op("contains", item))
+
+    def __eq__(self, other: object) -> bool:
+        return bool(self._op("eq", other))
+
+    def __hash__(self) -> int:
+        return int(self._op("hash"))
+
+    def __enter__(self) -> Any:
+        return self._op("enter")
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._op("exit", None, None, None)
+
+
+class Agent:
+    """Serve the grader's requests for one connection."""
+
+    def __init__(self, sock: socket.socket, repo: str) -> None:
+        self.repo = repo
+        self.objects = Objects()
+        self.peer = Peer(sock, self.handle)
+        self.depth = 0
+        self.mirrors: dict[int, type[BaseException]] = {}
+        self._busy_since: float | None = None
+        self._deadline = 0.0
+
+    # -- encoding -------------------------------------------------------------------------------
+
+    def _ref(self, value: object) -> dict[str, Any]:
+        if isinstance(value, GraderObject):
+            return {codec.TYPE: "obj", "side": "g", "id": object.__getattribute__(value, "_pg_id")}
+        tag: dict[str, Any] = {codec.TYPE: "obj", "side": "s", "id": self.objects.number(value)}
+        if type(value) is type(sys):
+            tag["kind"] = "module"
+        elif isinstance(value, type) and issubclass(value, BaseException):
+            tag.update(self._exception_class(value))
+        return tag
+
+    def _exception_class(self, cls: type[BaseException]) -> dict[str, Any]:
+        bases = [b for b in cls.__bases__ if issubclass(b, BaseException)]
+        return {
+            "kind": "exc_class",
+            "name": cls.__name__,
+            "qualname": getattr(cls, "__qualname__", cls.__name__),
+            "module": getattr(cls, "__module__", "") or "",
+            "bases": [self.encode(b) for b in bases],
+        }
+
+    def encode(self, value: object) -> Any:
+        return codec.Encoder(self._ref, extended=True)(value)
+
+    def decode(self, data: Any) -> Any:
+        return codec.decode(data, self._resolve)
+
+    def _resolve(self, tag: dict[str, Any]) -> object:
+        if tag.get(codec.TYPE) == "obj" and tag.get("side") == "s":
+            return self.objects.get(tag.get("id"))
+        if tag.get(codec.TYPE) == "obj" and tag.get("side") == "g" and isinstance(tag.get("id"), int):
+            return GraderObject(self, int(tag["id"]))
+        if tag.get(codec.TYPE) == "gexc":
+            return self._grader_exception(tag)
+        raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
+
+    def _grader_exception(self, tag: dict[str, Any]) -> BaseException:
+        """Build an exception standing for one the grader raised, catchable by its built-in base."""
+        base = getattr(builtins, str(tag.get("base")), Exception)
+        if not (isinstance(base, type) and issubclass(base, BaseException)):
+            base = Exception
+        text = str(tag.get("text", ""))
+        try:
+            exc = base(text)
+        except Exception:
+            exc = Exception(text)
+        exc._patchgate_gref = tag.get("gref")  # type: ignore[attr-defined]
+        return exc
+
+    def raised(self, exc: BaseException) -> dict[str, Any]:
+        """Describe an exception for the grader: its class, arguments, text and a handle to it."""
+        gref = getattr(exc, "_patchgate_gref", None) if type(exc).__module__ == "builtins" else None
+        try:
+            args = self.encode(tuple(BaseException.__dict__["args"].__get__(exc)))
+        except Exception:
+            args = None
+        try:
+            instance = self.encode(exc)
+        except Exception:
+            instance = None
+        return {
+            "cls": self.encode(type(exc)),
+            "args": args,
+            "text": codec.exception_text(exc)[: codec.MESSAGE_CHARS * 10],
+            "obj": instance,
+            "gref": gref if isinstance(gref, int) else None,
+            "timeout": isinstance(exc, CallTimeout),
+        }
+
+    # -- requests from the grader -----------------------------------------------------------------
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.depth += 1
+        outer = self.depth == 1
+        out, err = io.StringIO(), io.StringIO()
+        saved = sys.stdout, sys.stderr
+        try:
+            if outer:
+                self._sync(request)
+                self.objects.release(request.get("release"))
+                sys.stdout, sys.stderr = out, err
+                self._arm(request.get("deadline"))
+            try:
+                answer: dict[str, Any] = {"ok": self._dispatch(request)}
+            except BaseException as exc:  # the change's code may raise anything, SystemExit too
+                answer = {"raise": self.raised(exc)}
+        finally:
+            if outer:
+                self._disarm()
+                sys.stdout, sys.stderr = saved
+            self.depth -= 1
+        if outer:
+            answer["out"] = out.getvalue()[:CAPTURE_CHARS]
+            answer["err"] = err.getvalue()[:CAPTURE_CHARS]
+        return answer
+
+    def _sync(self, request: dict[str, Any]) -> None:
+        """Take the grader's environment and working directory (a test's monkeypatch.setenv/chdir)."""
+        env = request.get("env")
+        if isinstance(env, dict):
+            os.environ.clear()
+            os.environ.update({str(k): str(v) for k, v in env.items()})
+        cwd = request.get("cwd")
+        if isinstance(cwd, str):
+            with contextlib.suppress(OSError):
+                os.chdir(cwd)
+
+    def _dispatch(self, request: dict[str, Any]) -> Any:
+        op = request.get("op")
+        if op == "case":
+            return run_case(request, self.repo)
+        if op == "import":
+            return self.encode(importlib.import_module(str(request["name"])))
+        if op == "names":
+            obj = self.objects.get(request.get("obj"))
+            names = getattr(obj, "__all__", None)
+            if names is None:
+                names = [n for n in vars(obj) if not n.startswith("_")]
+            return [str(n) for n in names]
+        target = self.objects.get(request.get("obj")) if "obj" in request else None
+        if op == "getattr":
+            return self.encode(getattr(target, str(request["name"])))
+        if op == "setattr":
+            setattr(target, str(request["name"]), self.decode(request.get("value")))
+            return None
+        if op == "delattr":
+            delattr(target, str(request["name"]))
+            return None
+        if op == "call":
+            args = self.decode(request.get("args", []))
+            kwargs = self.decode(request.get("kwargs", {}))
+            return self.encode(target(*args, **kwargs))  # type: ignore[operator]
+        if op == "op":
+            fn = OPERATORS[str(request["name"])]
+            return self.encode(fn(*self.decode(request.get("args", []))))
+        raise ValueError(f"unknown request {op!r}")
+
+    # -- deadlines ------------------------------------------------------------------------------
+
+    def _arm(self, deadline: object) -> None:
+        if not isinstance(deadline, (int, float)) or deadline <= 0:
+            return
+        self._busy_since = time.monotonic()
+        self._deadline = float(deadline)
+        signal.setitimer(signal.ITIMER_REAL, float(deadline))
+
+    def _disarm(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self._busy_since = None
+
+    def watchdog(self) -> None:
+        """End this process when a request outlives its deadline (the code blocked our alarm)."""
+        while True:
+            time.sleep(0.5)
+            since = self._busy_since
+            if since is not None and time.monotonic() - since > self._deadline + _WATCHDOG_GRACE_S:
+                with contextlib.suppress(Exception):
+                    self.peer.send({"dead": f"a request ran {self._deadline:g}s past its deadline"})
+                os._exit(70)
+
+    # -- requests to the grader -----------------------------------------------------------------
+
+    def callback(self, kind: str, *parts: Any) -> Any:
+        if kind == "getattr":
+            target, name = parts
+            request = {"op": "getattr", "obj": self.encode(target), "name": name}
+        elif kind == "call":
+            target, args, kwargs = parts
+            request = {"op": "call", "obj": self.encode(target), "args": self.encode(list(args)),
+                       "kwargs": self.encode(dict(kwargs))}  # fmt: skip
+        else:
+            name, *args = parts
+            request = {"op": "op", "name": name, "args": self.encode(list(args))}
+        try:
+            answer = self.peer.request(request)
+        except PeerGone as exc:
+            raise RuntimeError(f"patchgate: the grader is gone ({exc})") from None
+        if "raise" in answer:
+            raise self._grader_exception(answer["raise"])
+        return self.decode(answer.get("ok"))
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise CallTimeout("the call did not return before its deadline")
+
+
+# -- declarative cases: one forked child per case ---------------------------------------------------
+
+
+def evaluate(module_name: str, call: str) -> dict[str, Any]:
+    """Import the module, evaluate the call in its namespace and encode what happened."""
+    try:
+        module = importlib.import_module(module_name)
+    except BaseException as exc:  # the code under test may raise anything, SystemExit too
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        return {"status": "import_error", "exception": codec.describe(exc), "missing_module": missing}
+    try:
+        code = compile(call, "<case>", "eval")
+        value = eval(code, dict(vars(module)))  # noqa: S307 - the maintainers' call expression, in the sandbox
+    except BaseException as exc:
+        return {"status": "raised", "exception": codec.describe(exc)}
+    try:
+        return {"status": "returned", "value": codec.encode(value)}
+    except codec.Unserializable as exc:
+        return {"status": "unserializable", "detail": str(exc)}
+    except BaseException as exc:  # e.g. a hostile tzinfo raising while encoded
+        detail = f"encoding the result raised {codec.type_name(type(exc))}"
+        return {"status": "unserializable", "detail": detail}
+
+
+def _case_child(module: str, call: str, out: int) -> None:
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    result = evaluate(module, call)
+    payload = json.dumps(result, ensure_ascii=True, allow_nan=False).encode()
+    if len(payload) > MAX_RESULT_BYTES:
+        detail = f"the encoded result is larger than {MAX_RESULT_BYTES} bytes"
+        payload = json.dumps({"status": "unserializable", "detail": detail}).encode()
+    reaping.write_all(out, _HEADER.pack(len(payload)) + payload)
+
+
+def run_case(case: dict[str, Any], repo: str) -> dict[str, Any]:
+    """Run one case in a forked child and return its observation (no id: the subject never knows it)."""
+    read_end, write_end = os.pipe()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the parent's loop
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            # Nothing of ours stays open in the code under test but its result pipe.
+            os.closerange(3, write_end)
+            os.closerange(write_end + 1, _MAX_FD)
+            os.setpgid(0, 0)
+            _case_child(str(case["module"]), str(case["call"]), write_end)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with contextlib.suppress(OSError):  # the child already did it, or already exited
+        os.setpgid(pid, pid)
+    timeout = float(case["timeout_s"])
+    status, buf, want = _read_result(read_end, start + timeout)
+    reaping.kill(pid)
+    _, wait_status = os.waitpid(pid, 0)
+    # Whatever the case started dies with it, daemons too.
+    reaping.reap_descendants()
+    os.close(read_end)
+    seconds = round(time.monotonic() - start, 3)
+    if status == "timeout":
+        return {"status": "timeout", "detail": f"no result within {timeout:g}s", "seconds": seconds}
+    if status != "done" or want is None:
+        code = os.waitstatus_to_exitcode(wait_status)
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        return {"status": "crashed", "detail": f"the case ended without a result ({how})", "seconds": seconds}
+    try:
+        record = json.loads(bytes(buf[_HEADER.size : _HEADER.size + want]))
+    except ValueError:
+        record = None
+    if not isinstance(record, dict):
+        return {"status": "crashed", "detail": "the case wrote a malformed result", "seconds": seconds}
+    # Only the fields the host reads; whatever else the child wrote is dropped.
+    kept = {k: record[k] for k in _RESULT_FIELDS if k in record}
+    kept["seconds"] = seconds
+    return kept
+
+
+def _read_result(fd: int, deadline: float) -> tuple[str, bytearray, int | None]:
+    buf = bytearray()
+    want: int | None = None
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return "timeout", buf, want
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if not ready:
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return "crashed", buf, want
+        buf.extend(chunk)
+        if want is None and len(buf) >= _HEADER.size:
+            (want,) = _HEADER.unpack_from(buf)
+        if want is not None and len(buf) >= _HEADER.size + want:
+            return "done", buf, want
+        if len(buf) > MAX_RESULT_BYTES + _HEADER.size:
+            return "crashed", buf, want
+
+
+# -- start-up ---------------------------------------------------------------------------------
+
+
+def connect(path: str, within: float = CONNECT_S) -> socket.socket:
+    """Connect to the grader's socket, waiting for it to listen."""
+    deadline = time.monotonic() + within
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+            return sock
+        except OSError:
+            sock.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def main(argv: list[str]) -> int:
+    """Connect, then serve until the grader closes the channel."""
+    path, repo = argv
+    sock = connect(path)
+    harness = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p) != harness]
+    sys.path[:0] = [p for p in (os.path.join(repo, "src"), repo) if os.path.isdir(p)]
+    os.chdir(repo)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    reaping.become_subreaper()
+    signal.signal(signal.SIGALRM, _on_alarm)
+    agent = Agent(sock, repo)
+    threading.Thread(target=agent.watchdog, name="patchgate-watchdog", daemon=True).start()
+    agent.peer.serve_forever()
+    return 0
