@@ -11,7 +11,8 @@ import pytest
 
 from checks.gate import GATES, GateContext, GateResult
 from checks.policy import Policy
-from checks.shape.hygiene import HygieneGate, line_after_removal
+from checks.shape.hygiene import HygieneGate
+from checks.shape.testrules import line_after_removal
 from checks.workspace import from_git
 from sandbox.spec import RunResult, RunSpec
 from tests.conftest import GitRepo

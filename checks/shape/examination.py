@@ -1,0 +1,108 @@
+"""The hygiene gate's view of a change: each changed Python file, read and parsed once, and the findings.
+
+Every rule reads the same `Side` of a file (base and head, parsed when they
+compile) and adds to the same `Examination`. Reads files only.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from checks.report import Finding, Severity
+from checks.shape.pysource import SourceTooLarge, decode_source, import_aliases, parse_module, read_source
+from checks.shape.testcode import ModuleFacts, module_facts
+from checks.workspace import ChangedFile, Workspace
+
+TOOL = "hygiene"
+
+
+@dataclass
+class Examination:
+    """Everything the hygiene rules found in one change."""
+
+    findings: list[Finding] = field(default_factory=list)
+    # Suppressions and stubs on changed lines that the base already had.
+    preexisting: int = 0
+    notices: list[str] = field(default_factory=list)
+
+    def add(
+        self, rule: str, path: str, lines: tuple[int, int], message: str,
+        severity: Severity = "error", *, needs_maintainer: bool = True,
+    ) -> None:
+        self.findings.append(Finding(
+            tool=TOOL, rule=rule, path=path, start_line=lines[0], end_line=lines[1],
+            severity=severity, message=message, introduced=True, needs_maintainer=needs_maintainer,
+        ))
+
+
+@dataclass(frozen=True)
+class Source:
+    """One side of a Python file; ``tree`` and ``facts`` are None when it does not compile."""
+
+    text: str
+    tree: ast.Module | None
+    facts: ModuleFacts | None
+    # Local names and the dotted names they were imported as.
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One changed Python file at base and head; a side is None when the file is absent there."""
+
+    change: ChangedFile
+    base_path: str | None
+    head_path: str | None
+    base: Source | None
+    head: Source | None
+
+    @property
+    def parsed(self) -> bool:
+        """Return True when every side that exists compiled, so AST rules can compare them."""
+        return all(src.tree is not None for src in (self.base, self.head) if src is not None)
+
+
+def _base_path(f: ChangedFile) -> str | None:
+    if f.status in ("added", "copied"):
+        return None
+    return f.old_path if f.status == "renamed" and f.old_path else f.path
+
+
+def _source(raw: bytes | None, path: str | None, exam: Examination) -> Source | None:
+    if raw is None:
+        return None
+    text, tree = decode_source(raw), parse_module(raw)
+    if tree is None:
+        return Source(text, None, None)
+    try:
+        return Source(text, tree, module_facts(tree), import_aliases(tree))
+    except RecursionError:
+        exam.notices.append(f"hygiene: {path} is nested too deeply to examine")
+        return Source(text, None, None)
+
+
+def python_sides(ws: Workspace, exam: Examination) -> Iterator[Side]:
+    """Read and parse both sides of every changed Python file, noting the files it cannot examine."""
+    for f in ws.changed:
+        if f.binary:
+            continue
+        base_path = _base_path(f)
+        head_path = None if f.status == "deleted" else f.path
+        if not any(p is not None and p.endswith((".py", ".pyi")) for p in (base_path, head_path)):
+            continue
+        try:
+            base_raw = read_source(ws.base_dir, base_path)
+            head_raw = read_source(ws.head_dir, head_path)
+        except SourceTooLarge as exc:
+            exam.notices.append(f"hygiene: {exc} is too large to examine")
+            continue
+        base, head = _source(base_raw, base_path, exam), _source(head_raw, head_path, exam)
+        yield Side(f, base_path, head_path, base, head)
+
+
+def changed_span(ws: Workspace, path: str) -> tuple[int, int]:
+    """Return the first and last changed line of ``path``, or (0, 0) when none (a deleted file)."""
+    lines = ws.changed_lines(path)
+    return (min(lines), max(lines)) if lines else (0, 0)

@@ -1,0 +1,92 @@
+"""The hygiene rules on changed test files: tests deleted, checking less, or checking nothing.
+
+A base test is matched to its head version (same file, moved or renamed:
+`checks.shape.testcode.match_tests`) before anything is compared, so
+reorganising tests is not reported; what a kept test checks is compared
+with what it checked.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from checks.shape.examination import Examination, Side
+from checks.shape.testcode import ChangedTestModule, match_tests
+from checks.testfiles import is_test_module
+
+
+def check_tests(sides: list[Side], exam: Examination) -> None:
+    """Report deleted tests, tests with fewer checks or cases, and what the kept tests now check."""
+    files = []
+    for side in sides:
+        if not side.parsed:
+            continue  # a file that does not compile is the loads gate's finding
+        base_is_test = side.base_path is not None and is_test_module(side.base_path)
+        head_is_test = side.head_path is not None and is_test_module(side.head_path)
+        if not (base_is_test or head_is_test):
+            continue
+        base = side.base.facts.tests if base_is_test and side.base and side.base.facts else {}
+        head = side.head.facts.tests if head_is_test and side.head and side.head.facts else {}
+        files.append(ChangedTestModule(side.base_path, side.head_path, base, head))
+    kept, lost = match_tests(files)
+    texts = {(side.base_path, side.head_path): side for side in sides}
+    for gone in lost:
+        where = f"{gone.base_path}:{gone.test.line}"
+        pair = texts.get((gone.base_path, gone.head_path))
+        if gone.head_path is None or pair is None or pair.base is None or pair.head is None:
+            # Nothing at head to point at: the summary lists it, no annotation.
+            message = f"deletes test {gone.test.qualname} ({where}) along with its file"
+            exam.add("test-deleted", gone.head_path or gone.base_path, (0, 0), message)
+            continue
+        line = line_after_removal(pair.base.text, pair.head.text, gone.test.line)
+        message = f"deletes test {gone.test.qualname} (was {where})"
+        exam.add("test-deleted", gone.head_path, (line, line), message)
+    for k in kept:
+        span = (k.head.line, k.head.end_line)
+        if k.head.asserts < k.base.asserts:
+            exam.add("assert-weakened", k.head_path, span, (
+                f"test {k.head.qualname} checks less: {k.base.asserts} assertion(s) at base, "
+                f"{k.head.asserts} now (assert, pytest.raises/warns, assert* calls)"
+            ))
+        if k.base.cases is not None and k.head.cases is not None and k.head.cases < k.base.cases:
+            exam.add("cases-removed", k.head_path, span, (
+                f"test {k.head.qualname} runs fewer parametrized cases: "
+                f"{k.base.cases} at base, {k.head.cases} now"
+            ))
+
+
+def line_after_removal(base: str, head: str, base_line: int, *, max_middle: int = 400) -> int:
+    """Return the head line that stands where ``base_line`` of ``base`` was.
+
+    A removed line maps to the first head line after the removal (what replaced
+    it, or what followed it), so an annotation lands on the spot of the deletion.
+    The lines both sides share at the start and the end are matched in linear
+    time; only a changed middle of at most ``max_middle`` lines a side is diffed
+    (difflib is superlinear, and the PR's author writes both files), a longer one
+    maps to its first line.
+    """
+    a, b = base.split("\n"), head.split("\n")
+    if b and b[-1] == "":
+        b.pop()
+    if a and a[-1] == "":
+        a.pop()
+    last = max(len(b), 1)
+    index = base_line - 1
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    if index < prefix:
+        return min(index + 1, last)
+    if index >= len(a) - suffix:
+        return min(index - (len(a) - len(b)) + 1, last)
+    middle_a, middle_b = a[prefix : len(a) - suffix], b[prefix : len(b) - suffix]
+    if len(middle_a) > max_middle or len(middle_b) > max_middle:
+        return min(prefix + 1, last)
+    for tag, i1, i2, j1, _j2 in difflib.SequenceMatcher(None, middle_a, middle_b).get_opcodes():
+        if i1 <= index - prefix < i2:
+            offset = index - prefix - i1 if tag == "equal" else 0
+            return min(prefix + j1 + offset + 1, last)
+    return min(prefix + 1, last)
