@@ -14,13 +14,11 @@ import asyncio
 import contextlib
 import importlib
 import logging
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from bot import checkrun
@@ -38,7 +36,10 @@ from checks.gate import Runner
 from checks.inputs import JudgeSettings, PipelineInputs, Task
 from checks.pipeline import Progress, ShadowSink, Stopped, error_report, run_pipeline
 from checks.policy import POLICY_PATH, PolicyError, load_policy
+from checks.refusal import refused_report
 from checks.report import Report
+from checks.workspace import TreeRefused
+from sandbox.trees import scratch
 
 log = logging.getLogger(__name__)
 
@@ -198,15 +199,21 @@ class JobRun:
         check_run_id = await self._ensure_check_run()
         work_dir = self.s.settings.work_dir
         work_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=work_dir, prefix=f"job-{job.id}-") as tmp:
-            ws = await fetch_workspace(
-                self.client,
-                base_repo=job.repository,
-                base_sha=base_sha,
-                head_repo=pr.head.repo.full_name if pr.head.repo is not None else job.repository,
-                head_sha=job.head_sha,
-                dest=Path(tmp),
-            )
+        # The trees are the PR's: removed without recursion, and never raising over the outcome.
+        with scratch(f"job-{job.id}-", work_dir) as tmp:
+            try:
+                ws = await fetch_workspace(
+                    self.client,
+                    base_repo=job.repository,
+                    base_sha=base_sha,
+                    head_repo=pr.head.repo.full_name if pr.head.repo is not None else job.repository,
+                    head_sha=job.head_sha,
+                    dest=tmp,
+                )
+            except TreeRefused as exc:
+                # A tree beyond bounds is the PR's failure (or, on the base, a maintainer's problem).
+                await self._deliver(check_run_id, refused_report(exc))
+                return
             inputs = PipelineInputs(
                 workspace=ws,
                 policy=policy,

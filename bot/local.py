@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,8 +10,10 @@ from checks.gate import Runner
 from checks.inputs import JudgeSettings, PipelineInputs, Suites, Task
 from checks.pipeline import error_report, run_pipeline
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
+from checks.refusal import refused_report
 from checks.report import Report
-from checks.workspace import from_git
+from checks.workspace import TreeRefused, from_git
+from sandbox.trees import scratch
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,17 @@ def judge_from_env() -> JudgeSettings | None:
 
 
 def gate_local(run: LocalRun, runner: Runner, *, image: str | None = None) -> Report:
-    """Export base...head, read the base policy, and run the whole pipeline."""
-    with tempfile.TemporaryDirectory(prefix="patchgate-") as tmp:
-        ws = from_git(run.repo, run.base, run.head, Path(tmp))
+    """Export base...head, read the base policy, and run the whole pipeline.
+
+    A tree beyond bounds is a report too (see checks.refusal); the exported
+    trees are removed afterwards whatever happened, and a failure to remove
+    them is logged, never raised over the report.
+    """
+    with scratch("patchgate-") as tmp:
+        try:
+            ws = from_git(run.repo, run.base, run.head, tmp)
+        except TreeRefused as exc:
+            return refused_report(exc)
         try:
             policy = read_policy(ws.base_dir, run.policy_file)
         except PolicyError as exc:

@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 
 from bot.github import Installation
 from checks.inputs import Suites
-from checks.workspace import Workspace, WorkspaceError, extract_tar, from_trees
+from checks.workspace import Side, TreeRefused, Workspace, WorkspaceError, extract_tar, from_trees
+from sandbox.trees import TreeBoundExceeded, remove
 
 
 def unpack_github_tarball(data: bytes, target: Path) -> None:
-    """Extract a GitHub tarball so the contents of its single top-level folder land in ``target``."""
+    """Extract a GitHub tarball so the contents of its single top-level folder land in ``target``.
+
+    Raises TreeBoundExceeded when the tree below that folder breaks a bound.
+    """
     staging = target.with_name(target.name + ".unpacked")
-    extract_tar(data, staging)
+    extract_tar(data, staging, top_folder=True)
     children = list(staging.iterdir())
     if len(children) != 1 or not children[0].is_dir():
         raise WorkspaceError(
             f"a GitHub tarball has one top-level folder; this one has {len(children)} entries"
         )
     children[0].rename(target)
-    shutil.rmtree(staging)
+    remove(staging)
 
 
 async def fetch_workspace(
@@ -33,12 +36,19 @@ async def fetch_workspace(
     head_sha: str,
     dest: Path,
 ) -> Workspace:
-    """Download base and head (a fork PR's head comes from the fork) and compare them."""
+    """Download base and head (a fork PR's head comes from the fork) and compare them.
+
+    Raises TreeRefused when either tree breaks a bound of ``sandbox.trees``.
+    """
     base_tar = await client.tarball(base_repo, base_sha)
     head_tar = await client.tarball(head_repo, head_sha)
     base_dir, head_dir = dest / "base", dest / "head"
-    await asyncio.to_thread(unpack_github_tarball, base_tar, base_dir)
-    await asyncio.to_thread(unpack_github_tarball, head_tar, head_dir)
+    sides: tuple[tuple[Side, bytes, Path], ...] = (("base", base_tar, base_dir), ("head", head_tar, head_dir))
+    for side, data, target in sides:
+        try:
+            await asyncio.to_thread(unpack_github_tarball, data, target)
+        except TreeBoundExceeded as exc:
+            raise TreeRefused(side, exc, base_sha=base_sha, head_sha=head_sha) from exc
     return await asyncio.to_thread(from_trees, base_dir, head_dir, base_sha, head_sha)
 
 

@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from checks.policy import Policy
+from checks.refusal import TREE_TOOL, tree_reason
 from checks.report import BehaviourResult, Conclusion, QualityResult, ShapeResult, SuiteResult
 
 
@@ -32,11 +33,14 @@ def suite_numbers(suite: SuiteResult) -> str:
 
 def _shape_failure_reasons(shape: ShapeResult) -> list[str]:
     introduced = [f for f in shape.findings if f.introduced and not f.needs_maintainer]
-    by_tool = Counter(f.tool for f in introduced)
+    # A tree beyond bounds is named outright: it is why nothing else could be examined.
+    trees = [tree_reason(f) for f in introduced if f.tool == TREE_TOOL]
+    by_tool = Counter(f.tool for f in introduced if f.tool != TREE_TOOL)
     if not by_tool:
-        return ["shape: failed"]
+        return trees or ["shape: failed"]
     parts = ", ".join(f"{n} {tool}" for tool, n in sorted(by_tool.items()))
-    return [f"shape: {len(introduced)} new finding{'s' if len(introduced) != 1 else ''} ({parts})"]
+    count = sum(by_tool.values())
+    return [*trees, f"shape: {count} new finding{'s' if count != 1 else ''} ({parts})"]
 
 
 def _behaviour_failure_reasons(behaviour: BehaviourResult, policy: Policy) -> list[str]:

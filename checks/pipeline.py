@@ -2,7 +2,9 @@
 
 A later layer never hides an earlier one, and trouble inside a layer (the
 sandbox broke, a tool crashed, the judge is down) makes that layer `error`,
-which the decision turns into `neutral`, never into `failure`.
+which the decision turns into `neutral`, never into `failure`. A tree of the
+PR's that breaks a bound (TreeBoundExceeded) is the opposite: that layer
+`failed`, with the path named (see checks.refusal).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from checks.behaviour import run_behaviour
 from checks.decide import decide
 from checks.gate import GateContext, Runner
 from checks.inputs import PipelineInputs
+from checks.refusal import tree_finding
 from checks.report import (
     BehaviourResult,
     Conclusion,
@@ -30,6 +33,7 @@ from checks.shape import run_shape
 from checks.workspace import Workspace
 from sandbox.errors import SandboxError
 from sandbox.spec import RunResult, RunSpec
+from sandbox.trees import TreeBoundExceeded
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +87,20 @@ def mark_changed_lines(findings: list[Finding], ws: Workspace) -> list[Finding]:
     return marked
 
 
-def _guard(layer: str, make_error: Callable[[str], _R], fn: Callable[[], _R]) -> _R:
+def _guard(
+    layer: str,
+    make_error: Callable[[str], _R],
+    refuse: Callable[[TreeBoundExceeded], _R],
+    fn: Callable[[], _R],
+) -> _R:
     try:
         return fn()
     except Stopped:
         raise
+    except TreeBoundExceeded as exc:
+        # The PR's tree, not the gate: its failure, with the path named.
+        log.info("%s: the tree breaks a bound: %s", layer, exc)
+        return refuse(exc)
     except SandboxError as exc:
         log.warning("%s: sandbox failure: %s", layer, exc)
         return make_error(f"sandbox failure: {exc}")
@@ -136,7 +149,12 @@ def run_pipeline(
 
     _checkpoint(inputs, "shape")
     start = time.monotonic()
-    report.shape = _guard("shape", lambda d: ShapeResult(status="error", notices=[d]), lambda: _shape(ctx))
+    report.shape = _guard(
+        "shape",
+        lambda d: ShapeResult(status="error", notices=[d]),
+        lambda exc: ShapeResult(status="failed", findings=[tree_finding(exc)]),
+        lambda: _shape(ctx),
+    )
     report.shape.findings = mark_changed_lines(report.shape.findings, ws)
     report.shape.notices = [*ws.notices, *report.shape.notices]
     timings["shape"] = time.monotonic() - start
@@ -147,7 +165,10 @@ def run_pipeline(
     _checkpoint(inputs, "behaviour")
     start = time.monotonic()
     report.behaviour = _guard(
-        "behaviour", lambda d: BehaviourResult(status="error", detail=d), lambda: _behaviour(inputs, ctx)
+        "behaviour",
+        lambda d: BehaviourResult(status="error", detail=d),
+        lambda exc: BehaviourResult(status="failed", detail=f"the change's tree breaks a bound: {exc}"),
+        lambda: _behaviour(inputs, ctx),
     )
     timings["behaviour"] = time.monotonic() - start
     progress("behaviour")
@@ -157,6 +178,7 @@ def run_pipeline(
     report.quality = _guard(
         "quality",
         lambda d: QualityResult(status="unavailable", detail=f"unavailable: {d}"),
+        lambda exc: QualityResult(status="failed", detail=f"the change's tree breaks a bound: {exc}"),
         lambda: _quality(inputs, report.behaviour, on_shadow),
     )
     timings["quality"] = time.monotonic() - start

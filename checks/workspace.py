@@ -10,12 +10,10 @@ from pathlib import Path
 from typing import Literal
 
 from sandbox.process import ProcessError, run_process
+from sandbox.trees import DEFAULT_BOUNDS, Bounds, Tally, TreeBoundExceeded
 
 # Beyond this many changed files the rest are listed as a notice and not examined.
 MAX_CHANGED_FILES = 2000
-# Caps on one unpacked tree (base or head).
-MAX_TREE_BYTES = 4 * 2**30
-MAX_TREE_FILES = 200_000
 
 FileStatus = Literal["added", "modified", "deleted", "renamed", "copied", "type_changed"]
 _STATUS: dict[str, FileStatus] = {
@@ -29,8 +27,27 @@ _STATUS: dict[str, FileStatus] = {
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
+Side = Literal["base", "head"]
+
+
 class WorkspaceError(Exception):
     """The change cannot be examined (not a repository, unknown ref, ...): a usage error."""
+
+
+class TreeRefused(Exception):
+    """The base or head tree breaks a bound of ``sandbox.trees`` and is not examined.
+
+    On the head that is the PR's failure; on the base, a maintainer's problem.
+    """
+
+    def __init__(
+        self, side: Side, cause: TreeBoundExceeded, *, base_sha: str = "", head_sha: str = ""
+    ) -> None:
+        super().__init__(f"the {side} tree: {cause}")
+        self.side: Side = side
+        self.cause = cause
+        self.base_sha = base_sha
+        self.head_sha = head_sha
 
 
 @dataclass(frozen=True)
@@ -99,12 +116,16 @@ def from_git(repo: Path, base: str, head: str, dest: Path) -> Workspace:
         _git(repo, "merge-base", base, head, what=f"no merge base for {base!r} and {head!r}").decode().strip()
     )
     base_dir, head_dir = dest / "base", dest / "head"
-    for sha, target in ((base_sha, base_dir), (head_sha, head_dir)):
+    sides: tuple[tuple[Side, str, Path], ...] = (("base", base_sha, base_dir), ("head", head_sha, head_dir))
+    for side, sha, target in sides:
         if not _git(repo, "ls-tree", "--name-only", sha, what=f"list {sha}").strip():
             target.mkdir(parents=True)  # an empty tree: tarfile cannot read git's file-less archive
             continue
         archive = _git(repo, "archive", "--format=tar", sha, what=f"export {sha}")
-        extract_tar(archive, target)
+        try:
+            extract_tar(archive, target)
+        except TreeBoundExceeded as exc:
+            raise TreeRefused(side, exc, base_sha=base_sha, head_sha=head_sha) from exc
     diff = _git(
         repo,
         "diff",
@@ -140,25 +161,24 @@ def from_trees(base_dir: Path, head_dir: Path, base_sha: str, head_sha: str) -> 
 
 
 def extract_tar(
-    data: bytes, target: Path, *, max_bytes: int = MAX_TREE_BYTES, max_files: int = MAX_TREE_FILES
+    data: bytes, target: Path, *, bounds: Bounds = DEFAULT_BOUNDS, top_folder: bool = False
 ) -> None:
     """Extract a tar into ``target``, dropping links that point outside it and special files.
 
-    The PR's author controls the archive: its unpacked size and entry count are
-    capped (a compressed archive of zeros unpacks a thousand times larger).
+    The PR's author controls the archive: every member is checked against
+    ``bounds`` (depth, name and path length, entries, unpacked bytes) before
+    anything is written, and the first one that breaks a bound raises
+    TreeBoundExceeded naming it. With ``top_folder`` the bounds apply below
+    the archive's single top-level folder (a GitHub tarball's).
     """
     target.mkdir(parents=True, exist_ok=True)
     root = target.resolve()
+    tally = Tally(bounds)
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         safe = []
-        total = 0
-        for count, member in enumerate(tar, start=1):
-            total += member.size
-            if count > max_files or total > max_bytes:
-                raise WorkspaceError(
-                    f"the tree is too large to examine: more than {max_files} entries "
-                    f"or {max_bytes // 2**20} MiB unpacked"
-                )
+        for member in tar:
+            rel = member.name.partition("/")[2] if top_folder else member.name
+            tally.add(rel, member.size, member.linkname)
             dest = (root / member.name).resolve()
             if not dest.is_relative_to(root):
                 continue

@@ -47,7 +47,7 @@ class Bounds:
 
 DEFAULT_BOUNDS = Bounds()
 
-_SHOWN = 160  # characters of an offending path a message shows
+_SHOWN = 100  # characters of an offending path a message shows
 
 
 class TreeBoundExceeded(Exception):

@@ -108,6 +108,26 @@ def git_repo(tmp_path: Path) -> GitRepo:
 
 
 @pytest.fixture
+def deep_repo(git_repo: GitRepo) -> GitRepo:
+    """A repository whose branch agent/deep adds a file 1,100 directories deep (``DEEP_FILE``).
+
+    The work tree's copy is removed once committed (without recursion): pytest's own
+    clean-up of old temporary folders would recurse past the limit on it.
+    """
+    from sandbox.trees import remove
+
+    git_repo.commit("base", {"pkg/__init__.py": "", "pkg/calc.py": "def add(a, b):\n    return a + b\n"})
+    git_repo.branch("agent/deep")
+    assert nest(git_repo.path, 1_100) == DEEP_FILE
+    git_repo.commit("deep")
+    remove(git_repo.path / "d")
+    return git_repo
+
+
+DEEP_FILE = "d/" * 1_100 + "deep.py"
+
+
+@pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
     def make(name: str) -> GitRepo:
         return GitRepo(tmp_path / name)

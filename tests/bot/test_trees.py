@@ -11,7 +11,8 @@ import pytest
 
 from bot.trees import suites_for, unpack_github_tarball
 from checks.workspace import WorkspaceError, from_trees
-from tests.conftest import GitRepo
+from sandbox.trees import TreeBoundExceeded
+from tests.conftest import DEEP_FILE, GitRepo, shallow_stack
 
 
 def archive(repo: GitRepo, ref: str, prefix: str) -> bytes:
@@ -47,6 +48,18 @@ def test_a_tarball_without_one_top_level_folder_is_refused(tmp_path: Path) -> No
             tar.addfile(info, io.BytesIO(b""))
     with pytest.raises(WorkspaceError, match="one top-level folder"):
         unpack_github_tarball(buf.getvalue(), tmp_path / "head")
+
+
+def test_a_tarball_too_deep_is_refused_by_its_path_below_the_top_folder(
+    deep_repo: GitRepo, tmp_path: Path
+) -> None:
+    data = archive(deep_repo, "agent/deep", "octo-r-89abcde/")
+    with shallow_stack(), pytest.raises(TreeBoundExceeded) as caught:
+        unpack_github_tarball(data, tmp_path / "head")
+    # The folder GitHub adds counts for nothing: the path is the repository's own.
+    assert caught.value.path == "d/" * 100 + "d"
+    assert DEEP_FILE.startswith(caught.value.path)
+    assert not (tmp_path / "head").exists()
 
 
 def test_suites_live_outside_the_repository_by_owner_and_name(tmp_path: Path) -> None:

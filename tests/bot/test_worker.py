@@ -14,6 +14,7 @@ import pytest
 
 from checks.render import render_markdown
 from checks.report import Report
+from sandbox.trees import remove
 from tests.bot.service import (
     Server,
     fixture,
@@ -23,6 +24,7 @@ from tests.bot.service import (
     started,
     wait_for,
 )
+from tests.conftest import nest
 from tests.fakes.github_server import FakeGitHub
 
 
@@ -184,6 +186,26 @@ def test_infrastructure_failure_is_retried_then_neutral_never_failure(
     )
     assert (job["attempts"], job["conclusion"]) == (3, "neutral")
     assert len(pull.runs()) == 1
+
+
+def test_a_head_1100_directories_deep_fails_its_check_run_naming_the_path(
+    server: Server, github: FakeGitHub, tmp_path: Path
+) -> None:
+    pull = make_pull(github, tmp_path, "deep", scenario={"findings": 0})
+    nest(pull.repo.path, 1_100)
+    pull.push({}, "a file 1,100 directories deep")
+    remove(pull.repo.path / "d")  # the commit keeps it; pytest's clean-up would recurse on it
+    server.post("pull_request", pull.payload("opened"))
+    run = wait_for(pull.completed, 60, "the check run to complete")
+    # The PR's own tree: a failure, never the neutral of infrastructure trouble.
+    assert run["conclusion"] == "failure"
+    summary = run["output"]["summary"].replace("\\", "")  # markdown escapes
+    assert "shape: the change's tree breaks a bound: d/d/d/d/" in summary
+    assert "nested more than 100 levels deep" in summary
+    [job] = wait_for(lambda: [j for j in jobs(server, "octo/deep") if j["state"] == "done"], 30, "the job")
+    assert (job["conclusion"], job["attempts"]) == ("failure", 1)
+    work = Path(server.env["PATCHGATE_WORK_DIR"])
+    assert not list(work.glob(f"job-{job['id']}-*"))  # no tree left behind
 
 
 def test_a_non_agent_pr_gets_no_check_run(server: Server, github: FakeGitHub, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ import pytest
 
 from checks.decide import decide
 from checks.policy import Policy, load_policy
+from checks.refusal import tree_finding
 from checks.report import (
     BehaviourResult,
     Conclusion,
@@ -14,6 +15,7 @@ from checks.report import (
     SuiteResult,
     ToolRun,
 )
+from sandbox.trees import TreeBoundExceeded
 
 
 def finding(tool: str = "ruff", *, needs_maintainer: bool = False, introduced: bool = True) -> Finding:
@@ -43,6 +45,9 @@ def suite(kind: str = "hidden", passed: int = 10, total: int = 10) -> SuiteResul
 
 
 SHAPE_OK = ShapeResult(status="passed")
+TOO_DEEP = tree_finding(TreeBoundExceeded("d/" * 100 + "d", "depth", 100))
+SHAPE_TREE = ShapeResult(status="failed", findings=[TOO_DEEP])
+SHAPE_TREE_AND_RUFF = ShapeResult(status="failed", findings=[finding(), TOO_DEEP])
 SHAPE_FAIL = ShapeResult(status="failed", findings=[finding(), finding("mypy")])
 SHAPE_ERR = ShapeResult(status="error", tools=[ToolRun(tool="semgrep", status="error", detail="crash")])
 SHAPE_HYGIENE = ShapeResult(status="passed", findings=[finding("hygiene", needs_maintainer=True)])
@@ -76,6 +81,42 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
         "behaviour: {require_suites: false}",
         "success",
         "all gates passed",
+    ),
+    (
+        "a tree too deep fails, named",
+        SHAPE_TREE,
+        B_NONE,
+        Q_SKIP,
+        "",
+        "failure",
+        "shape: the change's tree breaks a bound: d/d/d/",
+    ),
+    (
+        "a tree too deep and ruff",
+        SHAPE_TREE_AND_RUFF,
+        B_OK,
+        Q_SKIP,
+        "",
+        "failure",
+        "shape: the change's tree",
+    ),
+    (
+        "a tree too deep in behaviour fails",
+        SHAPE_OK,
+        BehaviourResult(status="failed", detail="the change's tree breaks a bound: d/d: nested more than 1"),
+        Q_SKIP,
+        "",
+        "failure",
+        "behaviour: failed: the change's tree breaks a bound: d/d",
+    ),
+    (
+        "a tree too deep for the judge fails",
+        SHAPE_OK,
+        B_OK,
+        QualityResult(status="failed", detail="the change's tree breaks a bound: d/d: nested more than 1"),
+        "",
+        "failure",
+        "quality: failed: the change's tree breaks a bound",
     ),
     ("hygiene asks a maintainer", SHAPE_HYGIENE, B_OK, Q_SKIP, "", "action_required", "hygiene: 1 finding"),
     (
@@ -152,3 +193,12 @@ def test_failure_lists_every_reason() -> None:
     assert decision.conclusion == "failure"
     assert any(r.startswith("shape:") for r in decision.reasons)
     assert any("held-out 1/4 (25%)" in r for r in decision.reasons)
+
+
+def test_a_tree_too_deep_is_named_beside_the_other_findings() -> None:
+    decision = decide(SHAPE_TREE_AND_RUFF, B_OK, Q_SKIP, Policy())
+    assert decision.reasons[:2] == (
+        "shape: the change's tree breaks a bound: " + "d/" * 29 + "d…" + "/d" * 20 + ": nested more than 100 "
+        "levels deep",
+        "shape: 1 new finding (1 ruff)",
+    )

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,9 +12,23 @@ from checks.pipeline import Stopped, mark_changed_lines, run_pipeline
 from checks.policy import Policy, load_policy
 from checks.report import Finding
 from checks.workspace import from_git
+from sandbox.copyin import pack_copy_in
 from sandbox.errors import EngineUnavailable
 from sandbox.spec import RunResult, RunSpec
+from sandbox.trees import Bounds
 from tests.conftest import GitRepo
+
+
+class TightPacker:
+    """A sandbox that packs each copy-in tree within tight bounds, then reports that nothing ran."""
+
+    def __init__(self, scratch: Path, bounds: Bounds) -> None:
+        self.scratch, self.bounds = scratch, bounds
+
+    def run(self, spec: RunSpec) -> RunResult:
+        folder = Path(tempfile.mkdtemp(dir=self.scratch))
+        pack_copy_in(spec.copy_in, folder, os.getuid(), self.bounds)
+        return RunResult(exit_code=125, stdout=b"", stderr=b"nothing ran", wall_s=0.0)
 
 
 class EngineDown:
@@ -50,6 +66,21 @@ def test_sandbox_outage_is_neutral_never_failure(git_repo: GitRepo, tmp_path: Pa
     assert any("behaviour: not measured" in r for r in report.reasons)
     assert stages == ["shape", "behaviour", "done"]
     assert set(report.timings) >= {"shape", "behaviour", "quality"}
+
+
+def test_a_tree_beyond_the_sandbox_s_bounds_fails_the_change_naming_the_path(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    inputs = change(git_repo, tmp_path, {"a/b/c/deep.py": "x = 1\n"})
+    (tmp_path / "packed").mkdir()
+    # The base's deepest file is 2 levels down, the change's 4: only the head breaks depth 3.
+    inputs = replace(inputs, runner=TightPacker(tmp_path / "packed", Bounds(depth=3)))
+    report = run_pipeline(inputs, image="patchgate-base:latest")
+    detail = "the change's tree breaks a bound: a/b/c/deep.py: nested more than 3 levels deep"
+    assert (report.behaviour.status, report.behaviour.detail) == ("failed", detail)
+    # Not neutral: the tree is the change's, whatever else could not run.
+    assert report.conclusion == "failure"
+    assert report.reasons[0] == f"behaviour: failed: {detail}"
 
 
 def test_hygiene_still_reported_when_the_sandbox_is_down(git_repo: GitRepo, tmp_path: Path) -> None:

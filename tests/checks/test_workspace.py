@@ -7,8 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from checks.workspace import MAX_CHANGED_FILES, WorkspaceError, extract_tar, from_git, from_trees
-from tests.conftest import GitRepo, git
+from checks.workspace import (
+    MAX_CHANGED_FILES,
+    TreeRefused,
+    WorkspaceError,
+    extract_tar,
+    from_git,
+    from_trees,
+)
+from sandbox.trees import Bounds, TreeBoundExceeded
+from tests.conftest import DEEP_FILE, GitRepo, git, shallow_stack
 
 
 def pr_repo(repo: GitRepo) -> None:
@@ -144,11 +152,13 @@ def _tar(entries: dict[str, bytes]) -> bytes:
 
 def test_extract_tar_caps_unpacked_size_and_entries(tmp_path: Path) -> None:
     data = _tar({f"f{i}.txt": b"x" * 100 for i in range(10)})
-    with pytest.raises(WorkspaceError, match="too large"):
-        extract_tar(data, tmp_path / "big", max_bytes=999)
-    with pytest.raises(WorkspaceError, match="more than 9 entries"):
-        extract_tar(data, tmp_path / "many", max_files=9)
-    extract_tar(data, tmp_path / "fits", max_bytes=1000, max_files=10)
+    with pytest.raises(TreeBoundExceeded, match=r"^f9\.txt: the tree holds more than 999 bytes$"):
+        extract_tar(data, tmp_path / "big", bounds=Bounds(bytes=999))
+    with pytest.raises(TreeBoundExceeded, match=r"^f9\.txt: the tree holds more than 9 entries$"):
+        extract_tar(data, tmp_path / "many", bounds=Bounds(entries=9))
+    # Nothing is written before every member has been checked.
+    assert not any((tmp_path / "big").iterdir()) and not any((tmp_path / "many").iterdir())
+    extract_tar(data, tmp_path / "fits", bounds=Bounds(bytes=1000, entries=10))
     assert len(list((tmp_path / "fits").iterdir())) == 10
 
 
@@ -162,3 +172,50 @@ def test_names_that_are_not_utf8_are_listed_not_examined(git_repo: GitRepo, tmp_
     assert ws.notices == (
         "1 changed file(s) with names that are not UTF-8 were not examined: 'bad\\udcff.py'",
     )
+
+
+def test_a_head_1100_directories_deep_is_refused_before_anything_is_written(
+    deep_repo: GitRepo, tmp_path: Path
+) -> None:
+    with shallow_stack(), pytest.raises(TreeRefused) as caught:
+        from_git(deep_repo.path, "main", "agent/deep", tmp_path / "ws")
+    refused = caught.value
+    assert refused.side == "head"
+    assert (refused.cause.bound, refused.cause.limit) == ("depth", 100)
+    assert DEEP_FILE.startswith(refused.cause.path)
+    assert refused.head_sha == git(deep_repo.path, "rev-parse", "agent/deep").strip()
+    assert str(refused).startswith("the head tree: d/d/d/")
+    assert not (tmp_path / "ws" / "head" / "d").exists()
+
+
+def test_a_base_beyond_bounds_is_the_base_s(deep_repo: GitRepo, tmp_path: Path) -> None:
+    deep_repo.branch("agent/later")
+    deep_repo.commit("later", {"pkg/more.py": "y = 2\n"})
+    with pytest.raises(TreeRefused) as caught:
+        from_git(deep_repo.path, "agent/deep", "agent/later", tmp_path / "ws")
+    assert caught.value.side == "base"
+
+
+def _member(name: str, *, link: str = "") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo(name)
+        if link:
+            info.type, info.linkname = tarfile.SYMTYPE, link
+        tar.addfile(info, io.BytesIO(b""))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        # Longer than any file system allows: refused by name, not by an OSError from extraction.
+        (_member("n" * 300), r": a name longer than 255 bytes$"),
+        (_member("/".join(["p" * 200] * 6)), r": a path longer than 1024 bytes$"),
+        (_member("link", link="x/" * 600), r"^link: a link target longer than 1024 bytes$"),
+    ],
+)
+def test_extract_tar_bounds_names_paths_and_link_targets(tmp_path: Path, data: bytes, message: str) -> None:
+    with pytest.raises(TreeBoundExceeded, match=message):
+        extract_tar(data, tmp_path / "out")
+    assert not any((tmp_path / "out").iterdir())

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from sandbox.copyin import pack_copy_in, writable_roots
-from sandbox.spec import Mount
+from sandbox.docker import DockerSandbox
+from sandbox.spec import Limits, Mount, RunSpec
 from sandbox.trees import Bounds, TreeBoundExceeded, remove
 from tests.conftest import nest, shallow_stack
 
@@ -78,3 +79,22 @@ def test_pack_refuses_a_tree_1100_deep_naming_it_without_recursing(tmp_path: Pat
             assert len(tar.getmembers()) == 1_102
     finally:
         remove(root)
+
+
+@pytest.mark.docker
+def test_a_tree_100_deep_reaches_the_container_and_101_is_refused_before_it(
+    sandbox: DockerSandbox, base_image: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "tree"
+    rel = nest(root, 99)  # the file is the 100th level: the most the default bounds allow
+    spec = RunSpec(
+        image=base_image, argv=("cat", rel), copy_in=(Mount(root, "/work"),), limits=Limits(timeout_s=30)
+    )
+    result = sandbox.run(spec)
+    assert (result.exit_code, result.stdout) == (0, b"x = 1\n"), result.stderr
+    (root / rel).unlink()
+    (root / rel).mkdir()
+    (root / rel / "one-too-many.py").write_text("")
+    # The PR's tree, not the sandbox: never a SandboxError; raised while packing, before any container.
+    with pytest.raises(TreeBoundExceeded, match=r"one-too-many\.py: nested more than 100 levels deep$"):
+        sandbox.run(spec)

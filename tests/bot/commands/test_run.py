@@ -3,21 +3,30 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import GitRepo
+from tests.conftest import DEEP_FILE, GitRepo
 
 PATCHGATE = (sys.executable, "-m", "bot.cli")
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def patchgate(*args: str | Path, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def patchgate(
+    *args: str | Path, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*PATCHGATE, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=600, check=False
+        [*PATCHGATE, *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
@@ -171,6 +180,34 @@ def test_base_equal_to_head_is_neutral(git_repo: GitRepo) -> None:
     done = patchgate("run", "--repo", git_repo.path, "--base", "main", "--head", "main")
     assert done.returncode == 3
     assert "the change is empty" in done.stdout
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_file_1100_directories_deep_fails_the_change_with_a_report(
+    deep_repo: GitRepo, tmp_path: Path, fmt: str
+) -> None:
+    # Before: tarfile.add recursed until RecursionError (an "internal error", neutral), then
+    # removing the temporary tree recursed too and `patchgate run` died without a report.
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    done = patchgate(
+        "run", "--repo", deep_repo.path, "--base", "main", "--head", "agent/deep", "--format", fmt,
+        env={"TMPDIR": str(scratch)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(scratch.iterdir()) == []  # no temporary tree left behind
+    if fmt == "json":
+        report = json.loads(done.stdout)
+        assert report["conclusion"] == "failure"
+        [reason] = report["reasons"]
+        [finding] = report["shape"]["findings"]
+        assert DEEP_FILE.startswith(finding["path"].partition("…")[0])
+    else:
+        assert done.stdout.startswith("❌ failure") or "failure" in done.stdout.splitlines()[0]
+        reason = " ".join(done.stdout.split())
+    assert "shape: the change's tree breaks a bound: d/d/d/d/" in reason
+    assert "nested more than 100 levels deep" in reason
 
 
 def test_help_documents_the_exit_codes() -> None:
