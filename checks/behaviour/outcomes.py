@@ -172,7 +172,8 @@ def parse_log(data: bytes | None, nonce: str, part: Part) -> RunLog:
     first = records[0] if records else {}
     # Version 2 comes from a grader in its own trust domain; version 1 from in-process pytest.
     version = first.get("version")
-    if first != {"kind": "start", "runner": part, "nonce": nonce, "version": version} or version not in (1, 2):
+    expected = {"kind": "start", "runner": part, "nonce": nonce, "version": version}
+    if first != expected or version not in (1, 2):
         return RunLog(part, problems=("the report does not start with this run's start record",))
     parser = _Parser(part)
     problems = [p for record in records[1:] if (p := parser.feed(record)) is not None]

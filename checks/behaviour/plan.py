@@ -219,8 +219,8 @@ def plan_runs(
     return plans
 
 
-def _in_process(label: str, tree: Tree, root: Path, image: str, harness: Path, staged: Path, nonce: str,
-                limits: Limits, messages: bool) -> RunPlan:  # fmt: skip
+def _in_process(label: str, tree: Tree, root: Path, image: str, harness: Path,  # noqa: PLR0917 - one run's facts
+                staged: Path, nonce: str, limits: Limits, messages: bool) -> RunPlan:  # fmt: skip
     """Plan a run of an in-process suite: pytest and the change's code share a process (forgeable)."""
     # A random name: nothing in the tree can have planted a file there in advance.
     report = f"/tmp/pg-{secrets.token_hex(12)}.jsonl"  # noqa: S108 - a path inside the container
