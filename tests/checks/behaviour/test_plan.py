@@ -8,7 +8,10 @@ from pathlib import Path
 from checks.behaviour.plan import (
     CONTAINER_HARNESS,
     CONTAINER_REPO,
-    CONTAINER_SUITE,
+    GRADER_PLAN,
+    GRADER_REPORT,
+    GRADER_SUITE,
+    module_names,
     parts,
     plan_runs,
     stage_suite,
@@ -31,71 +34,68 @@ def suite_dir(tmp_path: Path) -> Path:
     return root
 
 
-def test_harness_holds_our_scripts_and_a_plan_without_expectations(tmp_path: Path) -> None:
-    suite = load_suite(suite_dir(tmp_path), "hidden")
-    harness = write_harness(tmp_path / "harness", suite, Behaviour(timeout_s=20))
-    assert sorted(p.name for p in harness.iterdir()) == ["case_runner.py", "cases.json", "pytest.ini", "pytest_plugin.py"]
+def test_harness_holds_our_package_and_no_suite_data(tmp_path: Path) -> None:
+    harness = write_harness(tmp_path / "harness", Behaviour(timeout_s=20))
+    assert sorted(p.name for p in harness.iterdir()) == ["launch.py", "patchgate_harness", "pytest.ini"]
+    assert {"subject.py", "proxy.py", "codec.py", "cases_grader.py", "pytest_grader.py"} <= {p.name for p in (harness / "patchgate_harness").iterdir()}
     assert "timeout = 20\n" in (harness / "pytest.ini").read_text()
-    assert "timeout_method = signal" in (harness / "pytest.ini").read_text()
-    plan = (harness / "cases.json").read_text()
-    assert "5400" not in plan and "timedelta" not in plan
-    assert json.loads(plan)["cases"][0]["call"] == "f()"
-    for path in [harness, *harness.iterdir()]:
+    for path in [harness, *harness.rglob("*")]:
         assert path.stat().st_mode & stat.S_IROTH, path
 
 
-def test_staged_suite_is_a_readable_snapshot(tmp_path: Path) -> None:
+def test_staged_suite_is_a_private_snapshot(tmp_path: Path) -> None:
     suite = load_suite(suite_dir(tmp_path), "hidden")
     staged = stage_suite(suite, tmp_path / "staged")
     assert sorted(p.name for p in staged.iterdir()) == ["a.cases.yml", "test_a.py"]
-    assert staged.stat().st_mode & stat.S_IXOTH
     (suite.root / "test_a.py").write_text("changed later")
     assert (staged / "test_a.py").read_text() == "def test_a():\n    pass\n"
 
 
-def test_plan_runs_base_once_and_head_twice_with_our_configuration(tmp_path: Path) -> None:
+def test_module_names_are_the_trees_top_level_importables(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "single.py").write_text("")
+    (tmp_path / "src/inner").mkdir(parents=True)
+    (tmp_path / "not-a-name").mkdir()
+    (tmp_path / "README.md").write_text("")
+    assert module_names(tmp_path) == ["inner", "pkg", "single", "src"]
+
+
+def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path) -> None:
     suite = load_suite(suite_dir(tmp_path), "hidden")
     base, head = tmp_path / "base", tmp_path / "head"
-    base.mkdir()
-    (head / "src").mkdir(parents=True)
+    (base / "calc").mkdir(parents=True)
+    (head / "src/calc").mkdir(parents=True)
     harness, staged = tmp_path / "harness", tmp_path / "staged"
-    policy = Behaviour(timeout_s=30, memory_mb=512)
+    policy = Behaviour(timeout_s=30, memory_mb=512, import_timeout_s=7)
     assert parts(suite) == ("pytest", "cases")
-    plans = plan_runs(
-        suite, "pytest", image="img", trees={"base": base, "head": head}, harness=harness, staged=staged,
-        policy=policy, messages=True,
-    )  # fmt: skip
-    assert [(p.label, p.tree) for p in plans] == [("base", "base"), ("head 1", "head"), ("head 2", "head")]
-    assert len({p.nonce for p in plans}) == 3 and len({p.report for p in plans}) == 3
-    for plan in plans:
-        spec = plan.spec
-        assert spec.image == "img"
-        assert [(m.source, m.target) for m in spec.mounts] == [(harness, CONTAINER_HARNESS), (staged, CONTAINER_SUITE)]
-        assert [(m.source, m.target) for m in spec.copy_in] == [(base if plan.tree == "base" else head, CONTAINER_REPO)]
-        assert spec.collect == (plan.report,)
-        assert plan.report.startswith("/tmp/pg-")
-        assert (spec.limits.timeout_s, spec.limits.memory_mb) == (30, 512)
-        argv = " ".join(spec.argv)
-        assert argv.startswith("python3 -I -B /patchgate/pytest_plugin.py -c /patchgate/pytest.ini")
-        for option in ("--rootdir /suite", "--confcutdir /suite", "-p no:cacheprovider", "-p pytest_timeout",
-                       "--continue-on-collection-errors"):  # fmt: skip
-            assert option in argv
-        assert spec.env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
-        assert spec.env["PATCHGATE_NONCE"] == plan.nonce and spec.env["PATCHGATE_REPORT"] == plan.report
-        assert spec.env["PATCHGATE_MESSAGES"] == ("1" if plan.tree == "head" else "0")
-        src = "/work/repo /work/repo/src" if plan.tree == "head" else "/work/repo"
-        assert f"pythonpath={src}" in spec.argv
-
-
-def test_case_runs_carry_the_nonce_and_no_expectation(tmp_path: Path) -> None:
-    suite = load_suite(suite_dir(tmp_path), "hidden")
-    plans = plan_runs(
-        suite, "cases", image="img", trees={"base": tmp_path, "head": tmp_path}, harness=tmp_path,
-        staged=tmp_path, policy=Behaviour(), messages=False,
-    )  # fmt: skip
-    for plan in plans:
-        assert plan.spec.argv == (
-            "python3", "-I", "-B", "/patchgate/case_runner.py", "/patchgate/cases.json", plan.report, plan.nonce,
-            "/work/repo",
+    for part in ("pytest", "cases"):
+        plans = plan_runs(
+            suite, part, image="img", trees={"base": base, "head": head}, harness=harness, staged=staged,
+            work=tmp_path, policy=policy, messages=True,
         )  # fmt: skip
-        assert "5400" not in " ".join(plan.spec.argv)
+        assert [(p.label, p.tree) for p in plans] == [("base", "base"), ("head 1", "head"), ("head 2", "head")]
+        assert len({p.nonce for p in plans}) == 3
+        for plan in plans:
+            spec, grader = plan.spec, plan.spec.grader
+            assert grader is not None
+            assert [(m.source, m.target) for m in spec.mounts] == [(harness, CONTAINER_HARNESS)]
+            assert [(m.source, m.target) for m in spec.copy_in] == [(base if plan.tree == "base" else head, CONTAINER_REPO)]
+            assert spec.argv == ("python3", "-I", "-B", "/patchgate/launch.py", "subject", "/run/patchgate-rpc/grader.sock", CONTAINER_REPO)
+            assert (spec.limits.timeout_s, spec.limits.memory_mb) == (30, 512)
+            assert grader.collect == (GRADER_REPORT,) and plan.report == GRADER_REPORT
+            private = dict((m.target, m.source) for m in grader.private)
+            assert private[GRADER_SUITE] == staged
+            data = json.loads(private[GRADER_PLAN].read_text())
+            assert data["nonce"] == plan.nonce
+            if part == "cases":
+                # Calls go to the subject one at a time; the expectation never leaves the host.
+                assert data["cases"][0]["call"] == "f()"
+                assert "5400" not in json.dumps(data) and "timedelta" not in json.dumps(data)
+            else:
+                assert data["modules"] == ["calc", "src"] and data["import_budget_s"] == 7
+                assert data["messages"] is (plan.tree == "head")
+                argv = " ".join(grader.argv)
+                assert argv.startswith("python3 -I -B /patchgate/launch.py pytest /grader/plan.json -- -c /patchgate/pytest.ini")
+                for option in ("--rootdir /grader/suite", "--confcutdir /grader/suite", "-p no:cacheprovider", "-p pytest_timeout"):
+                    assert option in argv
+                assert "pythonpath" not in argv
