@@ -14,6 +14,7 @@ SandboxError.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import stat
@@ -129,20 +130,31 @@ def walk(root: Path, bounds: Bounds = DEFAULT_BOUNDS) -> Iterator[tuple[str, os.
     soon as the tree breaks a bound, and OSError when a directory cannot be listed.
     """
     tally = Tally(bounds)
-    stack = _listing("", root)
+    stack = _listing("", root, tally)
     while stack:
         rel, entry = stack.pop()
-        size = entry.stat(follow_symlinks=False).st_size if entry.is_file(follow_symlinks=False) else 0
-        tally.add(rel, size)
         yield rel, entry
         if entry.is_dir(follow_symlinks=False):
-            stack += _listing(rel + "/", Path(entry.path))
+            stack += _listing(rel + "/", Path(entry.path), tally)
 
 
-def _listing(prefix: str, folder: Path) -> list[tuple[str, os.DirEntry[str]]]:
-    """Return ``folder``'s entries in reverse name order, so that a stack pops them in name order."""
+def _listing(prefix: str, folder: Path, tally: Tally) -> list[tuple[str, os.DirEntry[str]]]:
+    """Count ``folder``'s entries and return them in reverse name order (a stack pops them in order).
+
+    A directory with more entries than the tree has room for is named itself,
+    before the rest of its listing is read: memory stays within the bound.
+    """
+    room = tally.bounds.entries - tally.entries
     with os.scandir(folder) as listing:
-        return [(prefix + e.name, e) for e in sorted(listing, key=lambda e: e.name, reverse=True)]
+        entries = list(itertools.islice(listing, room + 1))
+    if len(entries) > room:
+        raise TreeBoundExceeded(prefix.rstrip("/") or ".", "entries", tally.bounds.entries)
+    entries.sort(key=lambda e: e.name)
+    for e in entries:
+        tally.add(
+            prefix + e.name, e.stat(follow_symlinks=False).st_size if e.is_file(follow_symlinks=False) else 0
+        )
+    return [(prefix + e.name, e) for e in reversed(entries)]
 
 
 def pack(source: Path, tar: tarfile.TarFile, arcname: str, bounds: Bounds = DEFAULT_BOUNDS) -> None:

@@ -71,12 +71,15 @@ def test_walk_yields_names_in_order_and_never_follows_links(tmp_path: Path) -> N
     assert entries[-1][1].is_symlink()
 
 
-def test_walk_bounds_a_wide_tree(tmp_path: Path) -> None:
+def test_walk_bounds_a_wide_tree_naming_the_folder_before_listing_it_all(tmp_path: Path) -> None:
+    (tmp_path / "wide").mkdir()
     for i in range(50):
-        (tmp_path / f"f{i:02}").write_text("")
-    with pytest.raises(TreeBoundExceeded, match=r"^f40: the tree holds more than 40 entries$"):
+        (tmp_path / "wide" / f"f{i:02}").write_text("")
+    with pytest.raises(TreeBoundExceeded, match=r"^wide: the tree holds more than 40 entries$"):
         list(walk(tmp_path, Bounds(entries=40)))
-    assert len(list(walk(tmp_path, Bounds(entries=50)))) == 50
+    with pytest.raises(TreeBoundExceeded, match=r"^\.: the tree holds more than 40 entries$"):
+        list(walk(tmp_path / "wide", Bounds(entries=40)))
+    assert len(list(walk(tmp_path, Bounds(entries=51)))) == 51
 
 
 def test_walk_bounds_bytes_and_name_length(tmp_path: Path) -> None:
@@ -114,7 +117,7 @@ def test_pack_refuses_a_tree_too_deep(deep: tuple[Path, str]) -> None:
 @pytest.mark.parametrize(
     ("bounds", "message"),
     [
-        (Bounds(entries=3), r"^w/f2: the tree holds more than 3 entries$"),
+        (Bounds(entries=3), r"^w: the tree holds more than 3 entries$"),
         (Bounds(bytes=25), r"^w/f2: the tree holds more than 25 bytes$"),
         (Bounds(name=3), r"^w/long-name: a name longer than 3 bytes$"),
     ],
