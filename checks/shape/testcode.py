@@ -1,4 +1,4 @@
-"""What a Python module says about its tests: test functions, their assertions, and skip markers."""
+"""What a Python module says about its tests: test functions, their checks, helpers, and skip markers."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from checks.shape.assertions import Expectation, expectations
 from checks.shape.pysource import dotted, import_aliases, resolve
 
 MODULE_SCOPE = "<module>"
@@ -48,6 +49,19 @@ class CollectedTest:
     asserts: int
     # Parametrized cases, when every parametrize decorator lists them literally.
     cases: int | None
+    # What it checks, by content (checks.shape.assertions).
+    expectations: tuple[Expectation, ...] = ()
+
+
+@dataclass(frozen=True)
+class CollectedHelper:
+    """A function of a test module that is not a test: a helper, fixture or fake, and how much it checks."""
+
+    qualname: str
+    line: int
+    end_line: int
+    asserts: int
+    expectations: tuple[Expectation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,35 +75,47 @@ class ModuleFacts:
     tests: dict[str, CollectedTest] = field(default_factory=dict)
     # Skip markers per scope (a function/class qualname, or MODULE_SCOPE).
     skips: dict[str, tuple[SkipMark, ...]] = field(default_factory=dict)
+    # Functions at module or class level that pytest does not collect.
+    helpers: dict[str, CollectedHelper] = field(default_factory=dict)
 
 
 def module_facts(tree: ast.Module) -> ModuleFacts:
     """Collect the tests and skip markers of one parsed module."""
     aliases = import_aliases(tree)
     tests: dict[str, CollectedTest] = {}
-    _collect_tests(tree.body, "", aliases, tests)
+    helpers: dict[str, CollectedHelper] = {}
+    _collect_tests(tree.body, "", aliases, tests, helpers)
     finder = _SkipFinder(aliases)
     finder.visit(tree)
-    return ModuleFacts(tests, {scope: tuple(marks) for scope, marks in finder.found.items()})
+    return ModuleFacts(tests, {scope: tuple(marks) for scope, marks in finder.found.items()}, helpers)
 
 
 def _collect_tests(
-    body: list[ast.stmt], prefix: str, aliases: dict[str, str], out: dict[str, CollectedTest]
+    body: list[ast.stmt], prefix: str, aliases: dict[str, str],
+    out: dict[str, CollectedTest], helpers: dict[str, CollectedHelper],
 ) -> None:
     # pytest collects `test*` functions at module level and in (nested) classes;
     # a later definition of the same name replaces the earlier one, as in Python.
     for node in body:
         if isinstance(node, ast.ClassDef):
-            _collect_tests(node.body, f"{prefix}{node.name}.", aliases, out)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            _collect_tests(node.body, f"{prefix}{node.name}.", aliases, out, helpers)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            end = node.end_lineno or node.lineno
+            if not node.name.startswith("test"):
+                checks = count_assertions(node, aliases)
+                helpers[prefix + node.name] = CollectedHelper(
+                    prefix + node.name, start, end, checks, expectations(node, aliases)
+                )
+                continue
             out[prefix + node.name] = CollectedTest(
                 qualname=prefix + node.name,
                 line=start,
-                end_line=node.end_lineno or node.lineno,
+                end_line=end,
                 body_key=_body_key(node),
                 asserts=count_assertions(node, aliases),
                 cases=_cases(node, aliases),
+                expectations=expectations(node, aliases),
             )
 
 
@@ -99,9 +125,13 @@ def _body_key(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 
 
 def count_assertions(node: ast.AST, aliases: dict[str, str]) -> int:
-    """Count the checks in a test: non-trivial asserts, pytest.raises/warns, and assert* calls."""
+    """Count the checks in a test that can run: non-trivial asserts, pytest.raises/warns, and assert* calls.
+
+    Code after a ``return`` or ``raise`` in the same block, and under
+    ``if False:`` / ``while 0:``, never runs, so its checks do not count.
+    """
     count = 0
-    for sub in ast.walk(node):
+    for sub in _reachable(node):
         if isinstance(sub, ast.Assert):
             # `assert True` / `assert 1` checks nothing and is how a check gets hollowed out.
             if not (isinstance(sub.test, ast.Constant) and sub.test.value):
@@ -114,6 +144,39 @@ def count_assertions(node: ast.AST, aliases: dict[str, str]) -> int:
             if resolve(name, aliases) in _CHECKING_CALLS or last.lower().startswith("assert"):
                 count += 1
     return count
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _reachable(node: ast.AST) -> list[ast.AST]:
+    """Every node under ``node`` that can run: dead statements and their subtrees are left out."""
+    out: list[ast.AST] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        for name, value in ast.iter_fields(current):
+            if name in _BODIES and isinstance(value, list):
+                stack.extend(_live(current, name, value))
+            elif isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
+    return out
+
+
+def _live(owner: ast.AST, field_name: str, statements: list[ast.AST]) -> list[ast.AST]:
+    if isinstance(owner, ast.If | ast.While) and isinstance(owner.test, ast.Constant):
+        taken = "body" if owner.test.value else "orelse"
+        if field_name != taken:
+            return []
+    live: list[ast.AST] = []
+    for stmt in statements:
+        live.append(stmt)
+        if isinstance(stmt, ast.Return | ast.Raise | ast.Continue | ast.Break):
+            break
+    return live
 
 
 def _cases(node: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, str]) -> int | None:

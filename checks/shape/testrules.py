@@ -10,25 +10,58 @@ from __future__ import annotations
 
 import difflib
 
-from checks.shape.examination import Examination, Side
-from checks.shape.testcode import ChangedTestModule, match_tests
+from checks.shape.assertions import Expectation, compare
+from checks.shape.examination import Examination, Side, Source
+from checks.shape.testcode import (
+    ChangedTestModule,
+    CollectedHelper,
+    KeptTest,
+    LostTest,
+    ModuleFacts,
+    match_tests,
+)
 from checks.testfiles import is_test_module
 
 
 def check_tests(sides: list[Side], exam: Examination) -> None:
-    """Report deleted tests, tests with fewer checks or cases, and what the kept tests now check."""
+    """Report deleted tests, tests and helpers that check less, tautologies, and changed expectations."""
     files = []
     for side in sides:
         if not side.parsed:
             continue  # a file that does not compile is the loads gate's finding
-        base_is_test = side.base_path is not None and is_test_module(side.base_path)
-        head_is_test = side.head_path is not None and is_test_module(side.head_path)
-        if not (base_is_test or head_is_test):
+        base, head = _facts(side.base_path, side.base), _facts(side.head_path, side.head)
+        if base is None and head is None:
             continue
-        base = side.base.facts.tests if base_is_test and side.base and side.base.facts else {}
-        head = side.head.facts.tests if head_is_test and side.head and side.head.facts else {}
-        files.append(ChangedTestModule(side.base_path, side.head_path, base, head))
+        files.append(ChangedTestModule(
+            side.base_path, side.head_path, base.tests if base else {}, head.tests if head else {}
+        ))
+        if base is not None and head is not None and side.head_path is not None:
+            _helpers(side.head_path, base.helpers, head.helpers, side.change.lines, exam)
+        elif head is not None and side.head_path is not None:
+            _helpers(side.head_path, {}, head.helpers, side.change.lines, exam)
     kept, lost = match_tests(files)
+    _lost(lost, sides, exam)
+    for k in kept:
+        _kept(k, exam)
+    # Tests no base test became: new, so any tautology on a changed line is new too.
+    matched = {(k.head_path, k.head.qualname) for k in kept}
+    changed = {side.head_path: side.change.lines for side in sides if side.head_path is not None}
+    for f in files:
+        for test in f.head.values():
+            if f.head_path is not None and (f.head_path, test.qualname) not in matched:
+                lines = changed.get(f.head_path, frozenset())
+                for e in test.expectations:
+                    if e.tautology and e.line in lines:
+                        _tautology(exam, f.head_path, "test " + test.qualname, e)
+
+
+def _facts(path: str | None, src: Source | None) -> ModuleFacts | None:
+    if path is None or src is None or src.facts is None or not is_test_module(path):
+        return None
+    return src.facts
+
+
+def _lost(lost: list[LostTest], sides: list[Side], exam: Examination) -> None:
     texts = {(side.base_path, side.head_path): side for side in sides}
     for gone in lost:
         where = f"{gone.base_path}:{gone.test.line}"
@@ -41,18 +74,60 @@ def check_tests(sides: list[Side], exam: Examination) -> None:
         line = line_after_removal(pair.base.text, pair.head.text, gone.test.line)
         message = f"deletes test {gone.test.qualname} (was {where})"
         exam.add("test-deleted", gone.head_path, (line, line), message)
-    for k in kept:
-        span = (k.head.line, k.head.end_line)
-        if k.head.asserts < k.base.asserts:
-            exam.add("assert-weakened", k.head_path, span, (
-                f"test {k.head.qualname} checks less: {k.base.asserts} assertion(s) at base, "
-                f"{k.head.asserts} now (assert, pytest.raises/warns, assert* calls)"
+
+
+def _kept(k: KeptTest, exam: Examination) -> None:
+    span = (k.head.line, k.head.end_line)
+    if k.head.asserts < k.base.asserts:
+        exam.add("assert-weakened", k.head_path, span, (
+            f"test {k.head.qualname} checks less: {k.base.asserts} assertion(s) at base, "
+            f"{k.head.asserts} now (assert, pytest.raises/warns, assert* calls)"
+        ))
+    if k.base.cases is not None and k.head.cases is not None and k.head.cases < k.base.cases:
+        exam.add("cases-removed", k.head_path, span, (
+            f"test {k.head.qualname} runs fewer parametrized cases: "
+            f"{k.base.cases} at base, {k.head.cases} now"
+        ))
+    _contents(exam, k.head_path, f"test {k.head.qualname}", k.base.expectations, k.head.expectations)
+
+
+def _helpers(
+    path: str, base: dict[str, CollectedHelper], head: dict[str, CollectedHelper],
+    changed: frozenset[int], exam: Examination,
+) -> None:
+    for name, now in head.items():
+        was = base.get(name)
+        if was is None:
+            for e in now.expectations:
+                if e.tautology and e.line in changed:
+                    _tautology(exam, path, f"test helper {name}", e)
+            continue
+        if now.asserts < was.asserts:
+            exam.add("helper-weakened", path, (now.line, now.end_line), (
+                f"test helper {name} checks less: {was.asserts} check(s) at base, {now.asserts} now; "
+                "every test that calls it checks less too"
             ))
-        if k.base.cases is not None and k.head.cases is not None and k.head.cases < k.base.cases:
-            exam.add("cases-removed", k.head_path, span, (
-                f"test {k.head.qualname} runs fewer parametrized cases: "
-                f"{k.base.cases} at base, {k.head.cases} now"
-            ))
+        _contents(exam, path, f"test helper {name}", was.expectations, now.expectations)
+
+
+def _contents(
+    exam: Examination, path: str, what: str, base: tuple[Expectation, ...], head: tuple[Expectation, ...]
+) -> None:
+    changed, tautologies = compare(base, head)
+    for c in changed:
+        exam.add("expected-changed", path, (c.line, c.line), (
+            f"{what} expects something else now: `{c.before}` at base, `{c.after}` now; "
+            "changing what a test expects can make any code pass"
+        ))
+    for e in tautologies:
+        _tautology(exam, path, what, e)
+
+
+def _tautology(exam: Examination, path: str, what: str, e: Expectation) -> None:
+    exam.add("assert-tautology", path, (e.line, e.line), (
+        f"{what} checks `{e.text}`, which cannot fail: both sides are the same expression, "
+        "or the value is always true"
+    ))
 
 
 def line_after_removal(base: str, head: str, base_line: int, *, max_middle: int = 400) -> int:

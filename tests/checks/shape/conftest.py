@@ -2,26 +2,30 @@
 
 The ``good`` PR should pass every tool gate, the ``bad`` PR should fail every
 one of them; each gate's test module asserts on its own part of the two
-results, so the whole layer costs two runs of the real sandbox.
+results, so the whole layer costs two runs of the real sandbox. The hygiene
+gate needs no sandbox: ``gate`` runs it on a real git change.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from textwrap import dedent
 
 import pytest
 
-from checks.gate import GateContext
+from checks.gate import GateContext, GateResult
 from checks.policy import Policy
 from checks.report import Finding, ShapeResult
 from checks.shape import loads, run_shape
+from checks.shape.hygiene import HygieneGate
 from checks.workspace import Workspace, from_git
 from sandbox.docker import DockerSandbox
 from sandbox.engine import engine_available
 from sandbox.images import ensure_base_image
 from sandbox.process import run_process
+from sandbox.spec import RunResult, RunSpec
 from tests.conftest import GitRepo
 
 TOOL_GATES = ("loads", "ruff", "mypy", "bandit", "semgrep")
@@ -206,3 +210,39 @@ def of(result: ShapeResult, tool: str, *, introduced: bool = True) -> list[Findi
 def rules_at(result: ShapeResult, tool: str) -> set[tuple[str, str]]:
     """Return (path, rule) of ``tool``'s introduced findings."""
     return {(f.path, f.rule) for f in of(result, tool)}
+
+
+# --- the hygiene gate on real git changes (it reads files and never runs a sandbox)
+
+Files = dict[str, str | bytes | None]
+Found = list[tuple[str, str, int]]
+Gate = Callable[[Files, Files], GateResult]
+
+
+class NoRunner:
+    """A Runner that fails the test when called: hygiene reads files and never runs the PR's code."""
+
+    def run(self, spec: RunSpec) -> RunResult:
+        raise AssertionError(f"the hygiene gate tried to run {spec.argv!r}")
+
+
+def src(text: str) -> str:
+    return dedent(text).lstrip("\n")
+
+
+@pytest.fixture
+def gate(git_repo: GitRepo, tmp_path: Path) -> Gate:
+    """Commit ``base`` on main and ``head`` on a pr branch, then run the gate on the change."""
+
+    def run(base: Files, head: Files) -> GateResult:
+        git_repo.commit("base", {"README.md": "x\n", **base})
+        git_repo.branch("pr")
+        git_repo.commit("pr", head)
+        ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+        return HygieneGate().run(GateContext(ws, Policy(), NoRunner(), image="never-used"))
+
+    return run
+
+
+def found(result: GateResult) -> Found:
+    return [(f.rule, f.path, f.start_line) for f in result.findings]

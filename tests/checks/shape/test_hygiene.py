@@ -3,53 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
-from textwrap import dedent
 
 import pytest
 
-from checks.gate import GATES, GateContext, GateResult
+from checks.gate import GATES, GateContext
 from checks.policy import Policy
 from checks.shape.hygiene import HygieneGate
-from checks.shape.testrules import line_after_removal
 from checks.workspace import from_git
-from sandbox.spec import RunResult, RunSpec
+from tests.checks.shape.conftest import Files, Found, Gate, NoRunner, found, src
 from tests.conftest import GitRepo
-
-Files = dict[str, str | bytes | None]
-Found = list[tuple[str, str, int]]
-Gate = Callable[[Files, Files], GateResult]
-
-
-class NoRunner:
-    """A Runner that fails the test when called: hygiene reads files and never runs the PR's code."""
-
-    def run(self, spec: RunSpec) -> RunResult:
-        raise AssertionError(f"the hygiene gate tried to run {spec.argv!r}")
-
-
-def src(text: str) -> str:
-    return dedent(text).lstrip("\n")
-
-
-@pytest.fixture
-def gate(git_repo: GitRepo, tmp_path: Path) -> Gate:
-    """Commit ``base`` on main and ``head`` on a pr branch, then run the gate on the change."""
-
-    def run(base: Files, head: Files) -> GateResult:
-        git_repo.commit("base", {"README.md": "x\n", **base})
-        git_repo.branch("pr")
-        git_repo.commit("pr", head)
-        ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
-        return HygieneGate().run(GateContext(ws, Policy(), NoRunner(), image="never-used"))
-
-    return run
-
-
-def found(result: GateResult) -> Found:
-    return [(f.rule, f.path, f.start_line) for f in result.findings]
-
 
 TESTS = src("""
     import pytest
@@ -424,28 +387,3 @@ def test_an_unreadable_workspace_is_an_infrastructure_error(tmp_path: Path) -> N
     assert result.tool.status == "error"
     assert "cannot read the workspace" in result.tool.detail
     assert result.findings == ()
-
-
-@pytest.mark.parametrize(
-    ("base", "head", "line", "expected"),
-    [
-        ("a\nb\nc\n", "a\nb\nc\n", 2, 2),  # unchanged: the same line
-        ("x\na\nb\n", "a\nb\n", 2, 1),  # a line above removed: shifted up
-        ("a\nt1\nt2\nb\n", "a\nb\n", 3, 2),  # removed: the line that followed
-        ("a\nt1\n", "a\n", 2, 1),  # removed at the end: the last line
-        ("t1\nt2\n", "", 1, 1),  # nothing left: line 1
-        ("a\nt1\nb\n", "a\nnew\nb\n", 2, 2),  # replaced: what replaced it
-    ],
-)
-def test_line_after_removal(base: str, head: str, line: int, expected: int) -> None:
-    assert line_after_removal(base, head, line) == expected
-
-
-def test_line_after_removal_on_huge_files_stays_linear() -> None:
-    # Shared starts and ends are matched line by line, however long the file.
-    assert line_after_removal("a\n" * 30_000, "b\n" + "a\n" * 30_000, 500) == 501
-    # A hostile middle (difflib needs a minute on 19,000 reversed lines) maps to its first line.
-    lines = [f"    assert x{i % 100}" for i in range(19_000)]
-    base = "def test_a():\n" + "\n".join(lines) + "\ndef test_z():\n    pass\n"
-    head = "def test_a():\n" + "\n".join(reversed(lines)) + "\n"
-    assert line_after_removal(base, head, 19_002) == 2

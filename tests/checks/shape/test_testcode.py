@@ -41,6 +41,16 @@ def facts(source: str) -> ModuleFacts:
         ("print('assert x')", 0),
         ("for x in xs:\n    assert x", 1),
         ("def check(v):\n    assert v\ncheck(1)", 1),
+        # Checks that can never run do not count: a hollowed test keeps them as dead code.
+        ("return None\nassert x", 0),
+        ("raise SystemExit\nassert x", 0),
+        ("if False:\n    assert x", 0),
+        ("if 0:\n    assert x\nelse:\n    assert y", 1),
+        ("while False:\n    assert x", 0),
+        ("for x in xs:\n    continue\n    assert x", 0),
+        ("if flag:\n    return\nassert x", 1),
+        ("assert x\nreturn\nassert y", 1),
+        ("with pytest.raises(E):\n    raise E\nassert x", 2),
     ],
 )
 def test_count_assertions(body: str, count: int) -> None:
@@ -237,3 +247,30 @@ def test_one_head_test_cannot_stand_in_for_two_base_tests() -> None:
     ]
     kept, lost = match_tests(files)
     assert len(kept) == 1 and len(lost) == 1
+
+
+def test_helpers_are_collected_with_their_checks() -> None:
+    found = facts("""
+        import pytest
+
+        def check_sorted(xs):
+            assert xs == sorted(xs)
+            assert len(xs) > 0
+
+        @pytest.fixture
+        def data():
+            return [1, 2]
+
+        class TestX:
+            def _assert_ok(self, r):
+                return None
+                assert r.ok
+
+            def test_a(self):
+                self._assert_ok(1)
+    """)
+    assert {name: h.asserts for name, h in found.helpers.items()} == {
+        "check_sorted": 2, "data": 0, "TestX._assert_ok": 0,
+    }
+    assert list(found.tests) == ["TestX.test_a"]
+    assert [e.text for e in found.helpers["check_sorted"].expectations] == ["xs == sorted(xs)", "len(xs) > 0"]
