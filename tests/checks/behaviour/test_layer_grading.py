@@ -56,7 +56,7 @@ def setup(tmp_path: Path) -> tuple[Suite, list[RunPlan], dict[Tree, Path]]:
     trees["base"].mkdir()
     plans = []
     for part in ("pytest", "cases"):
-        plans += plan_runs(suite, part, image="i", trees=trees, harness=tmp_path, staged=root, policy=POLICY, messages=True)
+        plans += plan_runs(suite, part, image="i", trees=trees, harness=tmp_path, staged=root, work=tmp_path, policy=POLICY, messages=True)
     return suite, plans, trees
 
 
