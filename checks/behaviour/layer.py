@@ -13,7 +13,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from tempfile import TemporaryDirectory
 
 from checks.behaviour.cases import judge
 from checks.behaviour.errors import SuiteError
@@ -28,6 +27,7 @@ from checks.inputs import Suites
 from checks.policy import Behaviour
 from checks.report import BehaviourResult, SuiteKind
 from sandbox.spec import Limits, RunResult
+from sandbox.trees import scratch
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +49,8 @@ def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
     wanted = [(kind, path) for kind, path in kinds if path is not None]
     if not wanted:
         return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
-    with TemporaryDirectory(prefix="patchgate-behaviour-") as tmp:
-        work = Path(tmp)
+    # The head copy is the PR's tree: removed without recursion, never raising over the result.
+    with scratch("patchgate-behaviour-") as work:
         head_tree, restored = restore_infra(ctx.workspace, work / "head")
         trees: dict[Tree, Path] = {"base": ctx.workspace.base_dir, "head": head_tree}
         outcomes: dict[SuiteKind, SuiteOutcome] = {}

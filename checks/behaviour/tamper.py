@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from checks.testinfra import InfraChange, infra_changes
 from checks.workspace import Workspace
 from sandbox.process import run_process
+from sandbox.trees import remove
 
 
 def restore_infra(ws: Workspace, dest: Path) -> tuple[Path, tuple[InfraChange, ...]]:
@@ -83,9 +84,5 @@ def _real_parent(tree: Path, parents: tuple[str, ...], *, create: bool) -> Path 
 
 
 def _remove(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()  # a FIFO or other special file
+    # The PR may have planted a deep tree where a conftest.py belongs: never rmtree (it recurses).
+    remove(path)

@@ -25,6 +25,7 @@ from checks.shape import bandit, loads, mypy, ruff, semgrep
 from checks.shape.container import ToolFailure
 from checks.shape.thresholds import failure_reason
 from sandbox.errors import SandboxError
+from sandbox.trees import TreeBoundExceeded
 
 __all__ = ["ORDER", "bandit", "loads", "mypy", "ruff", "run_shape", "semgrep"]
 
@@ -67,6 +68,9 @@ def _run_one(name: str, ctx: GateContext) -> GateResult:
         if gate is None:
             raise ToolFailure(f"no {name} gate is installed")
         result = gate.run(ctx)
+    except TreeBoundExceeded:
+        # The PR's tree broke a bound: its failure, decided by the pipeline, never a tool error.
+        raise
     except (ToolFailure, SandboxError) as exc:
         result = GateResult(ToolRun(tool=name, status="error", detail=str(exc)[:2000]))
     except Exception as exc:  # a bug in one gate must not take the others down, nor fail the PR
