@@ -346,7 +346,8 @@ class Agent:
         except PeerGone as exc:
             raise RuntimeError(f"patchgate: the grader is gone ({exc})") from None
         if "raise" in answer:
-            raise self._grader_exception(answer["raise"])
+            info = answer["raise"]
+            raise self._grader_exception(info.get("gexc", info) if isinstance(info, dict) else {})
         return self.decode(answer.get("ok"))
 
 

@@ -1,0 +1,230 @@
+"""The grader's bridge against a real subject process, over a socketpair (no Docker, no uids).
+
+The uid split and the private files are proven against real Docker in
+tests/checks/behaviour/test_trust_domains.py; here, what crosses the channel
+and what never does.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from checks.behaviour.incontainer.peer import Peer
+from checks.behaviour.incontainer.proxy import Bridge, Importer, Remote, SubjectGone, SubjectTimeout
+
+ROOT = Path(__file__).resolve().parents[4]
+SUBJECT = """
+import os, signal, socket, sys
+sys.path.insert(0, sys.argv[1])
+from checks.behaviour.incontainer import subject
+repo, fd = sys.argv[2], int(sys.argv[3])
+sys.path[:0] = [repo]
+os.chdir(repo)
+signal.signal(signal.SIGALRM, subject._on_alarm)
+agent = subject.Agent(socket.socket(fileno=fd), repo)
+agent.peer.serve_forever()
+"""
+
+MODULE = '''
+import sys
+
+class ParseError(ValueError):
+    def __init__(self, text, position):
+        super().__init__(f"cannot parse {text!r} at {position}")
+        self.position = position
+
+class AlwaysEqual:
+    seen = []
+    def __eq__(self, other):
+        AlwaysEqual.seen.append(repr(other))
+        return True
+    __hash__ = object.__hash__
+    def __lt__(self, other):
+        AlwaysEqual.seen.append(repr(other))
+        return True
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+    def __eq__(self, other):
+        return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
+    __hash__ = None
+
+def parse(text):
+    if not text.isdigit():
+        raise ParseError(text, 0)
+    return int(text)
+
+def cheat():
+    return AlwaysEqual()
+
+def seen():
+    return list(AlwaysEqual.seen)
+
+def apply(fn, value):
+    return fn(value)
+
+def peek(obj, name):
+    return getattr(obj, name)
+
+def count(n):
+    yield from range(n)
+
+def shout(text):
+    print(text)
+    return len(text)
+
+def leave():
+    raise SystemExit(3)
+
+def interrupt():
+    raise KeyboardInterrupt
+
+def spin():
+    while True:
+        try:
+            pass
+        except Exception:  # the deadline is not an Exception: this cannot swallow it
+            pass
+
+def env(name):
+    import os
+    return os.environ.get(name)
+'''
+
+
+@pytest.fixture
+def bridge(tmp_path: Path) -> Iterator[Bridge]:
+    (tmp_path / "calc.py").write_text(MODULE)
+    (tmp_path / "boom.py").write_text("raise SystemExit(0)\n")
+    mine, theirs = socket.socketpair()
+    process = subprocess.Popen(
+        [sys.executable, "-I", "-B", "-c", SUBJECT, str(ROOT), str(tmp_path), str(theirs.fileno())],
+        pass_fds=(theirs.fileno(),),
+    )
+    theirs.close()
+    bridge = Bridge(Peer(mine, lambda request: {}))
+    importer = Importer(bridge, ["calc", "boom"])
+    sys.meta_path.insert(0, importer)
+    try:
+        yield bridge
+    finally:
+        sys.meta_path.remove(importer)
+        for name in [n for n in sys.modules if n in ("calc", "boom")]:
+            del sys.modules[name]
+        mine.close()
+        process.wait(timeout=30)
+
+
+def test_values_cross_by_value_and_calls_run_in_the_subject(bridge: Bridge) -> None:
+    import calc  # type: ignore[import-not-found]
+
+    assert calc.parse("42") == 42
+    assert type(calc.parse("42")) is int
+    assert list(calc.count(3)) == [0, 1, 2]
+    assert calc.__all__ and "parse" in calc.__all__
+    # The module was never imported here: it is a proxy.
+    assert type(calc).__name__ == "RemoteModule"
+
+
+def test_exceptions_of_the_change_are_mirrored_and_catchable(bridge: Bridge) -> None:
+    import calc
+
+    with pytest.raises(calc.ParseError, match="cannot parse 'x' at 0") as info:
+        calc.parse("x")
+    assert isinstance(info.value, ValueError)
+    assert info.value.position == 0
+    assert calc.ParseError is calc.ParseError
+    with pytest.raises(ValueError, match="cannot parse 'y'"):
+        calc.parse("y")
+    with pytest.raises(SystemExit):
+        calc.leave()
+
+
+def test_an_object_equal_to_everything_never_sees_the_expected_value(bridge: Bridge) -> None:
+    import calc
+
+    cheat = calc.cheat()
+    assert type(cheat) is Remote
+    # `==` both ways: never asked of the subject, so never True.
+    assert (cheat == [4]) is False
+    assert ([4] == cheat) is False  # noqa: SIM300 - the operand order is what is tested
+    assert cheat != "secret"
+    with pytest.raises(TypeError):
+        _ = cheat < 5
+    assert calc.seen() == []
+    # Between two of the change's own objects, the change decides, as in any test run.
+    assert calc.Point(1, 2) == calc.Point(1, 2)
+    assert calc.Point(1, 2) != calc.Point(2, 1)
+
+
+def test_callbacks_run_here_but_never_open_the_tests_internals(bridge: Bridge) -> None:
+    import calc
+
+    secret = [4242]
+
+    def double(x: int) -> int:
+        return x * 2 + 0 * len(secret)
+
+    assert calc.apply(double, 21) == 42
+    for name in ("__globals__", "__code__", "__closure__", "_private"):
+        with pytest.raises(AttributeError, match="may not read"):
+            calc.peek(double, name)
+
+
+def test_prints_reach_the_tests_capture(bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
+    import calc
+
+    assert calc.shout("hello") == 5
+    assert capsys.readouterr().out == "hello\n"
+
+
+def test_the_environment_follows_the_test(bridge: Bridge, monkeypatch: pytest.MonkeyPatch) -> None:
+    import calc
+
+    monkeypatch.setenv("PATCHGATE_BRIDGE_PROBE", "on")
+    assert calc.env("PATCHGATE_BRIDGE_PROBE") == "on"
+
+
+def test_an_exit_at_import_fails_that_import_only(bridge: Bridge) -> None:
+    with pytest.raises(ImportError, match="SystemExit"):
+        import boom  # type: ignore[import-not-found]  # noqa: F401
+    import calc
+
+    assert calc.parse("1") == 1
+
+
+def test_an_interrupt_in_the_change_does_not_end_the_session(bridge: Bridge) -> None:
+    import calc
+
+    with pytest.raises(RuntimeError, match="KeyboardInterrupt"):
+        calc.interrupt()
+    assert calc.parse("2") == 2
+
+
+def test_a_subject_that_is_gone_fails_every_later_request(tmp_path: Path) -> None:
+    mine, theirs = socket.socketpair()
+    theirs.close()
+    bridge = Bridge(Peer(mine, lambda request: {}))
+    try:
+        with pytest.raises(SubjectGone):
+            bridge.request("import", name="calc")
+        with pytest.raises(SubjectGone):
+            bridge.request("import", name="calc")
+    finally:
+        mine.close()
+
+
+def test_a_hanging_call_is_cut_at_its_deadline_and_the_subject_answers_again(bridge: Bridge) -> None:
+    import calc
+
+    bridge.default_deadline_s = 2.0
+    with pytest.raises(SubjectTimeout):
+        calc.spin()
+    assert calc.parse("3") == 3
