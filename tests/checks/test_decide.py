@@ -56,6 +56,7 @@ B_FAIL = BehaviourResult(status="failed", suites=[suite(passed=7), suite("held_o
 B_ERR = BehaviourResult(status="error", detail="sandbox failure: engine down")
 B_NONE = BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
 B_OVERFIT = BehaviourResult(status="passed", suites=[suite()], overfitting=True)
+B_FORGEABLE = BehaviourResult(status="passed", suites=[suite()], forgeable=True)
 Q_SKIP = QualityResult(status="skipped")
 Q_DOWN = QualityResult(status="unavailable", detail="unavailable: timeout")
 Q_FAIL = QualityResult(
@@ -166,6 +167,33 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
         "",
         "action_required",
         "behaviour: hidden and",
+    ),
+    (
+        "an in-process suite cannot give success",
+        SHAPE_OK,
+        B_FORGEABLE,
+        Q_SKIP,
+        "",
+        "action_required",
+        "behaviour: a suite ran in-process (isolation: in-process): the code under test can forge it",
+    ),
+    (
+        "unless the policy allows it",
+        SHAPE_OK,
+        B_FORGEABLE,
+        Q_SKIP,
+        "behaviour: {allow_in_process_success: true}",
+        "success",
+        "all gates passed",
+    ),
+    (
+        "a failing in-process suite still fails",
+        SHAPE_OK,
+        BehaviourResult(status="failed", suites=[suite(passed=7)], forgeable=True),
+        Q_SKIP,
+        "",
+        "failure",
+        "behaviour: hidden 7/10",
     ),
 ]
 

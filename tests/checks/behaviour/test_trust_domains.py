@@ -158,3 +158,16 @@ def test_a_hanging_import_fails_within_the_import_budget(gate: Gate) -> None:
     hidden = result.suites[0]
     assert hidden.passed == 0
     assert hidden.timed_out == 0 or hidden.errors > 0
+
+
+def test_an_in_process_suite_runs_the_old_way_labelled_forgeable(gate: Gate) -> None:
+    suite = gate.suite("hidden", {**HIDDEN, "patchgate-suite.yml": "isolation: in-process\n"})
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT}), suite)
+    assert result.status == "passed", result
+    assert result.forgeable
+    hidden = result.suites[0]
+    assert (numbers(hidden), hidden.isolation) == ((6, 6), "in-process")
+    assert hidden.detail.startswith("in-process: the code under test can forge this")
+    # And it is forgeable indeed: the old single-process cheat works there, which is why it is labelled.
+    cheated = gate.run(gate.change({"calc/__init__.py": _cheating(WALK_THE_CALLERS)}, name="cheat"), suite)
+    assert numbers(cheated.suites[0])[0] > WRONG_NUMBERS[0]
