@@ -143,16 +143,20 @@ def test_a_missing_directory_is_an_error(tmp_path: Path) -> None:
     ("config", "in_process"),
     [(None, False), ("isolation: subject\n", False), ("isolation: in-process\n", True), ("", False)],
 )
-def test_a_suite_runs_isolated_unless_it_opts_in(tmp_path: Path, config: str | None, in_process: bool) -> None:
+def test_a_suite_runs_isolated_unless_it_opts_in(
+    tmp_path: Path, config: str | None, in_process: bool
+) -> None:
     (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
     if config is not None:
         (tmp_path / "patchgate-suite.yml").write_text(config)
     assert load_suite(tmp_path, "hidden").in_process is in_process
 
 
-@pytest.mark.parametrize("config", ["isolation: none\n", "isolation: [in-process]\n", "isolate: in-process\n", "a: [\n"])
+@pytest.mark.parametrize(
+    "config", ["isolation: none\n", "isolation: [in-process]\n", "isolate: in-process\n", "a: [\n"]
+)
 def test_a_suite_config_that_does_not_validate_is_refused_by_name(tmp_path: Path, config: str) -> None:
     (tmp_path / "test_a.py").write_text("def test_a():\n    pass\n")
     (tmp_path / "patchgate-suite.yml").write_text(config)
-    with pytest.raises(SuiteError, match="patchgate-suite.yml is not valid"):
+    with pytest.raises(SuiteError, match=r"patchgate-suite\.yml is not valid"):
         load_suite(tmp_path, "hidden")
