@@ -7,13 +7,17 @@ rules only look at lines the PR changed. Rules and their ids: docs/hygiene.md.
 
 from __future__ import annotations
 
+import ast
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from pathlib import Path, PurePosixPath
 
 from checks.gate import GateContext, GateResult, register
 from checks.report import ToolRun
 from checks.shape.examination import TOOL, Examination, Side, Source, changed_span, python_sides
+from checks.shape.pluginuse import hook_definitions, plugin_loads
+from checks.shape.probing import probes, reason
+from checks.shape.statements import Hit, new_hits
 from checks.shape.stubs import Stub, base_class_names, find_stubs
 from checks.shape.suppressions import new_suppressions
 from checks.shape.testrules import check_tests
@@ -70,6 +74,7 @@ def examine(ws: Workspace) -> Examination:
     for side in sides:
         _skips(side, exam)
         _suppressions(side, exam)
+        _code(side, exam)
     _stubs(ws, sides, exam)
     exam.findings.sort(key=lambda f: (f.path, f.start_line, f.rule))
     return exam
@@ -126,6 +131,38 @@ def _suppressions(side: Side, exam: Examination) -> None:
         exam.add("suppression-added", side.head_path, (s.line, s.line), (
             f"new suppression comment ({', '.join(s.kinds)}) on a changed line: `{s.comment.strip()[:120]}`"
         ), "warning")
+
+
+def _code(side: Side, exam: Examination) -> None:
+    """Plugin loads and outcome hooks in any Python file; grader probes in the PR's non-test code."""
+    if side.head is None or side.head.tree is None or side.head_path is None or not side.parsed:
+        return
+    path, changed = side.head_path, side.change.lines
+    base = side.base.tree if side.base is not None else None
+    for hit in _new(plugin_loads, base, side.head.tree, changed, exam):
+        exam.add("pytest-plugin-loaded", path, (hit.line, hit.end_line), (
+            f"{hit.what}: a pytest plugin can rewrite any test's outcome "
+            "(patchgate's suites never load it; the repository's own test runs do)"
+        ))
+    if PurePosixPath(path).name != "conftest.py":  # a conftest is test-config-edited already
+        for hit in _new(hook_definitions, base, side.head.tree, changed, exam):
+            exam.add("pytest-hook-added", path, (hit.line, hit.end_line), (
+                f"{hit.what} outside a conftest.py: loaded as a plugin (pytest_plugins, -p, an entry "
+                "point) it can turn failing tests into passing ones"
+            ), "warning")
+    if path.endswith(".py") and not is_test_module(path):
+        for hit in _new(probes, base, side.head.tree, changed, exam):
+            message = f"{hit.what}: {reason(hit.what)}"
+            exam.add("grader-probing", path, (hit.line, hit.end_line), message, "warning")
+
+
+def _new(
+    find: Callable[[ast.Module], list[Hit]], base: ast.Module | None, head: ast.Module,
+    changed: frozenset[int], exam: Examination,
+) -> list[Hit]:
+    fresh, old = new_hits(find(base) if base is not None else [], find(head), changed)
+    exam.preexisting += old
+    return fresh
 
 
 def _stubs(ws: Workspace, sides: list[Side], exam: Examination) -> None:

@@ -135,7 +135,7 @@ CASES: list[tuple[str, Files, Files, Found]] = [
      {"src/m.py": "x: int = 1\ny: int = 'a'  # type: ignore[assignment]\n"},
      [("suppression-added", "src/m.py", 2)]),
     ("nosec, nosemgrep and pragma added", {"src/m.py": "x = 1\n"},
-     {"src/m.py": "x = 1\na = eval('1')  # nosec\nb = 2  # nosemgrep\nif x:  # pragma: no cover\n    pass\n"},
+     {"src/m.py": "x = 1\na = int('1')  # nosec\nb = 2  # nosemgrep\nif x:  # pragma: no cover\n    pass\n"},
      [("suppression-added", "src/m.py", 2), ("suppression-added", "src/m.py", 3),
       ("suppression-added", "src/m.py", 4)]),
     ("suppression inside a string literal", {"src/m.py": "x = 1\n"},
