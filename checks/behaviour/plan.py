@@ -226,7 +226,7 @@ def _in_process(label: str, tree: Tree, root: Path, image: str, harness: Path,  
     report = f"/tmp/pg-{secrets.token_hex(12)}.jsonl"  # noqa: S108 - a path inside the container
     paths = [CONTAINER_REPO] + ([f"{CONTAINER_REPO}/src"] if (root / "src").is_dir() else [])
     argv = (
-        *PYTHON, f"{CONTAINER_HARNESS}/{HARNESS_PACKAGE}/pytest_plugin.py",
+        *LAUNCH, "pytest-in-process",
         *_pytest_args(CONTAINER_SUITE, pythonpath=paths),
     )  # fmt: skip
     env = {

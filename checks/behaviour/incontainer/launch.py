@@ -12,7 +12,12 @@ import sys
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    roles = {"subject": "subject", "cases": "cases_grader", "pytest": "pytest_grader"}
+    roles = {
+        "subject": "subject",
+        "cases": "cases_grader",
+        "pytest": "pytest_grader",
+        "pytest-in-process": "pytest_plugin",
+    }
     role, args = sys.argv[1], sys.argv[2:]
     if role not in roles:
         sys.exit(f"unknown role {role!r}")

@@ -1,9 +1,11 @@
 """patchgate's pytest plugin: every test's outcome, written to a report file of our own.
 
-Usage (inside the sandbox)::
+Its ``Recorder`` writes the report in every pytest run (``pytest_grader.py``).
+``main`` is the in-process mode, for suites that opted in to it
+(``isolation: in-process``), inside the sandbox::
 
     PATCHGATE_REPORT=/tmp/<random>.jsonl PATCHGATE_NONCE=<nonce> [PATCHGATE_MESSAGES=1] \\
-        python3 -I -B pytest_plugin.py <pytest arguments>
+        python3 -I -B /patchgate/launch.py pytest-in-process <pytest arguments>
 
 The variables are removed from the environment at once. This process
 creates the report file exclusively (it must not exist yet), writes its
@@ -26,8 +28,6 @@ failure into a pass, a skip or an xfail cannot make it pass.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import os
 import re
@@ -40,9 +40,10 @@ from typing import Any
 
 import pytest
 
+from . import reaping
+
 MESSAGE_CHARS = 300
 MAX_REPORT_BYTES = 32 * 1024 * 1024
-_PR_SET_CHILD_SUBREAPER = 36
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "error": 3}
 _MISSING = re.compile(r"No module named '([^']+)'")
 _TIMEOUT = "from pytest-timeout"
@@ -163,9 +164,9 @@ def main(args: list[str]) -> int:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
     start = {"kind": "start", "runner": "pytest", "nonce": nonce, "version": 1}
     written = bytearray(json.dumps(start).encode() + b"\n")
-    _write_all(fd, bytes(written))
+    reaping.write_all(fd, bytes(written))
     read_end, write_end = os.pipe()
-    _become_subreaper()
+    reaping.become_subreaper()
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -183,9 +184,9 @@ def main(args: list[str]) -> int:
 
     def seal(*_: object) -> None:
         # Nothing of the run is alive any more: undo whatever was written to the file by its path.
-        _reap_descendants()
+        reaping.reap_descendants()
         os.ftruncate(fd, 0)
-        _write_all(fd, bytes(written))
+        reaping.write_all(fd, bytes(written))
 
     def out_of_time(*_: object) -> None:
         # The sandbox's time budget ran out (`timeout` sends SIGTERM first): keep what was reported.
@@ -207,7 +208,7 @@ def _relay(pid: int, source: int, fd: int, written: bytearray) -> int:
         pending.extend(chunk)
         cut = pending.rfind(b"\n") + 1
         if cut and len(written) + cut <= MAX_REPORT_BYTES:
-            _write_all(fd, bytes(pending[:cut]))
+            reaping.write_all(fd, bytes(pending[:cut]))
             written.extend(pending[:cut])
         del pending[:cut]
 
@@ -222,58 +223,7 @@ def _relay(pid: int, source: int, fd: int, written: bytearray) -> int:
         if done:
             status = os.waitstatus_to_exitcode(wait_status)
     # Processes the run left behind may hold the pipe open: end them, then read to the end.
-    _reap_descendants()
+    reaping.reap_descendants()
     while chunk := os.read(source, 65536):
         take(chunk)
     return status
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    while data:
-        data = data[os.write(fd, data) :]
-
-
-# The same process hygiene as case_runner.py (each script runs standalone in the sandbox).
-def _become_subreaper() -> bool:
-    """Make orphans of our descendants our children rather than init's (Linux prctl)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
-    except (OSError, AttributeError):
-        return False
-
-
-def _children() -> list[int]:
-    me = str(os.getpid())
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read().decode("ascii", "replace")
-        except OSError:
-            continue
-        # The command name may hold spaces and parentheses: the fields after the last ")" do not.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[1] == me:
-            found.append(int(entry))
-    return found
-
-
-def _reap_descendants() -> None:
-    """Kill every process left under us; orphans come back to us as the subreaper, round after round."""
-    for _ in range(1000):
-        children = _children()
-        if not children:
-            return
-        for child in children:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(child, signal.SIGKILL)
-        for child in children:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(child, 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -13,7 +13,8 @@ import pytest
 
 from checks.behaviour.grade import TestOutcome
 from checks.behaviour.outcomes import parse_log
-from checks.behaviour.plan import INCONTAINER
+from checks.behaviour.plan import write_harness
+from checks.policy import Behaviour
 from sandbox.process import ProcessResult, run_process
 
 INI = "[pytest]\npython_files = test_*.py\ntimeout = 30\ntimeout_method = signal\n"
@@ -29,12 +30,15 @@ def run_plugin(
     (tmp_path / "repo").mkdir(exist_ok=True)
     (tmp_path / "pytest.ini").write_text(INI)
     report = report or tmp_path / "report.jsonl"
+    harness = tmp_path / "harness"
+    if not harness.exists():
+        write_harness(harness, Behaviour())
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
            "PATCHGATE_REPORT": str(report), "PATCHGATE_NONCE": "n0", "PATCHGATE_MESSAGES": "1"}  # fmt: skip
     # Like the sandbox: `timeout` sends SIGTERM when the budget runs out, SIGKILL a little later.
     limit = ("timeout", "-k", "5", str(budget)) if budget else ()
     argv = (
-        *limit, sys.executable, "-I", "-B", str(INCONTAINER / "pytest_plugin.py"),
+        *limit, sys.executable, "-I", "-B", str(harness / "launch.py"), "pytest-in-process",
         "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(suite), "--confcutdir", str(suite),
         "-p", "no:cacheprovider", "-p", "pytest_timeout", "-o", f"pythonpath={tmp_path / 'repo'}",
         "--continue-on-collection-errors", "-q", "--no-header", "--tb=no", "-rN", str(suite),

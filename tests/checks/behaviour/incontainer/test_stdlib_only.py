@@ -1,0 +1,40 @@
+"""The in-container package runs under the sandbox image's python3: standard library and pytest only."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from checks.behaviour.plan import INCONTAINER
+
+ALLOWED = frozenset(sys.stdlib_module_names) | {"pytest", "_pytest", "pluggy", "patchgate_harness"}
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """Return (line, top-level module) for every absolute import in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name.partition(".")[0]) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module.partition(".")[0]))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module":
+            arg = node.args[0] if node.args else None
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.append((node.lineno, arg.value.partition(".")[0]))
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(INCONTAINER.glob("*.py")), ids=lambda p: p.name)
+def test_imports_nothing_outside_the_standard_library_and_pytest(path: Path) -> None:
+    outside = [(line, name) for line, name in imports(path) if name not in ALLOWED]
+    assert outside == [], f"{path.name} imports {outside}: the sandbox image has no patchgate"
+
+
+def test_the_check_itself_sees_a_forbidden_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\nfrom checks.policy import Policy\nimport yaml\n")
+    assert [n for _, n in imports(bad) if n not in ALLOWED] == ["checks", "yaml"]
