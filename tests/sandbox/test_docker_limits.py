@@ -87,6 +87,8 @@ def test_memory_bomb_is_reported_as_oom_killed(sandbox: DockerSandbox, base_imag
     """
     result = run_python(sandbox, base_image, program, Limits(memory_mb=128, timeout_s=60))
     assert result.oom_killed, result
+    # Named as the limit it hit, from the cgroup's own count of OOM kills.
+    assert result.limit_hit == "memory"
     assert result.exit_code == 137
     assert not result.ok
     assert result.peak_memory_bytes is not None

@@ -324,6 +324,8 @@ def test_held_out_never_leaks_a_name_or_a_message(gate: Gate) -> None:
     ran = gate.run(ws, gate.suite("hidden", HIDDEN), held_out)
     assert numbers(ran.suites[1]) == (0, 2)
     assert ran.suites[1].failures == [] and ran.suites[1].status == "failed"
+    # Time and memory are a channel the change controls: a held-out suite publishes neither.
+    assert (ran.suites[1].wall_s, ran.suites[1].peak_memory_bytes) == (None, None)
     misconfigured = gate.run(ws, None, broken)
     assert misconfigured.status == "error"
     for result in (ran, misconfigured):
