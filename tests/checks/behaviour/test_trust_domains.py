@@ -135,7 +135,10 @@ def try_write(path):
                          "def test_grader_environment_unreadable():\n"
                          "    import os\n"
                          "    found = [p for p in os.listdir('/proc') if p.isdigit() and probe(f'/proc/{p}/cmdline') == 'read' and b'pytest' in open(f'/proc/{p}/cmdline', 'rb').read()]\n"
-                         "    assert found and all(probe(f'/proc/{p}/environ') == 'PermissionError' for p in found)\n",
+                         "    assert found and all(probe(f'/proc/{p}/environ') == 'PermissionError' for p in found)\n"
+                         "    # Nor its memory, nor its open files.\n"
+                         "    assert all(probe(f'/proc/{p}/mem') == 'PermissionError' for p in found)\n"
+                         "    assert all(probe(f'/proc/{p}/fd/3') == 'PermissionError' for p in found)\n",
     })  # fmt: skip
     result = gate.run(gate.change({"calc/__init__.py": probe}), suite)
     assert result.status == "passed", result
