@@ -13,7 +13,6 @@ cannot enter. The host compares.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from . import reaping, rendezvous
@@ -32,7 +31,7 @@ def main(argv: list[str]) -> int:
     """Run every case of the plan through the subject and write the report; 0 unless the harness broke."""
     with open(argv[0], encoding="utf-8") as f:
         plan = json.load(f)
-    fd = os.open(plan["report"], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+    fd = rendezvous.open_report(plan["report"])
 
     def write(record: dict[str, Any]) -> None:
         reaping.write_all(fd, json.dumps(record, ensure_ascii=True, allow_nan=False).encode() + b"\n")

@@ -1,13 +1,27 @@
-"""One end of the grader-subject channel: requests that may nest, in both directions.
+"""One end of the grader-subject channel: requests that may nest, in both directions, from any thread.
 
 A request is ``{"q": n, "op": ..., ...}``; its answer ``{"r": n, "ok": value}``
-or ``{"r": n, "raise": {...}}``. While one side waits for an answer it serves
-the other side's requests (a callback may call back), so answers arrive in
-stack order. ``{"dead": reason}`` says the sender is going away.
+or ``{"r": n, "raise": {...}}``. A request a thread sends while it serves one
+of the other side's requests carries ``"in": m``, the request it serves: the
+other side hands it to the thread waiting for m's answer, which serves it
+before it goes on waiting - so a callback that calls back runs on the thread
+that made the call, as it would in one process. A request with no ``in``
+(the other side's main line, or a thread the code under test started) is
+*free*: ``serve_forever`` serves those on its caller's thread (the
+subject's main thread), or, with ``free_threads``, threads of this end
+serve them (the grader: a test's callback called from the change's own
+thread runs on a thread of the grader, never on a test's thread that
+happens to be waiting).
+
+One reader thread per end takes every message off the socket and routes
+it. An answer no thread waits for (its request was abandoned) is dropped.
+``{"dead": reason}`` says the sender is going away.
 """
 
 from __future__ import annotations
 
+import itertools
+import queue
 import socket
 import threading
 import time
@@ -17,6 +31,7 @@ from typing import Any
 from . import wire
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
+Box = queue.SimpleQueue[dict[str, Any] | None]
 
 
 class PeerGone(Exception):
@@ -28,58 +43,144 @@ class PeerTimeout(PeerGone):
 
 
 class Peer:
-    """Send requests, serve the other side's, and keep answers in stack order."""
+    """Send requests from any thread, route what arrives, serve the other side's requests."""
 
-    def __init__(self, sock: socket.socket, handler: Handler) -> None:
+    def __init__(self, sock: socket.socket, handler: Handler, *, free_threads: int = 0) -> None:
         self.sock = sock
         self.handler = handler
         self.broken: str | None = None
-        self._seq = 0
+        # With free_threads, free requests are served by up to that many threads of ours.
+        self.free_threads = free_threads
+        self._seq = itertools.count(1)
         self._send_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._waiting: dict[int, Box] = {}
+        self._free: Box = queue.SimpleQueue()
+        self._workers = 0
+        self._idle = 0
+        self._local = threading.local()
+        threading.Thread(target=self._read, name="patchgate-peer", daemon=True).start()
 
     def send(self, message: dict[str, Any]) -> None:
         with self._send_lock:
             wire.send(self.sock, message)
 
     def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """Send ``message`` and return its answer, serving nested requests meanwhile."""
+        """Send ``message`` and return its answer, serving the requests nested in it meanwhile."""
         if self.broken is not None:
             raise PeerGone(self.broken)
-        self._seq += 1
-        seq = self._seq
+        seq = next(self._seq)
+        box: Box = queue.SimpleQueue()
+        with self._lock:
+            self._waiting[seq] = box
+        outgoing = {**message, "q": seq}
+        serving = self._serving()
+        if serving:
+            outgoing["in"] = serving[-1]
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            self.send({**message, "q": seq})
+            if self.broken is not None:  # closed while we registered: nobody would wake us
+                raise PeerGone(self.broken)
+            self._send_or_break(outgoing)
             while True:
                 left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-                incoming = wire.receive(self.sock, left)
-                if "dead" in incoming:
-                    raise wire.ChannelClosed(str(incoming.get("dead"))[:300])
+                try:
+                    incoming = box.get(timeout=left)
+                except queue.Empty:
+                    self.broken = f"the other side did not answer in time (no answer within {timeout:g}s)"
+                    raise PeerTimeout(self.broken) from None
+                if incoming is None:
+                    raise PeerGone(self.broken or "the channel closed")
                 if "q" in incoming:
-                    self.send(self.serve(incoming))
+                    self._serve(incoming)
                     continue
-                if incoming.get("r") != seq:
-                    raise wire.ChannelClosed("an answer arrived out of order")
                 return incoming
-        except wire.ChannelTimeout as exc:
-            self.broken = f"the other side did not answer in time ({exc})"
-            raise PeerTimeout(self.broken) from None
-        except (wire.ChannelClosed, OSError) as exc:
-            self.broken = str(exc) or type(exc).__name__
-            raise PeerGone(self.broken) from None
-
-    def serve(self, incoming: dict[str, Any]) -> dict[str, Any]:
-        """Answer one request of the other side."""
-        answer = self.handler(incoming)
-        return {**answer, "r": incoming.get("q")}
+        finally:
+            with self._lock:
+                self._waiting.pop(seq, None)
 
     def serve_forever(self) -> None:
-        """Answer requests until the other side closes the channel."""
+        """Serve free requests on this thread until the other side closes the channel."""
         while True:
+            incoming = self._free.get()
+            if incoming is None:
+                return
             try:
-                incoming = wire.receive(self.sock)
-            except wire.ChannelClosed:
+                self._serve(incoming)
+            except PeerGone:
                 return
-            if "q" not in incoming:
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _serving(self) -> list[Any]:
+        stack: list[Any] | None = getattr(self._local, "serving", None)
+        if stack is None:
+            stack = self._local.serving = []
+        return stack
+
+    def _serve(self, incoming: dict[str, Any]) -> None:
+        stack = self._serving()
+        stack.append(incoming.get("q"))
+        try:
+            answer = self.handler(incoming)
+        finally:
+            stack.pop()
+        self._send_or_break({**answer, "r": incoming.get("q")})
+
+    def _send_or_break(self, message: dict[str, Any]) -> None:
+        try:
+            self.send(message)
+        except OSError as exc:
+            self._close(f"the connection failed: {exc}")
+            raise PeerGone(self.broken or "the channel closed") from None
+
+    def _read(self) -> None:
+        try:
+            while True:
+                self._route(wire.receive(self.sock))
+        except (wire.ChannelClosed, OSError, ValueError) as exc:
+            self._close(str(exc) or type(exc).__name__)
+
+    def _route(self, message: dict[str, Any]) -> None:
+        if "dead" in message:
+            raise wire.ChannelClosed(str(message.get("dead"))[:300])
+        if "r" in message:
+            with self._lock:
+                box = self._waiting.get(message["r"]) if type(message["r"]) is int else None
+            if box is not None:
+                box.put(message)
+            return
+        if "q" not in message:
+            raise wire.ChannelClosed("a message that is neither a request nor an answer")
+        owner = message.get("in")
+        with self._lock:
+            box = self._waiting.get(owner) if type(owner) is int else None
+            if box is None and self.free_threads and self._idle == 0 and self._workers < self.free_threads:
+                self._workers += 1
+                threading.Thread(target=self._work, name="patchgate-serve", daemon=True).start()
+        (box or self._free).put(message)
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                self._idle += 1
+            incoming = self._free.get()
+            with self._lock:
+                self._idle -= 1
+            if incoming is None:
                 return
-            self.send(self.serve(incoming))
+            try:
+                self._serve(incoming)
+            except PeerGone:
+                return
+
+    def _close(self, why: str) -> None:
+        with self._lock:
+            if self.broken is None:
+                self.broken = why
+            boxes = list(self._waiting.values())
+            sleepers = self._workers + 1
+        for box in boxes:
+            box.put(None)
+        for _ in range(sleepers):
+            self._free.put(None)

@@ -22,6 +22,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+import threading
 import time
 import types
 import weakref
@@ -35,6 +36,8 @@ DEFAULT_DEADLINE_S = 60.0
 _ANSWER_GRACE_S = 5.0
 _SUBJECT_MARGIN_S = 1.0
 _FIXED_TEXT: dict[type[BaseException], type[BaseException]] = {}
+# Threads serving the change's own threads' callbacks into the tests at once (more wait their turn).
+FREE_THREADS = 8
 
 
 class SubjectGone(Exception):
@@ -60,8 +63,10 @@ class Bridge:
         self.default_deadline_s = DEFAULT_DEADLINE_S
         self._env: dict[str, str] | None = None
         self._cwd: str | None = None
+        self._lock = threading.Lock()
         if peer is not None:
             peer.handler = self._serve
+            peer.free_threads = FREE_THREADS
 
     # -- requests -------------------------------------------------------------------------------
 
@@ -72,9 +77,10 @@ class Bridge:
         left = (self.deadline_at - time.monotonic()) if self.deadline_at else self.default_deadline_s
         left = max(left, 0.5)
         message: dict[str, Any] = {"op": op, **fields, "deadline": max(left - _SUBJECT_MARGIN_S, 0.25)}
-        self._sync(message)
-        if self.released:
-            message["release"], self.released = self.released, []
+        with self._lock:
+            self._sync(message)
+            if self.released:
+                message["release"], self.released = self.released, []
         try:
             answer = self.peer.request(message, timeout=left + _ANSWER_GRACE_S)
         except PeerGone as exc:
@@ -111,12 +117,13 @@ class Bridge:
 
     def keep(self, value: object) -> int:
         """Hold one of the grader's objects the subject may use (by request); return its number."""
-        number = self._my_numbers.get(id(value))
-        if number is None:
-            number = len(self.mine) + 1
-            self.mine[number] = value
-            self._my_numbers[id(value)] = number
-        return number
+        with self._lock:
+            number = self._my_numbers.get(id(value))
+            if number is None:
+                number = len(self.mine) + 1
+                self.mine[number] = value
+                self._my_numbers[id(value)] = number
+            return number
 
     def _my_exception(self, exc: BaseException) -> dict[str, Any]:
         base = next((c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"), "Exception")

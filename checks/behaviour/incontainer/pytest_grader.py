@@ -66,20 +66,13 @@ class Deadlines:
             for p in (path, *path.parents):
                 if str(p) in ("/", "/tmp"):  # noqa: S108 - a path inside the container
                     break
-                if p.owner() == _me():
-                    p.chmod(p.stat().st_mode | stat.S_IRWXO | stat.S_IRWXG)
+                if p.stat().st_uid == os.getuid():
+                    # Sticky: the subject cannot remove or rename the test's own files (and, where
+                    # the host sets fs.protected_symlinks, its symlinks are not followed here).
+                    p.chmod(p.stat().st_mode | stat.S_IRWXO | stat.S_IRWXG | stat.S_ISVTX)
             return path
 
         factory.mktemp = mktemp
-
-
-def _me() -> str:
-    import pwd
-
-    try:
-        return pwd.getpwuid(os.getuid()).pw_name
-    except KeyError:
-        return str(os.getuid())
 
 
 def main(argv: list[str]) -> int:
@@ -88,7 +81,7 @@ def main(argv: list[str]) -> int:
     args = rest[1:] if rest[:1] == ["--"] else rest
     with open(plan_path, encoding="utf-8") as f:
         plan = json.load(f)
-    fd = os.open(plan["report"], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+    fd = rendezvous.open_report(plan["report"])
     recorder = Recorder(fd, bool(plan["messages"]))
     recorder.write({"kind": "start", "runner": "pytest", "nonce": plan["nonce"], "version": 2})
     budget = float(plan["import_budget_s"])

@@ -14,6 +14,25 @@ class NoSubject(Exception):
     """The subject never connected (its tree did not fit, or its start-up failed)."""
 
 
+def open_report(path: str) -> int:
+    """Create the report (it must not exist) and return a descriptor that alone can write it.
+
+    The file and everything else under the grader's home become read-only,
+    even to the grader: a test that writes to a path the code under test
+    planted as a symlink into /grader (a test's own ``tmp_path`` is shared
+    with it) is refused by the kernel instead of overwriting the report.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+    home = os.path.dirname(path)
+    for dirpath, dirnames, filenames in os.walk(home, topdown=False):
+        for name in filenames:
+            os.chmod(os.path.join(dirpath, name), 0o400, follow_symlinks=False)
+        for name in dirnames:
+            os.chmod(os.path.join(dirpath, name), 0o500, follow_symlinks=False)
+    os.chmod(home, 0o500)
+    return fd
+
+
 def listen(directory: str) -> tuple[socket.socket, str]:
     """Listen on a socket in ``directory`` (ours, mode 0711) that other uids may connect to."""
     path = os.path.join(directory, SOCKET_NAME)

@@ -78,15 +78,17 @@ class Objects:
         self.by_id: dict[int, object] = {}
         self._numbers: dict[int, int] = {}
         self._next = 0
+        self._lock = threading.Lock()
 
     def number(self, obj: object) -> int:
-        found = self._numbers.get(id(obj))
-        if found is not None:
-            return found
-        self._next += 1
-        self.by_id[self._next] = obj
-        self._numbers[id(obj)] = self._next
-        return self._next
+        with self._lock:
+            found = self._numbers.get(id(obj))
+            if found is not None:
+                return found
+            self._next += 1
+            self.by_id[self._next] = obj
+            self._numbers[id(obj)] = self._next
+            return self._next
 
     def get(self, number: object) -> object:
         if not isinstance(number, int) or number not in self.by_id:
@@ -94,10 +96,11 @@ class Objects:
         return self.by_id[number]
 
     def release(self, numbers: object) -> None:
-        for number in numbers if isinstance(numbers, list) else []:
-            obj = self.by_id.pop(number, None) if isinstance(number, int) else None
-            if obj is not None:
-                self._numbers.pop(id(obj), None)
+        with self._lock:
+            for number in numbers if isinstance(numbers, list) else []:
+                obj = self.by_id.pop(number, None) if isinstance(number, int) else None
+                if obj is not None:
+                    self._numbers.pop(id(obj), None)
 
 
 class GraderObject:
@@ -162,7 +165,7 @@ class Agent:
         self.repo = repo
         self.objects = Objects()
         self.peer = Peer(sock, self.handle)
-        self.depth = 0
+        self._local = threading.local()
         self.mirrors: dict[int, type[BaseException]] = {}
         self._busy_since: float | None = None
         self._deadline = 0.0
@@ -240,8 +243,12 @@ class Agent:
     # -- requests from the grader -----------------------------------------------------------------
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        self.depth += 1
-        outer = self.depth == 1
+        depth = getattr(self._local, "depth", 0) + 1
+        self._local.depth = depth
+        # Only the main thread's outermost request takes the grader's environment, captures
+        # prints and runs against a deadline (the alarm reaches the main thread alone); a request
+        # nested in a callback from one of the change's own threads is served on that thread.
+        outer = depth == 1 and threading.current_thread() is threading.main_thread()
         out, err = io.StringIO(), io.StringIO()
         saved = sys.stdout, sys.stderr
         try:
@@ -258,7 +265,7 @@ class Agent:
             if outer:
                 self._disarm()
                 sys.stdout, sys.stderr = saved
-            self.depth -= 1
+            self._local.depth = depth - 1
         if outer:
             answer["out"] = out.getvalue()[:CAPTURE_CHARS]
             answer["err"] = err.getvalue()[:CAPTURE_CHARS]

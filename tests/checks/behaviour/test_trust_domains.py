@@ -174,3 +174,33 @@ def test_an_in_process_suite_runs_the_old_way_labelled_forgeable(gate: Gate) -> 
     # And it is forgeable indeed: the old single-process cheat works there, which is why it is labelled.
     cheated = gate.run(gate.change({"calc/__init__.py": _cheating(WALK_THE_CALLERS)}, name="cheat"), suite)
     assert numbers(cheated.suites[0])[0] > WRONG_NUMBERS[0]
+
+
+def test_a_symlink_planted_in_a_shared_tmp_path_cannot_carry_a_test_write_into_the_report(gate: Gate) -> None:
+    plant = RIGHT + '''
+
+import json, os
+FORGED = "\\n".join(json.dumps(r) for r in (
+    {"kind": "begin", "id": "test_tmp.py::test_writes"},
+    {"kind": "test", "id": "test_tmp.py::test_writes", "outcome": "passed"},
+)) + "\\n"
+def plant(directory):
+    for target in ("/grader/report.jsonl", "/grader/plan.json", "/grader/suite/test_tmp.py"):
+        os.symlink(target, os.path.join(directory, os.path.basename(target)))
+    return FORGED
+'''
+    suite = gate.suite("hidden", {
+        "test_tmp.py": "from calc import half, plant\n\n\n"
+                       "def test_writes(tmp_path):\n"
+                       "    text = plant(str(tmp_path))\n"
+                       "    for name in ('report.jsonl', 'plan.json', 'test_tmp.py'):\n"
+                       "        (tmp_path / name).write_text(text)\n"
+                       "    assert half(4) == 99\n\n\n"
+                       "def test_after():\n    assert half(4) == 2\n",
+    })  # fmt: skip
+    result = gate.run(gate.change({"calc/__init__.py": plant}), suite)
+    hidden = result.suites[0]
+    # The writes through the links were refused (the test failed on them); the report stayed ours.
+    assert numbers(hidden) == (1, 2), result
+    assert [f.id for f in hidden.failures] == ["test_tmp.py::test_writes"]
+    assert "PermissionError" in hidden.failures[0].message
