@@ -113,13 +113,11 @@ def test_cpu_quota_caps_cpu_time(sandbox: DockerSandbox, base_image: str) -> Non
         print(json.dumps({"cpu": usage.ru_utime + usage.ru_stime}))
     """
     capped = run_python(sandbox, base_image, program, Limits(cpus=0.25, timeout_s=30))
-    free = run_python(sandbox, base_image, program, Limits(cpus=2.0, timeout_s=30))
     capped_cpu = json.loads(capped.stdout)["cpu"]
-    free_cpu = json.loads(free.stdout)["cpu"]
-    # 0.25 CPU for 2 s of wall time is 0.5 s of CPU; two spinning processes could take 4 s
-    # (at least ~1 s even when other work shares this machine's two cores).
+    # 0.25 CPU for 2 s of wall time is 0.5 s of CPU, whatever else the machine does: other work
+    # can only lower it. (How much an uncapped run gets depends on that other work: the ratio
+    # is measured in bench/cpu_quota.py, not asserted here.)
     assert capped_cpu < 0.7, capped_cpu
-    assert free_cpu > 0.9, free_cpu
 
 
 def test_timeout_kills_a_term_ignoring_forking_tree(sandbox: DockerSandbox, base_image: str) -> None:
