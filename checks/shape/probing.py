@@ -42,12 +42,13 @@ _NAMES = {
     "sys.settrace": "trace", "sys.setprofile": "trace", "threading.settrace": "trace",
     "threading.setprofile": "trace", "sys.addaudithook": "trace",
     "gc.get_referrers": "heap", "gc.get_referents": "heap", "gc.get_objects": "heap",
-    "types.CodeType": "code",
     "exec": "dynamic", "eval": "dynamic", "compile": "dynamic", "builtins.exec": "dynamic",
     "builtins.eval": "dynamic", "builtins.compile": "dynamic",
     "atexit.register": "process", "signal.signal": "process", "signal.alarm": "process",
     "signal.setitimer": "process", "os._exit": "process",
 }
+# Names that count only when called: `types.CodeType(...)` builds code; an annotation does not.
+_CALLED = {"types.CodeType": "code", "types.FunctionType": "code"}
 # Names that count only when run at import time.
 _IMPORT_TIME = {"os.fork": "process", "os.forkpty": "process"}
 # Whole modules: any import or use.
@@ -67,7 +68,8 @@ _GRADER_PATHS = ("/suite", "/grader", "/patchgate")
 _TMP_REPORT = re.compile(
     r"^/tmp/.*(report|result|junit|grade|score|pytest|verdict|\.xml$|\.json$)", re.IGNORECASE
 )
-_ENV_PREFIXES = ("PATCHGATE_", "PYTEST_")
+# A variable's name, not a message that starts with one: `PYTEST_CURRENT_TEST`, `"PYTEST_" + name`.
+_ENV_NAME = re.compile("^(?:PATCHGATE|PYTEST)_[A-Z0-9_]*\x00?$")
 
 
 def probes(tree: ast.Module) -> list[Hit]:
@@ -144,13 +146,18 @@ class _Scan:
             prefix = ".".join(parts[:n])
             if prefix in _NAMES:
                 return [(_NAMES[prefix], f"`{prefix}`")]
+            if prefix in _CALLED:
+                call = parents.get(node)
+                called = isinstance(call, ast.Call) and call.func is node
+                return [(_CALLED[prefix], f"`{prefix}(...)`")] if called and prefix == name else []
             if prefix in _IMPORT_TIME:
                 return [(_IMPORT_TIME[prefix], f"`{prefix}` at import time")] if module_level else []
             if prefix in _MODULES:
                 # Through an imported name it was reported at the import; `__import__("ctypes")` was not.
                 return [] if _through_import(node) else [(_MODULES[prefix], f"`{prefix}`")]
             if prefix == "sys.modules":
-                return [] if _membership(node, parents) else [("modules", "`sys.modules`")]
+                use = _module_table(node, parts[n:], parents)
+                return [] if use is None else [("modules", use)]
         return []
 
     def _call(self, call: ast.Call) -> list[tuple[str, str]]:
@@ -248,21 +255,54 @@ def _string(folded: str) -> list[tuple[str, str]]:
             return [("path", f"`{prefix}` path")]
     if _TMP_REPORT.search(path):
         return [("path", f"report-like file `{path[:60]}`")]
-    for prefix in _ENV_PREFIXES:
-        if text.startswith(prefix):
-            return [("env", f"`{prefix}*` environment variable `{text[:60]}`")]
+    if _ENV_NAME.match(folded):
+        prefix = folded.split("_", 1)[0] + "_"
+        return [("env", f"`{prefix}*` environment variable `{text[:60]}`")]
     return []
+
+
+def _module_table(chain: ast.AST, rest: list[str], parents: dict[ast.AST, ast.AST]) -> str | None:
+    """Say how code uses ``sys.modules``, when it is a way to reach another module's globals.
+
+    Looking up a module by a computed name (``sys.modules[__name__]``,
+    ``sys.modules[cls.__module__]``) and membership tests are everyday
+    library code; walking every module, changing the table, and asking for
+    ``__main__``, a test module or the test runner by name are not.
+    """
+    parent = parents.get(chain)
+    if rest:
+        method = rest[0]
+        if method in ("values", "items", "keys", "copy"):
+            return "`sys.modules` walked"
+        if method in ("pop", "setdefault", "update", "clear", "__setitem__", "__delitem__"):
+            return "`sys.modules` changed"
+        key = parent.args[0] if isinstance(parent, ast.Call) and parent.args else None
+        if method == "get" and key is not None and _suspect_module(key):
+            return f"`sys.modules.get({fold(key)!r})`"
+        return None
+    if isinstance(parent, ast.Subscript) and parent.value is chain:
+        if isinstance(parent.ctx, ast.Store | ast.Del):
+            return "`sys.modules` changed"
+        return f"`sys.modules[{fold(parent.slice)!r}]`" if _suspect_module(parent.slice) else None
+    if isinstance(parent, ast.Compare) and all(isinstance(op, ast.In | ast.NotIn) for op in parent.ops):
+        return None  # `"numpy" in sys.modules`; a test runner's name is a detection (`_detection`)
+    if isinstance(parent, ast.Attribute):
+        return None
+    # Iterated, copied, passed on or bound to a name: the whole table is in hand.
+    return "`sys.modules` walked"
+
+
+def _suspect_module(key: ast.AST) -> bool:
+    name = fold(key)
+    if name is None or HOLE in name:
+        return False
+    return name == "__main__" or name.split(".")[0] in _RUNNERS or "conftest" in name or "test" in name
 
 
 def _through_import(node: ast.AST) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
-
-
-def _membership(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
-    parent = parents.get(node)
-    return isinstance(parent, ast.Compare) and all(isinstance(op, ast.In | ast.NotIn) for op in parent.ops)
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
