@@ -74,7 +74,11 @@ def examine(ws: Workspace) -> Examination:
     for side in sides:
         _skips(side, exam)
         _suppressions(side, exam)
-        _code(side, exam)
+        try:
+            _code(side, exam)
+        except RecursionError:
+            # module_facts already walked this file, so this takes a deeper tree than any seen yet.
+            exam.notices.append(f"hygiene: {side.head_path} is nested too deeply to examine")
     _stubs(ws, sides, exam)
     exam.findings.sort(key=lambda f: (f.path, f.start_line, f.rule))
     return exam

@@ -387,3 +387,44 @@ def test_an_unreadable_workspace_is_an_infrastructure_error(tmp_path: Path) -> N
     assert result.tool.status == "error"
     assert "cannot read the workspace" in result.tool.detail
     assert result.findings == ()
+
+
+# One patch per rule added for verdict integrity: each must ask for a maintainer, not pass.
+NEW_RULES: list[tuple[str, Files, Files]] = [
+    ("pytest-plugin-loaded", {"setup.cfg": "[tool:pytest]\naddopts = -q\n"},
+     {"setup.cfg": "[tool:pytest]\naddopts = -q -p tests.hooks\n"}),
+    ("pytest-plugin-loaded", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": "pytest_plugins = ['tests.hooks']\n" + TESTS}),
+    ("test-config-edited", {"Makefile": "test:\n\tpytest\n"}, {"Makefile": "test:\n\tpytest -k 'not add'\n"}),
+    ("assert-tautology", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert 2 + 2 == 2 + 2")}),
+    ("expected-changed", {"tests/test_m.py": TESTS},
+     {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert 2 + 2 == 5")}),
+    ("helper-weakened", {"tests/test_m.py": TESTS + "\n\ndef check(x):\n    assert x\n"},
+     {"tests/test_m.py": TESTS + "\n\ndef check(x):\n    return None\n"}),
+    ("pytest-hook-added", {"src/m.py": "x = 1\n"},
+     {"src/m.py": "x = 1\n\n\ndef pytest_runtest_makereport(item, call):\n    pass\n"}),
+    ("grader-probing", {"src/m.py": "x = 1\n"}, {"src/m.py": "import inspect\nx = inspect.stack()\n"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "base", "head"), NEW_RULES, ids=[f"{r[0]}-{i}" for i, r in enumerate(NEW_RULES)]
+)
+def test_new_rules_ask_a_maintainer(
+    git_repo: GitRepo, tmp_path: Path, rule: str, base: Files, head: Files
+) -> None:
+    from checks.decide import decide
+    from checks.report import BehaviourResult, QualityResult
+    from checks.shape import run_shape
+
+    git_repo.commit("base", {"README.md": "x\n", **base})
+    git_repo.branch("pr")
+    git_repo.commit("pr", head)
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    shape = run_shape(GateContext(ws, Policy(), NoRunner(), image="never-used"), gates=["hygiene"])
+    assert rule in {f.rule for f in shape.findings}
+    decision = decide(shape, BehaviourResult(status="passed"), QualityResult(), Policy())
+    assert decision.conclusion == "action_required"
+    assert any(rule in r for r in decision.reasons)
+
