@@ -109,6 +109,10 @@ class Bridge:
     def _ref(self, value: object) -> dict[str, Any]:
         if type(value) is Remote or type(value) is RemoteModule:
             return {codec.TYPE: "obj", "side": "s", "id": _number(value)}
+        if isinstance(value, _NEVER_HANDED):
+            # A module reaches every other module (sys, gc): one would hand over the whole grader.
+            kind = type(value).__name__
+            raise TypeError(f"patchgate: a {kind} of the test side is never handed to the code under test")
         if isinstance(value, type) and value in _MIRROR_IDS:
             return {codec.TYPE: "obj", "side": "s", "id": _MIRROR_IDS[value]}
         if isinstance(value, BaseException):
@@ -214,10 +218,12 @@ class Bridge:
         op = request.get("op")
         if op == "getattr":
             name = str(request.get("name"))
-            if name.startswith("_"):
-                # Dunder and private attributes would open the test's frames, globals and code.
+            target = self.decode(request.get("obj"))
+            if name.startswith("_") or (isinstance(target, _FRAMED) and name.startswith(_FRAME_PREFIXES)):
+                # Dunder and private attributes, or a generator's frame, would open the test's
+                # frames, globals and code.
                 raise AttributeError(f"patchgate: the code under test may not read {name!r} of a test object")
-            return getattr(self.decode(request.get("obj")), name)
+            return getattr(target, name)
         if op == "call":
             target = self.decode(request.get("obj"))
             return target(*self.decode(request.get("args", [])), **self.decode(request.get("kwargs", {})))
@@ -231,6 +237,9 @@ class Bridge:
 
 
 _MIRROR_IDS: dict[type, int] = {}
+_NEVER_HANDED = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
+_FRAMED = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+_FRAME_PREFIXES = ("gi_", "cr_", "ag_")
 _CALLBACK_OPS: dict[str, Callable[..., Any]] = {
     "repr": repr, "str": str, "bool": bool, "len": len, "iter": iter, "next": next, "hash": hash,
     "getitem": lambda o, k: o[k], "contains": lambda o, x: x in o, "eq": lambda o, x: o == x,

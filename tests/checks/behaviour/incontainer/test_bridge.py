@@ -178,6 +178,24 @@ def test_callbacks_run_here_but_never_open_the_tests_internals(bridge: Bridge) -
             calc.peek(double, name)
 
 
+def test_no_module_or_frame_of_the_test_side_ever_reaches_the_subject(bridge: Bridge) -> None:
+    import json
+
+    import calc
+
+    expected = [4242]
+    with pytest.raises(TypeError, match="never handed"):
+        calc.apply(lambda module: module, json)
+    with pytest.raises(TypeError, match="never handed"):
+        calc.apply(len, [sys._getframe()])
+    # A generator of the test crosses as a handle to iterate, never to open its frame.
+    numbers = (n for n in expected)
+    for name in ("gi_frame", "gi_code", "gi_yieldfrom"):
+        with pytest.raises(AttributeError, match="may not read"):
+            calc.peek(numbers, name)
+    assert calc.apply(list, numbers) == [4242]
+
+
 def test_prints_reach_the_tests_capture(bridge: Bridge, capsys: pytest.CaptureFixture[str]) -> None:
     import calc
 
