@@ -29,6 +29,7 @@ from bot.job import GateFn
 from bot.queue import JobQueue
 from bot.settings import Settings, load_settings
 from bot.store import Store
+from bot.topology import check_store, describe
 from bot.worker import Worker, default_runner
 from checks.gate import Runner
 from checks.pipeline import run_pipeline
@@ -77,11 +78,13 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         conf = settings if settings is not None else load_settings()
         secret = conf.require_webhook_secret()
+        queue = JobQueue(conf.broker, conf.concurrency)
+        in_process = workers if workers is not None else queue.in_process
+        check_store(conf, jobs_elsewhere=not in_process)
         store = Store(conf.database_url)
         await asyncio.to_thread(store.migrate)
-        queue = JobQueue(conf.broker, conf.concurrency)
         worker = None
-        if workers if workers is not None else queue.in_process:
+        if in_process:
             worker = Worker(conf, store, queue, gate=gate, runner_factory=runner_factory)
             await worker.start()
         else:
@@ -89,7 +92,10 @@ def create_app(
         app.state.service = Service(conf, secret, store, queue, worker)
         # Warm githubkit up in the background: /readyz says "in progress" until it is done.
         app.state.warm = asyncio.create_task(asyncio.to_thread(_warm_up))
-        log.info("patchgate serving; workers in this process: %s", worker is not None)
+        log.info(
+            "patchgate serving",
+            extra={**describe(conf), "workers_in_process": worker is not None},
+        )
         try:
             yield
         finally:

@@ -32,11 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def command(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from bot import logs
     from bot.app import create_app
     from bot.job import load_gate
     from bot.settings import SettingsError, load_settings
+    from bot.topology import check_store
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(logging.INFO)
     settings = load_settings(args.config)
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = settings.model_copy(update=overrides)
@@ -46,9 +48,11 @@ def command(args: argparse.Namespace) -> int:
         workers = args.workers if args.workers is not None else settings.broker == "memory"
         if workers:
             settings.require_app()
+        check_store(settings, jobs_elsewhere=not workers)
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"patchgate serve: {exc}", file=sys.stderr)
         return 2
     app = create_app(settings, gate=gate, workers=workers)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
+    # log_config=None: uvicorn keeps the JSON handler logs.configure installed.
+    uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
     return 0

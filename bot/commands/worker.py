@@ -28,12 +28,14 @@ async def _serve(args: argparse.Namespace) -> int:
     from bot.queue import JobQueue
     from bot.settings import SettingsError, load_settings
     from bot.store import Store
+    from bot.topology import check_store, describe
     from bot.worker import Worker
 
     settings = load_settings(args.config)
     try:
         settings.require_app()
         settings.require_webhook_secret()
+        check_store(settings, jobs_elsewhere=True)
         gate = load_gate(args.gate)
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"patchgate worker: {exc}", file=sys.stderr)
@@ -50,9 +52,7 @@ async def _serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await worker.start()
-    logging.getLogger(__name__).info(
-        "worker %s running (broker: %s)", worker.name, "memory" if settings.broker == "memory" else "redis"
-    )
+    logging.getLogger(__name__).info("worker %s running", worker.name, extra=describe(settings))
     await stop.wait()
     await worker.stop()
     store.close()
@@ -60,5 +60,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 def command(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from bot import logs
+
+    logs.configure(logging.INFO)
     return asyncio.run(_serve(args))

@@ -100,6 +100,15 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 
 
 @pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database (the store every process of a scaled-out service shares)."""
+    url = os.environ.get("PATCHGATE_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip('PATCHGATE_TEST_POSTGRES_URL is not set: run `eval "$(bash scripts/services.sh)"`')
+    yield from _fresh_postgres(url)
+
+
+@pytest.fixture
 def redis_url() -> Iterator[str]:
     """The Redis from scripts/services.sh, flushed before and after the test."""
     url = os.environ.get("PATCHGATE_TEST_REDIS_URL")

@@ -164,9 +164,12 @@ def test_the_details_page_needs_its_token(server: Server, github: FakeGitHub, tm
     assert httpx.get(f"{server.url}/runs/{job_id}", params={"token": "0" * 32}).status_code == 404
 
 
-def test_readiness_fails_when_the_queue_is_unreachable(make_server: object) -> None:
+@pytest.mark.postgres
+def test_readiness_fails_when_the_queue_is_unreachable(make_server: object, postgres_url: str) -> None:
     # A web-only process (Redis broker) whose Redis does not answer: alive, but not ready.
-    server: Server = make_server(PATCHGATE_BROKER="redis://127.0.0.1:1/0")  # type: ignore[operator]
+    server: Server = make_server(  # type: ignore[operator]
+        PATCHGATE_BROKER="redis://127.0.0.1:1/0", PATCHGATE_DATABASE_URL=postgres_url
+    )
     server.start()
     assert httpx.get(f"{server.url}/healthz").status_code == 200
     ready = httpx.get(f"{server.url}/readyz")

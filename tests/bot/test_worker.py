@@ -376,15 +376,19 @@ def test_kill_9_mid_job_then_restart_runs_the_job_again(
 
 
 @pytest.mark.redis
+@pytest.mark.postgres
 def test_scale_out_with_redis_web_enqueues_and_a_worker_process_runs(
-    make_server: object, github: FakeGitHub, tmp_path: Path, redis_url: str
+    make_server: object, github: FakeGitHub, tmp_path: Path, redis_url: str, postgres_url: str
 ) -> None:
     import subprocess
     import sys
 
     from tests.bot.service import ROOT
 
-    web: Server = make_server(PATCHGATE_BROKER=redis_url)  # type: ignore[operator]
+    # One store all processes share: PostgreSQL (SQLite is refused with a Redis broker).
+    web: Server = make_server(  # type: ignore[operator]
+        PATCHGATE_BROKER=redis_url, PATCHGATE_DATABASE_URL=postgres_url
+    )
     web.start()
     ready = __import__("httpx").get(f"{web.url}/readyz").json()
     assert ready["docker"] == "not used by this process"

@@ -22,6 +22,18 @@ from tests.bot.service import ROOT
             "expected MODULE:FUNCTION",
         ),
         (["worker"], {"PATCHGATE_WEBHOOK_SECRET": "s"}, "PATCHGATE_APP_ID is not set"),
+        # SQLite is one process's store: refused wherever another process would share it.
+        (["serve", "--no-workers"], {"PATCHGATE_WEBHOOK_SECRET": "s"}, "only one process"),
+        (
+            ["serve"],
+            {"PATCHGATE_WEBHOOK_SECRET": "s", "PATCHGATE_BROKER": "redis://redis:6379/0"},
+            "PATCHGATE_BROKER is Redis",
+        ),
+        (
+            ["worker"],
+            {"PATCHGATE_WEBHOOK_SECRET": "s", "PATCHGATE_APP_ID": "1", "PATCHGATE_PRIVATE_KEY": "k"},
+            "only one process",
+        ),
     ],
 )
 def test_missing_settings_are_usage_errors(

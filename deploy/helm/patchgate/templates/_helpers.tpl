@@ -18,6 +18,9 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - name: PATCHGATE_BROKER
   value: {{ .Values.settings.broker | quote }}
 {{- with .Values.settings.databaseUrl }}
+{{- if hasPrefix "sqlite" . }}
+{{- fail "settings.databaseUrl: SQLite is one process's store; web and workers need PostgreSQL (put its URL in the App Secret)" }}
+{{- end }}
 - name: PATCHGATE_DATABASE_URL
   value: {{ . | quote }}
 {{- end }}
