@@ -109,6 +109,8 @@ class Citation(_Model):
     end_line: int
     quote: str
     verified: bool = False
+    # Why an unverified citation did not verify (checks.quality.evidence).
+    detail: str = ""
 
 
 class CriterionResult(_Model):

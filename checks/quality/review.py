@@ -53,7 +53,7 @@ def grade(answer: CriterionAnswer, head_dir: Path, shown: set[str]) -> tuple[Ver
         return "n/a", answer.reason, citations
     bad = [c for c in citations if not c.verified]
     if bad:
-        where = ", ".join(f"{c.path}:{c.start_line}-{c.end_line}" for c in bad[:3])
+        where = "; ".join(f"{c.path}:{c.start_line}-{c.end_line}: {c.detail}" for c in bad[:3])
         reason = f"the judge said {answer.verdict}, but its cited text is not at head ({where})"
         reason += f": {answer.reason}" if answer.reason else ""
         return "unverified", reason, citations

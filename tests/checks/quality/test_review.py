@@ -78,17 +78,48 @@ def test_blocking_fail_fails_and_advisory_fail_does_not(change: Workspace, rubri
     assert advisory.criteria[1].verdict == "fail"
 
 
-@pytest.mark.parametrize(("start", "end"), [(1, 2), (900, 905)], ids=["wrong-lines", "lines-past-the-end"])
-def test_citation_at_wrong_lines_is_relocated(
-    change: Workspace, rubric_dir: Path, start: int, end: int
-) -> None:
-    wrong_lines = verdict("FAIL", start=start, end=end)
-    with serve(by_criterion({"errors": wrong_lines, "names": verdict("N/A")})) as server:
+def test_citation_a_line_or_two_off_is_moved_to_its_real_lines(change: Workspace, rubric_dir: Path) -> None:
+    off_by_two = verdict("FAIL", start=6, end=6)
+    with serve(by_criterion({"errors": off_by_two, "names": verdict("N/A")})) as server:
         result = judge(change, server, rubric_dir)
     cited = result.criteria[0].evidence[0]
     assert result.criteria[0].verdict == "fail"
     assert (cited.verified, cited.start_line, cited.end_line) == (True, 8, 8)
     assert result.criteria[1].verdict == "n/a"
+
+
+@pytest.mark.parametrize(
+    ("claim", "why"),
+    [
+        ((1, 2, CART_RAISE), "not within 3 lines"),
+        ((900, 905, CART_RAISE), "past the end of the file (12 lines)"),
+        # The case: a substring of a word ("ice" in "price") at a line that does not exist.
+        ((900, 900, "ice"), "past the end"),
+        ((8, 8, "ice"), "too slight"),
+    ],
+    ids=["far-lines", "lines-past-the-end", "substring-past-the-end", "substring"],
+)
+def test_blocking_fail_with_a_faked_citation_is_unverified_and_fails_nothing(
+    change: Workspace, rubric_dir: Path, claim: tuple[int, int, str], why: str
+) -> None:
+    start, end, quote = claim
+    from checks.decide import decide
+    from checks.render.annotations import render_annotations
+    from checks.report import BehaviourResult, Report, ShapeResult
+
+    faked = verdict("FAIL", start=start, end=end, quote=quote)
+    blocking = policy(blocking=True)
+    with serve(by_criterion({"errors": faked, "names": verdict("N/A")})) as server:
+        result = judge(change, server, rubric_dir, policy=blocking)
+    criterion = result.criteria[0]
+    assert (criterion.verdict, criterion.evidence[0].verified) == ("unverified", False)
+    assert why in criterion.evidence[0].detail
+    assert why in criterion.reason
+    assert result.status == "passed"
+    shape, behaviour = ShapeResult(status="passed"), BehaviourResult(status="passed")
+    assert decide(shape, behaviour, result, blocking).conclusion == "success"
+    report = Report(conclusion="success", shape=shape, behaviour=behaviour, quality=result)
+    assert render_annotations(report) == []
 
 
 @pytest.mark.parametrize(
