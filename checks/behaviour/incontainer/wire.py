@@ -8,7 +8,8 @@ import struct
 import time
 from typing import Any
 
-MAX_MESSAGE = 64 * 1024 * 1024
+# One message; the grader decodes what the subject sends, so this bounds its memory too.
+MAX_MESSAGE = 16 * 1024 * 1024
 _HEADER = struct.Struct(">I")
 
 
@@ -36,7 +37,7 @@ def receive(sock: socket.socket, timeout: float | None = None) -> dict[str, Any]
         raise ChannelClosed(f"the other side announced a {size}-byte message")
     try:
         message = json.loads(_read(sock, size, deadline))
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth: not a message we read
         raise ChannelClosed("the other side sent a malformed message") from None
     if not isinstance(message, dict):
         raise ChannelClosed("the other side sent a message that is not an object")

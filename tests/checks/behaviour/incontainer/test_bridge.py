@@ -246,3 +246,17 @@ def test_a_hanging_call_is_cut_at_its_deadline_and_the_subject_answers_again(bri
     with pytest.raises(SubjectTimeout):
         calc.spin()
     assert calc.parse("3") == 3
+
+
+def test_a_message_nested_past_the_parser_is_a_closed_channel_not_a_crash() -> None:
+    from checks.behaviour.incontainer import wire
+
+    mine, theirs = socket.socketpair()
+    try:
+        payload = b"[" * 200_000 + b"]" * 200_000
+        theirs.sendall(len(payload).to_bytes(4, "big") + payload)
+        with pytest.raises(wire.ChannelClosed, match="malformed"):
+            wire.receive(mine, timeout=10)
+    finally:
+        mine.close()
+        theirs.close()
