@@ -36,6 +36,7 @@ from checks.behaviour.cases import runner_plan
 from checks.behaviour.outcomes import Part
 from checks.behaviour.store import Suite
 from checks.policy import Behaviour
+from checks.testfiles import PYTEST_PYTHON_FILES
 from sandbox.spec import GRADER_HOME, RENDEZVOUS, Grader, Limits, Mount, RunSpec
 
 CONTAINER_REPO = "/work/repo"
@@ -57,7 +58,7 @@ Tree = Literal["base", "head"]
 _PYTEST_INI = """\
 # patchgate's own pytest configuration: the repository's is never read.
 [pytest]
-python_files = test_*.py *_test.py
+python_files = {python_files}
 python_classes = Test*
 python_functions = test*
 timeout = {timeout:g}
@@ -109,7 +110,8 @@ def write_harness(dest: Path, policy: Behaviour) -> Path:
             shutil.copyfile(script, dest / "launch.py")
         else:
             shutil.copyfile(script, package / script.name)
-    (dest / "pytest.ini").write_text(_PYTEST_INI.format(timeout=test_timeout(policy)))
+    ini = _PYTEST_INI.format(timeout=test_timeout(policy), python_files=" ".join(PYTEST_PYTHON_FILES))
+    (dest / "pytest.ini").write_text(ini)
     _readable(dest)
     return dest
 

@@ -28,6 +28,7 @@ from checks.behaviour.cases import CaseSpec, is_case_file, load_case_file
 from checks.behaviour.errors import SuiteError
 from checks.inputs import Suites
 from checks.report import SuiteKind
+from checks.testfiles import pytest_collects
 
 SUITE_CONFIG = "patchgate-suite.yml"
 HIDDEN_DIR = "hidden"
@@ -70,11 +71,6 @@ class Suite:
         return tuple(c.id for c in self.cases)
 
 
-def is_test_module(name: str) -> bool:
-    """Return True for the file names pytest collects with patchgate's configuration."""
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-
-
 def load_suite(root: Path, kind: SuiteKind) -> Suite:
     """Read a suite directory; raise SuiteError (naming the file) when it cannot run as written."""
     if not root.is_dir():
@@ -86,7 +82,7 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
         name = rel.rsplit("/", 1)[-1]
         if name.endswith(".py"):
             tree = _parse(root / rel, rel)
-            if is_test_module(name):
+            if pytest_collects(name):
                 pytest_files.append(rel)
                 functions += static_tests(tree, rel)
         elif is_case_file(name):

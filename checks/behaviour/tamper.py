@@ -1,10 +1,12 @@
 """Undo a change's edits to test infrastructure before its code meets a suite.
 
 Every path `checks.testinfra.infra_changes` reports (conftest.py anywhere,
-pytest.ini, tox.ini, setup.cfg / pyproject.toml test sections,
-sitecustomize.py, usercustomize.py, *.pth, CI and the gate's policy) gets
-its base version back in a copy of the head tree; a path the change added
-is removed. The hygiene gate reports the same paths to a maintainer.
+pytest.ini, tox.ini / tox.toml, setup.cfg / pyproject.toml test and tox
+sections, hatch.toml, Makefile test targets, setup.py pytest11 entry points,
+sitecustomize.py, usercustomize.py, *.pth, CI and the gate's policy; the
+full list is that function's) gets its base version back in a copy of the
+head tree; a path the change added is removed. The hygiene gate reports the
+same paths to a maintainer.
 
 This is one layer of several: the runs also ignore the repository's pytest
 configuration and conftest files altogether (see ``plan.py``).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import configparser
+from pathlib import Path
 
 import pytest
 
@@ -64,10 +65,11 @@ def test_the_variants_nest() -> None:
         assert not is_test_module(path) or is_test_path(path)
 
 
-def test_collected_names_match_patchgates_pytest_configuration() -> None:
+def test_collected_names_match_patchgates_pytest_configuration(tmp_path: Path) -> None:
     # The behaviour layer writes its own pytest.ini; what it collects must be what this module says.
-    from checks.behaviour import plan
+    from checks.behaviour.plan import write_harness
+    from checks.policy import Behaviour
 
     ini = configparser.ConfigParser(interpolation=None)
-    ini.read_string(plan._PYTEST_INI.format(timeout=1))
+    ini.read_string((write_harness(tmp_path / "harness", Behaviour()) / "pytest.ini").read_text())
     assert tuple(ini["pytest"]["python_files"].split()) == PYTEST_PYTHON_FILES
