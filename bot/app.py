@@ -23,7 +23,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
 
-from bot import events, github, signature
+from bot import events, github, logs, metrics, signature
 from bot.events import Ignore
 from bot.job import GateFn
 from bot.queue import JobQueue
@@ -111,19 +111,36 @@ def create_app(
     async def webhook(request: Request) -> JSONResponse:
         svc: Service = request.app.state.service
         header = request.headers.get(signature.HEADER)
+        # Before the signature verifies, the event header is anyone's: it is not a label.
         if header is None:
             # An sha1-only delivery lands here too: X-Hub-Signature is never accepted.
+            metrics.delivery("-", "unsigned")
             return _answer(401, error=f"missing {signature.HEADER}")
         body = await _read_capped(request, svc.settings.max_body_bytes)
         if body is None:
+            metrics.delivery("-", "too_large")
             return _answer(413, error=f"body larger than {svc.settings.max_body_bytes} bytes")
         if not signature.verify(svc.secret, body, header):
+            metrics.delivery("-", "bad_signature")
             return _answer(401, error="bad signature")
-        return await _accept(svc, request, body)
+        delivery = request.headers.get("x-github-delivery", "")
+        with logs.bound(delivery_id=delivery[:64] or None):
+            answer, outcome = await _accept(svc, request, body)
+        metrics.delivery(request.headers.get("x-github-event", ""), outcome)
+        return answer
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
         return _answer(200, status="ok")
+
+    @app.get("/metrics")
+    async def metrics_page(request: Request) -> Response:
+        svc: Service = request.app.state.service
+        try:
+            metrics.queue(*await asyncio.to_thread(svc.store.queue_stats))
+        except Exception:  # the process's own metrics still answer; the log says why the queue's did not
+            log.exception("reading the queue for /metrics failed")
+        return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
 
     @app.get("/readyz")
     async def readyz(request: Request) -> JSONResponse:
@@ -178,21 +195,21 @@ def _warm_up() -> None:
     github.warm_up()
 
 
-async def _accept(svc: Service, request: Request, body: bytes) -> JSONResponse:
-    """Handle an authenticated delivery: parse, route, record, enqueue."""
+async def _accept(svc: Service, request: Request, body: bytes) -> tuple[JSONResponse, str]:
+    """Handle an authenticated delivery: parse, route, record, enqueue; return the answer and outcome."""
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "application/json":
-        return _answer(415, error="GitHub App webhooks must be application/json")
+        return _answer(415, error="GitHub App webhooks must be application/json"), "bad_request"
     event = request.headers.get("x-github-event")
     delivery = request.headers.get("x-github-delivery")
     if not event or not delivery or len(delivery) > 64:
-        return _answer(400, error="missing X-GitHub-Event or X-GitHub-Delivery")
+        return _answer(400, error="missing X-GitHub-Event or X-GitHub-Delivery"), "bad_request"
     try:
         data = json.loads(body)
     except ValueError:
-        return _answer(400, error="body is not JSON")
+        return _answer(400, error="body is not JSON"), "bad_request"
     if not isinstance(data, dict):
-        return _answer(400, error="body is not a JSON object")
+        return _answer(400, error="body is not a JSON object"), "bad_request"
     raw_action = data.get("action")
     action = raw_action if isinstance(raw_action, str) else None
     actions: list[events.Action]
@@ -218,7 +235,7 @@ async def _accept(svc: Service, request: Request, body: bytes) -> JSONResponse:
     )
     if recorded.duplicate:
         log.info("delivery %s: duplicate (%s.%s), nothing to do", delivery, event, action)
-        return _answer(202, status="duplicate")
+        return _answer(202, status="duplicate"), "duplicate"
     for note in recorded.notes:
         log.info("delivery %s (%s.%s): %s", delivery, event, action, note)
     if recorded.job_ids:
@@ -233,4 +250,4 @@ async def _accept(svc: Service, request: Request, body: bytes) -> JSONResponse:
         if recorded.job_ids
         else ("ignored" if all(isinstance(a, Ignore) for a in actions) else "recorded")
     )
-    return _answer(202, status=status, jobs=list(recorded.job_ids), notes=list(recorded.notes))
+    return _answer(202, status=status, jobs=list(recorded.job_ids), notes=list(recorded.notes)), status

@@ -27,6 +27,7 @@ from githubkit.retry import RetryOption
 from githubkit_schemas.latest import models
 from pydantic import BaseModel, ValidationError
 
+from bot import metrics
 from bot.checkrun import CompleteBody, Completion, CreateBody, CreateCompletedBody, UpdateBody
 from bot.events import PullRequest
 from bot.settings import Settings
@@ -72,7 +73,11 @@ class Retry:
             return RetryOption(False)
         if isinstance(exc, RateLimitExceeded):
             wait = exc.retry_after
-            return RetryOption(wait.total_seconds() <= self.max_wait, wait)
+            if wait.total_seconds() > self.max_wait:
+                return RetryOption(False)
+            metrics.RATE_LIMIT_WAITS.inc()
+            metrics.RATE_LIMIT_WAIT_SECONDS.inc(wait.total_seconds())
+            return RetryOption(True, wait)
         backoff = RetryOption(True, timedelta(seconds=self.backoff_s * 2**count))
         if isinstance(exc, RequestFailed):
             if exc.response.status_code < 500:
@@ -166,7 +171,10 @@ class Installation:
         try:
             return await call()
         except GitHubException as raised:
-            raise self._translate(what, _unwrap(raised)) from raised
+            exc = _unwrap(raised)
+            status = exc.response.status_code if isinstance(exc, RequestFailed) else "network"
+            metrics.GITHUB_ERRORS.labels(status=str(status)).inc()
+            raise self._translate(what, exc) from raised
 
     def _translate(self, what: str, exc: GitHubException) -> Exception:
         """Map a githubkit failure onto GitHubError (retryable or not), NotFound or InstallationGone."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import importlib
 import logging
 import threading
@@ -21,7 +22,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bot import checkrun
+from bot import checkrun, metrics
 from bot.checkrun import UpdateBody
 from bot.events import classify
 from bot.github import GitHubError, Installation, InstallationGone
@@ -142,9 +143,10 @@ class JobRun:
 
     async def finish(self, state: str, *, conclusion: str | None = None, detail: str = "") -> None:
         """Move the job to a final state (only while it is still ours)."""
-        await asyncio.to_thread(
+        if await asyncio.to_thread(
             self.s.store.finish, self.job.id, self.s.worker, state, conclusion=conclusion, detail=detail
-        )
+        ):
+            metrics.job_ended(state, conclusion)
 
     async def complete_neutral(self, reason: str) -> None:
         """Report infrastructure trouble on the check run as neutral, and give the job up."""
@@ -294,7 +296,8 @@ class JobRun:
                 raise Stopped(why)
             return judge_anyway(inputs, report, self.s.store)
 
-        work = loop.run_in_executor(self.s.pipelines, gate)
+        # The pipeline's log records carry this job's ids: its thread runs in a copy of our context.
+        work = loop.run_in_executor(self.s.pipelines, contextvars.copy_context().run, gate)
         stop = asyncio.ensure_future(self.watch.event.wait())
         either: set[asyncio.Future[Any]] = {work, stop}
         try:
@@ -329,6 +332,7 @@ class JobRun:
         """Complete the check run, then record the run; the job is done only after both."""
         job = self.job
         await self._complete(check_run_id, report)
+        metrics.report_done(report)
         await asyncio.to_thread(
             self.s.store.save_run,
             run_record(

@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 
 from bot.database import Database
 from bot.tables import QUEUED, RUNNING, Job
@@ -183,3 +183,14 @@ class Leases(Database):
     def mark_enqueued(self, job_ids: Sequence[int]) -> None:
         with self._tx() as s:
             s.execute(update(Job).where(Job.id.in_(list(job_ids))).values(enqueued_at=time.time()))
+
+    def queue_stats(self, now: float | None = None) -> tuple[int, float, int]:
+        """Return (jobs queued, age of the oldest queued one in seconds, jobs running)."""
+        now = time.time() if now is None else now
+        with self._tx() as s:
+            depth, oldest = s.execute(
+                select(func.count(), func.min(Job.created_at)).where(Job.state == QUEUED)
+            ).one()
+            running = s.scalar(select(func.count()).select_from(Job).where(Job.state == RUNNING))
+            age = max(now - float(oldest), 0.0) if oldest is not None else 0.0
+            return int(depth), age, int(running or 0)

@@ -16,6 +16,8 @@ from typing import Annotated
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from checks.inputs import JudgeSettings
+
 DEFAULT_CONFIG = Path(".state/patchgate.env")
 # GitHub caps webhook payloads at 25 MB and drops larger ones; anything bigger is not GitHub.
 GITHUB_MAX_PAYLOAD = 25 * 1024 * 1024
@@ -47,6 +49,11 @@ class Settings(BaseSettings):
     # The judge model (litellm); no key means quality is reported as skipped.
     judge_api_base: str | None = None
     judge_api_key: SecretStr | None = None
+    # One judge request's timeout and litellm's retries of it; and the wall time all judge
+    # calls of one gate run may take together (quality, shadow, pairwise ranking).
+    judge_timeout_s: Seconds = 60.0
+    judge_num_retries: int = Field(default=2, ge=0, le=10)
+    judge_budget_s: Seconds = 180.0
 
     # Workers.
     concurrency: int = Field(default=2, ge=1)
@@ -60,6 +67,8 @@ class Settings(BaseSettings):
     port: int = Field(default=8000, ge=0, le=65535)
     public_url: str = "http://127.0.0.1:8000"
     max_body_bytes: int = Field(default=GITHUB_MAX_PAYLOAD, gt=0)
+    # `patchgate worker` serves /metrics on this port (on PATCHGATE_HOST); unset: it serves none.
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
 
     # GitHub.
     github_api_url: str = "https://api.github.com"
@@ -81,6 +90,18 @@ class Settings(BaseSettings):
         if value != "memory" and not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("broker must be 'memory' or a redis:// URL")
         return value
+
+    def judge(self) -> JudgeSettings | None:
+        """Return how to reach the judge, or None when no judge is configured."""
+        if not self.judge_api_base and self.judge_api_key is None:
+            return None
+        return JudgeSettings(
+            api_base=self.judge_api_base,
+            api_key=self.judge_api_key.get_secret_value() if self.judge_api_key else None,
+            timeout_s=self.judge_timeout_s,
+            num_retries=self.judge_num_retries,
+            budget_s=self.judge_budget_s,
+        )
 
     def private_key_pem(self) -> str:
         """Return the App's private key (PEM), from the value or the file."""

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from bot import logs, metrics
 from bot.github import GitHubApp, GitHubError, InstallationGone, NotFound
 from bot.job import GateFn, JobRun, Services, Watch
 from bot.leases import JobView
@@ -29,6 +30,7 @@ from bot.tables import ABANDONED
 from checks.gate import Runner
 from checks.inputs import JudgeSettings
 from checks.pipeline import run_pipeline
+from sandbox.errors import SandboxError
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +44,7 @@ def default_runner() -> Runner:
 
 def judge_settings(settings: Settings) -> JudgeSettings | None:
     """Return how to reach the judge, or None when no judge is configured."""
-    if not settings.judge_api_base and settings.judge_api_key is None:
-        return None
-    key = settings.judge_api_key.get_secret_value() if settings.judge_api_key else None
-    return JudgeSettings(api_base=settings.judge_api_base, api_key=key)
+    return settings.judge()
 
 
 class Worker:
@@ -118,13 +117,14 @@ class Worker:
             job = await asyncio.to_thread(self.store.claim, job_id, self.name, self.settings.lease_s)
             if job is None:
                 return
-            log.info("job %s (%s) attempt %s: %s", job.id, job.key, job.attempts, job.trigger)
-            watch = Watch()
-            beat = asyncio.create_task(self._heartbeat(job, watch))
-            try:
-                await self._attempt(job, watch)
-            finally:
-                beat.cancel()
+            with logs.bound(job_id=job.id, run_key=job.key):
+                log.info("job %s (%s) attempt %s: %s", job.id, job.key, job.attempts, job.trigger)
+                watch = Watch()
+                beat = asyncio.create_task(self._heartbeat(job, watch))
+                try:
+                    await self._attempt(job, watch)
+                finally:
+                    beat.cancel()
 
     async def _heartbeat(self, job: JobView, watch: Watch) -> None:
         # Five beats per lease: a beat may be late (a busy loop, a locked database) by
@@ -169,6 +169,8 @@ class Worker:
             await run.finish(ABANDONED, detail=str(exc))
         except Exception as exc:  # infrastructure (GitHub, sandbox, disk) or a bug: never the PR's fault
             reason = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, SandboxError):
+                metrics.SANDBOX_FAILURES.labels(kind=type(exc).__name__).inc()
             log.warning("job %s attempt %s failed: %s", job.id, job.attempts, reason, exc_info=exc)
             retryable = not (isinstance(exc, GitHubError) and not exc.retryable)
             if not retryable or job.attempts >= self.settings.job_attempts:
@@ -176,6 +178,7 @@ class Worker:
                 return
             delay = self.settings.retry_backoff_s * 2 ** (job.attempts - 1)
             if await asyncio.to_thread(self.store.retry_later, job.id, self.name, delay, reason):
+                metrics.job_ended("retry", None)
                 self._kick_later(job.id, delay)
 
     def _kick_later(self, job_id: int, delay: float) -> None:

@@ -42,6 +42,10 @@ async def _serve(args: argparse.Namespace) -> int:
         return 2
     from bot.github import warm_up
 
+    if settings.metrics_port is not None:
+        from bot import metrics
+
+        metrics.serve(settings.metrics_port, settings.host)
     store = Store(settings.database_url)
     await asyncio.to_thread(store.migrate)
     # Load githubkit's models now, not inside the first job.
