@@ -18,6 +18,7 @@ from typing import Literal
 from checks.policy import POLICY_PATH
 from checks.testconfig import ConfigKind, config_changes, has_sections, plugin_changes
 from checks.workspace import Workspace
+from sandbox.trees import walk
 
 InfraKind = Literal["policy", "ci", "conftest", "nox", "startup-hook"] | ConfigKind
 # What happened to the path between base and head; tells the restorer what to undo:
@@ -105,24 +106,14 @@ def infra_changes(ws: Workspace) -> list[InfraChange]:
 def tree_entries(root: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Yield (relative posix path, entry) for every non-directory under ``root``, links not followed.
 
-    Iterative, so a hostile tree nested a thousand directories deep cannot
-    exhaust the recursion limit (os.walk recurses on Python 3.11). A symlink
-    to a directory is yielded like a file: what its name says still counts.
+    Iterative and bounded (sandbox.trees.walk): a hostile tree nested a
+    thousand directories deep cannot exhaust the recursion limit, and one
+    beyond the bounds raises TreeBoundExceeded naming the path. A symlink to
+    a directory is yielded like a file: what its name says still counts.
     """
-    stack = [("", root)]
-    while stack:
-        prefix, folder = stack.pop()
-        try:
-            with os.scandir(folder) as entries:
-                listed = list(entries)
-        except OSError:
-            continue
-        for entry in listed:
-            rel = prefix + entry.name
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((rel + "/", Path(entry.path)))
-            else:
-                yield rel, entry
+    for rel, entry in walk(root):
+        if not entry.is_dir(follow_symlinks=False):
+            yield rel, entry
 
 
 def _candidates(root: Path) -> set[str]:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -59,17 +60,18 @@ def test_nothing_to_undo_runs_the_head_tree_itself(git_repo: GitRepo, tmp_path: 
 def test_a_tree_deeper_than_the_recursion_limit_is_copied(tmp_path: Path) -> None:
     base, head = tmp_path / "base", tmp_path / "head"
     base.mkdir()
-    deep = head / "/".join(["d"] * 300)
+    # Within the trees' depth bound (100), deeper than the lowered recursion limit allows os.walk.
+    deep = head / "/".join(["d"] * 90)
     deep.mkdir(parents=True)
     (deep / "x.py").write_text("X = 1\n")
     (head / "conftest.py").write_text("# added\n")
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(150)
+    sys.setrecursionlimit(len(inspect.stack(0)) + 30)
     try:
         tree, _ = restore_infra(Workspace(base, head, "b", "h", ()), tmp_path / "run")
     finally:
         sys.setrecursionlimit(limit)
-    assert (tree / "/".join(["d"] * 300) / "x.py").read_text() == "X = 1\n"
+    assert (tree / "/".join(["d"] * 90) / "x.py").read_text() == "X = 1\n"
     assert not (tree / "conftest.py").exists()
 
 
