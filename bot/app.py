@@ -9,12 +9,9 @@ inside a request.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import hmac
-import html
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -23,10 +20,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
 
-from bot import events, github, logs, metrics, signature
+from bot import events, github, logs, metrics, runpage, signature
 from bot.events import Ignore
 from bot.job import GateFn
 from bot.queue import JobQueue
+from bot.runtokens import RunTokens, run_tokens
 from bot.settings import Settings, load_settings
 from bot.store import Store
 from bot.topology import check_store, describe
@@ -46,6 +44,7 @@ class Service:
     store: Store
     queue: JobQueue
     worker: Worker | None
+    tokens: RunTokens
 
 
 def _answer(code: int, /, **body: Any) -> JSONResponse:
@@ -89,7 +88,7 @@ def create_app(
             await worker.start()
         else:
             await queue.start()
-        app.state.service = Service(conf, secret, store, queue, worker)
+        app.state.service = Service(conf, secret, store, queue, worker, run_tokens(conf))
         # Warm githubkit up in the background: /readyz says "in progress" until it is done.
         app.state.warm = asyncio.create_task(asyncio.to_thread(_warm_up))
         log.info(
@@ -170,22 +169,30 @@ def create_app(
     @app.get("/runs/{job_id}", response_model=None)
     async def run_page(request: Request, job_id: int, token: str = "") -> Response:
         svc: Service = request.app.state.service
-        if not hmac.compare_digest(token, signature.run_token(svc.secret, job_id)):
+        verdict = svc.tokens.check(token, job_id)
+        if verdict == "expired":
+            return _answer(410, error="this link has expired; the check run on GitHub keeps the summary")
+        if verdict != "ok":
             return _answer(404, error="no such run")
         job = await asyncio.to_thread(svc.store.job, job_id)
         if job is None:
             return _answer(404, error="no such run")
         data = await asyncio.to_thread(svc.store.run_report, job_id)
+        github_url = svc.settings.github_url
         if request.query_params.get("format") == "json":
-            return _answer(200, job=dataclasses.asdict(job), report=data)
+            return _answer(200, job=runpage.public_job(job, github_url), report=data)
         text = render_text(Report.model_validate(data)) if data else f"state: {job.state}\n{job.detail}"
-        page = (
-            f"<!doctype html><meta charset=utf-8><title>patchgate run {job_id}</title>"
-            f"<h1>{html.escape(job.repository)} #{job.pr_number} @ {html.escape(job.head_sha[:12])}</h1>"
-            f"<p>state: {html.escape(job.state)} · conclusion: {html.escape(job.conclusion or '-')}"
-            f" · attempts: {job.attempts}</p><pre>{html.escape(text)}</pre>"
-        )
-        return HTMLResponse(page)
+        return HTMLResponse(runpage.page(job, text, github_url))
+
+    @app.middleware("http")
+    async def security_headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        response = await call_next(request)
+        response.headers.update(runpage.SECURITY_HEADERS)
+        if request.url.path.startswith("/runs/"):
+            response.headers.update(runpage.PRIVATE)
+        return response
 
     return app
 

@@ -28,8 +28,8 @@ from bot.events import classify
 from bot.github import GitHubError, Installation, InstallationGone
 from bot.judging import judge_anyway, stored_records
 from bot.leases import JobView
+from bot.runtokens import run_tokens
 from bot.settings import Settings
-from bot.signature import run_token
 from bot.store import JudgeRow, Store, StoreVerdictCache, run_record
 from bot.tables import ABANDONED, CANCELLED, DONE, FAILED, SKIPPED
 from bot.trees import fetch_workspace, suites_for
@@ -253,7 +253,7 @@ class JobRun:
         return found
 
     def _details_url(self) -> str:
-        token = run_token(self.s.settings.require_webhook_secret(), self.job.id)
+        token = run_tokens(self.s.settings).issue(self.job.id)
         return f"{self.s.settings.public_url}/runs/{self.job.id}?token={token}"
 
     async def _cancel(self, reason: str) -> None:

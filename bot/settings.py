@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     public_url: str = "http://127.0.0.1:8000"
+    # Details-page links: their own key (default: derived from the webhook secret), a previous
+    # key still accepted during a rotation, and how long a link lives (default 90 days).
+    run_token_key: SecretStr | None = None
+    run_token_previous_key: SecretStr | None = None
+    run_token_ttl_s: Seconds = 90 * 24 * 3600.0
     max_body_bytes: int = Field(default=GITHUB_MAX_PAYLOAD, gt=0)
     # `patchgate worker` serves /metrics on this port (on PATCHGATE_HOST); unset: it serves none.
     metrics_port: int | None = Field(default=None, ge=1, le=65535)

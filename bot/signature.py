@@ -19,12 +19,6 @@ def sign(secret: bytes, body: bytes) -> str:
     return _PREFIX + hmac.new(secret, body, hashlib.sha256).hexdigest()
 
 
-def run_token(secret: bytes, job_id: int) -> str:
-    """Return the token in a run's details URL: reports of private repositories are not public."""
-    key = hashlib.sha256(b"patchgate details url\0" + secret).digest()
-    return hmac.new(key, str(job_id).encode(), hashlib.sha256).hexdigest()[:32]
-
-
 def verify(secret: bytes, body: bytes, header: str | None) -> bool:
     """Return True only for a well-formed sha256 signature of ``body`` under ``secret``."""
     if not secret or header is None or not header.startswith(_PREFIX):

@@ -6,14 +6,16 @@ import hashlib
 import hmac
 import json
 import re
+import socket
 import sqlite3
 from pathlib import Path
 
 import httpx
 import pytest
 
-from bot.signature import run_token
-from tests.bot.service import SECRET, Server, fixture, make_pull, wait_for
+from bot.runtokens import run_tokens
+from bot.settings import Settings
+from tests.bot.service import INSTALLATION, SECRET, Server, fixture, make_pull, wait_for
 from tests.fakes.github_server import FakeGitHub
 
 
@@ -149,19 +151,49 @@ def test_the_details_page_needs_its_token(server: Server, github: FakeGitHub, tm
     pull = make_pull(github, tmp_path, "details", scenario={"findings": 2})
     server.post("pull_request", pull.payload("opened"))
     run = wait_for(pull.completed, 60, "the run")
-    match = re.fullmatch(r"http://127\.0\.0\.1:8000/runs/(\d+)\?token=([0-9a-f]{32})", run["details_url"])
+    link = r"http://127\.0\.0\.1:8000/runs/(\d+)\?token=(\d+\.[0-9a-f]{32})"
+    match = re.fullmatch(link, run["details_url"])
     assert match is not None
     job_id, token = int(match.group(1)), match.group(2)
-    assert token == run_token(SECRET.encode(), job_id)
+    assert run_tokens(Settings(webhook_secret=SECRET)).check(token, job_id) == "ok"  # type: ignore[arg-type]
     page = httpx.get(f"{server.url}/runs/{job_id}", params={"token": token})
     assert page.status_code == 200
     assert "octo/details #1" in page.text
     assert "conclusion: failure" in page.text
-    data = httpx.get(f"{server.url}/runs/{job_id}", params={"token": token, "format": "json"}).json()
-    assert data["report"]["conclusion"] == "failure"
-    assert len(data["report"]["shape"]["findings"]) == 2
+    # Links back to the PR and to the check run on GitHub.
+    assert 'href="https://github.com/octo/details/pull/1"' in page.text
+    assert f'href="https://github.com/octo/details/runs/{run["id"]}"' in page.text
+    # The token in the URL must not leak through a cache, a referrer or a frame.
+    assert page.headers["cache-control"] == "no-store"
+    assert page.headers["referrer-policy"] == "no-referrer"
+    assert page.headers["x-frame-options"] == "DENY"
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    assert page.headers["x-content-type-options"] == "nosniff"
+    data = httpx.get(f"{server.url}/runs/{job_id}", params={"token": token, "format": "json"})
+    assert data.headers["cache-control"] == "no-store"
+    assert data.json()["report"]["conclusion"] == "failure"
+    assert len(data.json()["report"]["shape"]["findings"]) == 2
+    shown = data.json()["job"]
+    # No worker host name, no installation id.
+    assert "worker" not in shown and "installation_id" not in shown
+    assert socket.gethostname() not in data.text
+    assert str(INSTALLATION) not in json.dumps(shown)
+    assert shown["links"]["check_run"] == f"https://github.com/octo/details/runs/{run['id']}"
     assert httpx.get(f"{server.url}/runs/{job_id}").status_code == 404
     assert httpx.get(f"{server.url}/runs/{job_id}", params={"token": "0" * 32}).status_code == 404
+    assert httpx.get(f"{server.url}/runs/{job_id + 1}", params={"token": token}).status_code == 404
+
+
+def test_an_expired_details_link_is_gone(make_server: object, github: FakeGitHub, tmp_path: Path) -> None:
+    server: Server = make_server(PATCHGATE_RUN_TOKEN_TTL_S="0.5")  # type: ignore[operator]
+    server.start()
+    pull = make_pull(github, tmp_path, "expiring", scenario={"findings": 0})
+    server.post("pull_request", pull.payload("opened"))
+    run = wait_for(pull.completed, 60, "the run")
+    url = run["details_url"].replace("http://127.0.0.1:8000", server.url)
+    wait_for(lambda: httpx.get(url).status_code == 410, 10, "the link to expire")
+    assert httpx.get(f"{server.url}/healthz").headers["x-frame-options"] == "DENY"
 
 
 @pytest.mark.postgres

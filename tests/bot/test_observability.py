@@ -79,7 +79,8 @@ def test_metrics_and_json_logs_carry_ids_and_never_a_secret(
     assert any(r.get("delivery_id") == "obs-delivery-1" for r in records)
     job_lines = [r for r in records if "job_id" in r]
     assert any(r.get("run_key") == f"octo/observed#1@{good.head_sha}" for r in job_lines)
-    assert any(r.get("run_key", "").startswith("octo/broken#1@") and r["level"] == "WARNING" for r in job_lines)
+    broken_key = f"octo/broken#1@{broken.head_sha}"
+    assert any(r.get("run_key") == broken_key and r["level"] == "WARNING" for r in job_lines)
 
     secrets = {
         "webhook secret": SECRET,
