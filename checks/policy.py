@@ -112,6 +112,20 @@ class Behaviour(_Model):
         return self.min_held_out_pass_rate if kind == "held_out" else self.min_hidden_pass_rate
 
 
+class Strength(_Model):
+    """How much a passing verdict is worth for this change: the hidden suite against the changed lines."""
+
+    enabled: bool = True
+    # Mutants of the changed lines run against the hidden suite (0: coverage only).
+    max_mutants: int = Field(default=20, ge=0, le=500)
+    # Wall-clock budget of all mutant runs together; mutants not run by then are reported as such.
+    timeout_s: float = Field(default=300, gt=0, le=7200)
+    # Floors (0..1); below one the conclusion is action_required ("hidden suite too weak for this
+    # change"), never failure. None: report only.
+    min_changed_line_coverage: float | None = Field(default=None, ge=0, le=1)
+    min_mutation_score: float | None = Field(default=None, ge=0, le=1)
+
+
 class Quality(_Model):
     enabled: bool = True
     rubrics: list[str] = Field(default_factory=lambda: ["default"])
@@ -130,6 +144,7 @@ class Policy(_Model):
     agents: Agents = Field(default_factory=Agents)
     gates: Gates = Field(default_factory=Gates)
     behaviour: Behaviour = Field(default_factory=Behaviour)
+    strength: Strength = Field(default_factory=Strength)
     quality: Quality = Field(default_factory=Quality)
 
 

@@ -90,6 +90,48 @@ class SuiteResult(_Model):
     detail: str = ""
 
 
+class Survivor(_Model):
+    """A mutant of a changed line the hidden suite did not kill (hidden suites only)."""
+
+    path: str
+    line: int
+    operator: str
+    mutated: str = ""
+
+
+class StrengthResult(_Model):
+    """How well the suites exercise the change: changed-line coverage and a mutation score.
+
+    Coverage is measured in the code under test's own process (it is an
+    observation of the subject, like its return values). Held-out figures
+    are counts only: never a line, a test or a mutant.
+    """
+
+    status: Literal["measured", "skipped", "error"] = "skipped"
+    changed_lines: int = 0
+    hidden_covered: int | None = None
+    uncovered: list[str] = Field(default_factory=list)  # "path:line", hidden suite only
+    held_out_covered: int | None = None
+    mutants: int = 0
+    killed: int = 0
+    not_run: int = 0
+    survivors: list[Survivor] = Field(default_factory=list)
+    # Set when a floor of the policy is not met: why the suite is too weak for this change.
+    too_weak: list[str] = Field(default_factory=list)
+    detail: str = ""
+
+    @property
+    def hidden_coverage(self) -> float | None:
+        if self.hidden_covered is None or not self.changed_lines:
+            return None
+        return self.hidden_covered / self.changed_lines
+
+    @property
+    def mutation_score(self) -> float | None:
+        ran = self.mutants - self.not_run
+        return self.killed / ran if ran > 0 else None
+
+
 class BehaviourResult(_Model):
     status: LayerStatus = "skipped"
     suites: list[SuiteResult] = Field(default_factory=list)
@@ -100,6 +142,7 @@ class BehaviourResult(_Model):
     overfitting: bool = False
     # Some suite ran in-process: its numbers are the code under test's to forge.
     forgeable: bool = False
+    strength: StrengthResult = Field(default_factory=StrengthResult)
     detail: str = ""
 
 
