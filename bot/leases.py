@@ -6,7 +6,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, func, or_, select, text, update
+from sqlalchemy.orm import Session
 
 from bot.database import Database
 from bot.tables import QUEUED, RUNNING, Job
@@ -80,10 +81,30 @@ class Leases(Database):
                 stmt = stmt.where(Job.repository == repository)
             return [_view(j) for j in s.scalars(stmt)]
 
-    def claim(self, job_id: int, worker: str, lease_s: float, now: float | None = None) -> JobView | None:
-        """Take a queued job, or a running one whose lease expired (its worker died)."""
+    def claim(
+        self,
+        job_id: int,
+        worker: str,
+        lease_s: float,
+        now: float | None = None,
+        *,
+        per_repository: int | None = None,
+    ) -> JobView | None:
+        """Take a queued job, or a running one whose lease expired (its worker died).
+
+        With ``per_repository``, a job whose repository already has that many
+        jobs running (on any worker) is left queued and marked not enqueued:
+        the worker that finishes one of them, or the reaper, enqueues it again.
+        """
         now = time.time() if now is None else now
         with self._tx() as s:
+            repository = s.scalar(select(Job.repository).where(Job.id == job_id))
+            if repository is None:
+                return None
+            limit = per_repository
+            if limit is not None and self._repository_full(s, repository, job_id, limit, now):
+                s.execute(update(Job).where(Job.id == job_id, Job.state == QUEUED).values(enqueued_at=None))
+                return None
             result = s.execute(
                 update(Job)
                 .where(
@@ -105,6 +126,44 @@ class Leases(Database):
                 return None
             row = s.get(Job, job_id)
             return _view(row) if row is not None else None
+
+    def _repository_full(self, s: Session, repository: str, job_id: int, limit: int, now: float) -> bool:
+        """Return True when ``repository`` has ``limit`` live-leased jobs besides ``job_id``."""
+        if self.engine.dialect.name == "postgresql":
+            # Two workers counting at once would both see room: claims of one repository take
+            # turns (SQLite's BEGIN IMMEDIATE already serializes every write transaction).
+            s.execute(text("SELECT pg_advisory_xact_lock(hashtext(:repo))"), {"repo": repository})
+        running = s.scalar(
+            select(func.count())
+            .select_from(Job)
+            .where(
+                Job.repository == repository,
+                Job.state == RUNNING,
+                Job.lease_until >= now,
+                Job.id != job_id,
+            )
+        )
+        return int(running or 0) >= limit
+
+    def waiting(self, repository: str, now: float | None = None) -> list[int]:
+        """Return (and mark enqueued) the due jobs of ``repository`` that a full repository turned away."""
+        now = time.time() if now is None else now
+        with self._tx() as s:
+            ids = list(
+                s.scalars(
+                    select(Job.id)
+                    .where(
+                        Job.repository == repository,
+                        Job.state == QUEUED,
+                        Job.not_before <= now,
+                        Job.enqueued_at.is_(None),
+                    )
+                    .order_by(Job.id)
+                )
+            )
+            if ids:
+                s.execute(update(Job).where(Job.id.in_(ids)).values(enqueued_at=now))
+            return ids
 
     def heartbeat(self, job_id: int, worker: str, lease_s: float) -> tuple[bool, str | None]:
         """Extend our lease; return (still ours, cancel reason)."""

@@ -57,6 +57,10 @@ class Settings(BaseSettings):
 
     # Workers.
     concurrency: int = Field(default=2, ge=1)
+    # Fairness: jobs of one repository running at once across all workers (None: no limit), and
+    # sandbox containers one worker process runs at once across all its jobs.
+    max_jobs_per_repository: int | None = Field(default=4, ge=1)
+    max_sandboxes: int = Field(default=2, ge=1)
     job_attempts: int = Field(default=3, ge=1)
     lease_s: Seconds = 60.0
     reaper_interval_s: Seconds = 15.0

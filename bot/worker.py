@@ -24,6 +24,7 @@ from bot.github import GitHubApp, GitHubError, InstallationGone, NotFound
 from bot.job import GateFn, JobRun, Services, Watch
 from bot.leases import JobView
 from bot.queue import JobQueue
+from bot.runners import LimitedRunner
 from bot.settings import Settings
 from bot.store import Store
 from bot.tables import ABANDONED
@@ -39,7 +40,8 @@ def default_runner() -> Runner:
     """Build the production sandbox (imported late: the web process never needs Docker)."""
     from sandbox.docker import DockerSandbox
 
-    return DockerSandbox()
+    # The worker's LimitedRunner (PATCHGATE_MAX_SANDBOXES) is the bound; this one only stops a runaway.
+    return DockerSandbox(max_concurrency=64)
 
 
 def judge_settings(settings: Settings) -> JudgeSettings | None:
@@ -76,9 +78,10 @@ class Worker:
         self._later: set[asyncio.Task[None]] = set()
 
     def _get_runner(self) -> Runner:
-        # One sandbox per worker process, created on the first job (it connects lazily).
+        # One sandbox per worker process, created on the first job (it connects lazily),
+        # shared by all its jobs within one bound.
         if self._runner is None:
-            self._runner = self._runner_factory()
+            self._runner = LimitedRunner(self._runner_factory(), self.settings.max_sandboxes)
         return self._runner
 
     async def start(self) -> None:
@@ -114,7 +117,13 @@ class Worker:
     async def run_job(self, job_id: int) -> None:
         """Claim ``job_id`` and take it to a final state (or back to the queue for a retry)."""
         async with self._slots:
-            job = await asyncio.to_thread(self.store.claim, job_id, self.name, self.settings.lease_s)
+            job = await asyncio.to_thread(
+                self.store.claim,
+                job_id,
+                self.name,
+                self.settings.lease_s,
+                per_repository=self.settings.max_jobs_per_repository,
+            )
             if job is None:
                 return
             with logs.bound(job_id=job.id, run_key=job.key):
@@ -125,6 +134,15 @@ class Worker:
                     await self._attempt(job, watch)
                 finally:
                     beat.cancel()
+        # A slot of this repository is free: the jobs it turned away may run now (here or elsewhere).
+        await self._kick_waiting(job.repository)
+
+    async def _kick_waiting(self, repository: str) -> None:
+        try:
+            for waiting in await asyncio.to_thread(self.store.waiting, repository):
+                await self.queue.kick(waiting)
+        except Exception:  # the reaper enqueues them later anyway
+            log.exception("enqueueing the waiting jobs of %s failed", repository)
 
     async def _heartbeat(self, job: JobView, watch: Watch) -> None:
         # Five beats per lease: a beat may be late (a busy loop, a locked database) by

@@ -214,3 +214,52 @@ def test_a_repository_removed_from_the_installation_flags_its_jobs(store: Store)
     assert view is not None
     assert view.cancel_reason == "the repository was removed from the installation"
     assert store.installation_active(11) is True
+
+
+def test_a_full_repository_turns_its_next_job_away_until_one_ends(store: Store) -> None:
+    [a1] = store.record_delivery("d1", "pull_request", "opened", [opened(SHA1, number=1)]).job_ids
+    [a2] = store.record_delivery("d2", "pull_request", "opened", [opened(SHA2, number=2)]).job_ids
+    other = GateRequest(11, "octo/other", SHA1, "pull_request.opened", 1)
+    [b1] = store.record_delivery("d3", "pull_request", "opened", [other]).job_ids
+    store.mark_enqueued([a1, a2, b1])
+    assert store.claim(a1, "w1", 30, now=1000.0, per_repository=1) is not None
+    assert store.claim(a2, "w2", 30, now=1001.0, per_repository=1) is None
+    assert store.claim(b1, "w2", 30, now=1001.0, per_repository=1) is not None  # another repository
+    # The job turned away is waiting for its repository, and the reaper sees it as never enqueued.
+    assert store.waiting("octo/repo", now=1002.0) == [a2]
+    assert store.waiting("octo/repo", now=1002.0) == []  # handed out once
+    assert store.finish(a1, "w1", "done", conclusion="success")
+    assert store.claim(a2, "w2", 30, now=1003.0, per_repository=1) is not None
+
+
+def test_a_dead_workers_expired_lease_does_not_hold_its_repository(store: Store) -> None:
+    [a1] = store.record_delivery("d1", "pull_request", "opened", [opened(SHA1, number=1)]).job_ids
+    [a2] = store.record_delivery("d2", "pull_request", "opened", [opened(SHA2, number=2)]).job_ids
+    assert store.claim(a1, "dead", 30, now=1000.0, per_repository=1) is not None
+    assert store.claim(a2, "w", 30, now=1010.0, per_repository=1) is None
+    assert store.claim(a2, "w", 30, now=1031.0, per_repository=1) is not None
+    # ... and the dead worker's own job is claimable again beside it only when the limit allows.
+    assert store.claim(a1, "w", 30, now=1032.0, per_repository=1) is None
+    assert store.claim(a1, "w", 30, now=1032.0, per_repository=2) is not None
+
+
+def test_concurrent_claims_never_exceed_the_repository_limit(store: Store) -> None:
+    shas = [f"{i:040d}" for i in range(6)]
+    ids = [
+        store.record_delivery(f"d{i}", "pull_request", "opened", [opened(sha, number=i)]).job_ids[0]
+        for i, sha in enumerate(shas)
+    ]
+    won: list[int] = []
+    barrier = threading.Barrier(len(ids))
+
+    def take(job_id: int) -> None:
+        barrier.wait()
+        if store.claim(job_id, f"w{job_id}", 30, per_repository=2) is not None:
+            won.append(job_id)
+
+    threads = [threading.Thread(target=take, args=(i,)) for i in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 2
