@@ -1,4 +1,4 @@
-"""Fairness with the real queue: a busy repository cannot take every slot; sandboxes per worker are bounded."""
+"""Fairness on the real queue: a busy repository cannot take every slot; a worker bounds its sandboxes."""
 
 from __future__ import annotations
 
