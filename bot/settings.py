@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     # sandbox containers one worker process runs at once across all its jobs.
     max_jobs_per_repository: int | None = Field(default=4, ge=1)
     max_sandboxes: int = Field(default=2, ge=1)
+    # An OCI runtime registered with the workers' Docker engine for sandbox containers
+    # (e.g. runsc for gVisor); unset: the engine's default (runc).
+    sandbox_runtime: str | None = None
     job_attempts: int = Field(default=3, ge=1)
     lease_s: Seconds = 60.0
     reaper_interval_s: Seconds = 15.0

@@ -11,6 +11,7 @@ infrastructure trouble is never a ``failure``, and no check run is left
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import secrets
@@ -36,12 +37,12 @@ from sandbox.errors import SandboxError
 log = logging.getLogger(__name__)
 
 
-def default_runner() -> Runner:
+def default_runner(runtime: str | None = None) -> Runner:
     """Build the production sandbox (imported late: the web process never needs Docker)."""
     from sandbox.docker import DockerSandbox
 
     # The worker's LimitedRunner (PATCHGATE_MAX_SANDBOXES) is the bound; this one only stops a runaway.
-    return DockerSandbox(max_concurrency=64)
+    return DockerSandbox(max_concurrency=64, runtime=runtime)
 
 
 def judge_settings(settings: Settings) -> JudgeSettings | None:
@@ -67,6 +68,8 @@ class Worker:
         self.queue = queue
         self.github = github if github is not None else GitHubApp(settings)
         self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        if runner_factory is default_runner:
+            runner_factory = functools.partial(default_runner, settings.sandbox_runtime)
         self._runner_factory = runner_factory
         self._runner: Runner | None = None
         self._pipelines = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="patchgate-pipeline")

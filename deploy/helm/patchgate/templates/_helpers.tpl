@@ -2,11 +2,34 @@
 {{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{- define "patchgate.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The standard labels (https://helm.sh/docs/chart_best_practices/labels/). */}}
 {{- define "patchgate.labels" -}}
+helm.sh/chart: {{ include "patchgate.chart" . }}
 app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: patchgate
+{{- end -}}
+
+{{/* Selectors are immutable: they keep the two labels the chart's first version used. */}}
+{{- define "patchgate.selector" -}}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "patchgate.image" -}}
+{{ printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) | quote }}
+{{- end -}}
+
+{{/* Pod annotations: a changed App Secret (read with lookup at install/upgrade) or setting rolls the pods. */}}
+{{- define "patchgate.checksums" -}}
+checksum/app-secret: {{ (lookup "v1" "Secret" .Release.Namespace .Values.appSecret).data | default dict | toJson | sha256sum }}
+checksum/settings: {{ .Values.settings | toJson | sha256sum }}
 {{- end -}}
 
 {{/* PATCHGATE_* variables shared by web and workers; secrets come from the mounted config file. */}}
@@ -30,6 +53,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   value: {{ .Values.settings.jobAttempts | quote }}
 - name: PATCHGATE_LEASE_S
   value: {{ .Values.settings.leaseSeconds | quote }}
+- name: PATCHGATE_MAX_JOBS_PER_REPOSITORY
+  value: {{ .Values.settings.maxJobsPerRepository | quote }}
+- name: PATCHGATE_MAX_SANDBOXES
+  value: {{ .Values.settings.maxSandboxes | quote }}
 - name: PATCHGATE_GITHUB_API_URL
   value: {{ .Values.settings.githubApiUrl | quote }}
 {{- range $name, $value := .Values.settings.extraEnv }}
@@ -43,10 +70,14 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   secret:
     secretName: {{ .Values.appSecret }}
     defaultMode: 0440
+- name: tmp
+  emptyDir: {}
 {{- end -}}
 
 {{- define "patchgate.configMount" -}}
 - name: app-config
   mountPath: /etc/patchgate
   readOnly: true
+- name: tmp
+  mountPath: /tmp
 {{- end -}}
