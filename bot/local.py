@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,12 +34,15 @@ def read_policy(base_dir: Path, override: Path | None) -> Policy:
 
 
 def judge_from_env() -> JudgeSettings | None:
-    """Build judge settings from PATCHGATE_JUDGE_API_BASE / PATCHGATE_JUDGE_API_KEY, if set."""
-    base = os.environ.get("PATCHGATE_JUDGE_API_BASE")
-    key = os.environ.get("PATCHGATE_JUDGE_API_KEY")
-    if not base and not key:
-        return None
-    return JudgeSettings(api_base=base or None, api_key=key or None)
+    """Build judge settings from the ``PATCHGATE_JUDGE_*`` environment variables, as the service does.
+
+    None when neither an endpoint nor a key is set. Raises pydantic's
+    ValidationError for a value that does not parse (e.g. a timeout of "soon").
+    """
+    from bot.settings import Settings
+
+    # The environment only: a local run does not read the service's config file.
+    return Settings().judge()
 
 
 def gate_local(run: LocalRun, runner: Runner, *, image: str | None = None) -> Report:

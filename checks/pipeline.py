@@ -212,6 +212,18 @@ def _quality(
     if inputs.judge is None:
         return QualityResult(status="skipped", detail="no judge model configured")
     passed = behaviour.status == "passed"
+    # Quality and the shadow verdict share one judge time budget; the shown result goes first.
+    judge = inputs.judge.started()
+    result = QualityResult(status="skipped", detail="runs only when behaviour passes")
+    if passed:
+        result = quality.run_quality(
+            inputs.workspace,
+            inputs.policy,
+            inputs.task,
+            judge,
+            inputs.verdict_cache,
+            records=inputs.judge_records,
+        )
     # Shadow the judge on a sample of PRs whose execution verdict is known, failing and passing
     # alike: its agreement with execution (false acceptance and false rejection) is measured,
     # never shown on the PR.
@@ -220,16 +232,7 @@ def _quality(
         and on_shadow is not None
         and quality.should_shadow(inputs.run_key or inputs.workspace.head_sha, policy.shadow_sample_rate)
     ):
-        shadow = quality.run_shadow(inputs.workspace, inputs.policy, inputs.task, inputs.judge)
+        shadow = quality.run_shadow(inputs.workspace, inputs.policy, inputs.task, judge)
         if shadow.judge_passed is not None:
             on_shadow(passed, shadow.judge_passed, shadow.model, shadow.rubric)
-    if not passed:
-        return QualityResult(status="skipped", detail="runs only when behaviour passes")
-    return quality.run_quality(
-        inputs.workspace,
-        inputs.policy,
-        inputs.task,
-        inputs.judge,
-        inputs.verdict_cache,
-        records=inputs.judge_records,
-    )
+    return result

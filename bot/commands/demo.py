@@ -28,6 +28,7 @@ def command(args: argparse.Namespace) -> int:
     from bot.demo_repo import ExampleError, build_example, example_suites
     from bot.local import LocalRun, gate_local, judge_from_env
     from bot.localruns import record_local_run
+    from bot.stdout import to_stderr
     from checks.inputs import Task
     from sandbox.docker import DockerSandbox
     from sandbox.errors import SandboxError
@@ -51,7 +52,8 @@ def command(args: argparse.Namespace) -> int:
                 repo, "main", pr.branch, suites, task=Task(pr.title, pr.body), judge=judge_from_env()
             )
             try:
-                report = gate_local(run, runner)
+                with to_stderr():  # the reports are the demo's stdout, not library banners
+                    report = gate_local(run, runner)
             except SandboxError as exc:
                 print(f"patchgate demo: sandbox: {exc}", file=sys.stderr)
                 return 3

@@ -50,6 +50,7 @@ def suites_arg(hidden: Path | None, held_out: Path | None) -> Suites:
 
 def command(args: argparse.Namespace) -> int:
     from bot.local import LocalRun, gate_local, judge_from_env
+    from bot.stdout import to_stderr
     from checks.workspace import WorkspaceError
     from sandbox.docker import DockerSandbox
     from sandbox.errors import SandboxError
@@ -58,12 +59,15 @@ def command(args: argparse.Namespace) -> int:
         suites = suites_arg(args.hidden, args.held_out)
         if args.policy is not None and not args.policy.is_file():
             raise ValueError(f"--policy {args.policy}: no such file")
+        judge = judge_from_env()  # a PATCHGATE_JUDGE_* value that does not parse is a ValueError
     except ValueError as exc:
         print(f"patchgate run: {exc}", file=sys.stderr)
         return 2
-    run = LocalRun(args.repo, args.base, args.head, suites, args.policy, judge=judge_from_env())
+    run = LocalRun(args.repo, args.base, args.head, suites, args.policy, judge=judge)
     try:
-        report = gate_local(run, DockerSandbox())
+        # Only the report reaches stdout, whatever the judge's library prints on a failure.
+        with to_stderr():
+            report = gate_local(run, DockerSandbox())
     except WorkspaceError as exc:
         print(f"patchgate run: {exc}", file=sys.stderr)
         return 2

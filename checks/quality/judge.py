@@ -4,12 +4,15 @@ litellm is imported lazily (it takes seconds) after LITELLM_LOCAL_MODEL_COST_MAP
 is set, so no price map is fetched from the network. Every call passes its own
 settings (model, endpoint, key, timeout, retries); the only module state
 touched is a price registration for models litellm has no price for, and the
-clean-up of litellm's cached clients before the event loop closes.
+clean-up of litellm's cached clients before the event loop closes, and its
+``suppress_debug_info`` switch (see `litellm`). A run's calls share the
+settings' time budget (JudgeSettings.budget_s).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import threading
@@ -86,20 +89,27 @@ class Judge:
     ) -> tuple[str | None, str | None]:
         """Send one request; return the reply's (content, refusal)."""
         s = self.settings
-        try:
-            async with self.limit:
-                response = await litellm().acompletion(
-                    model=self.model,
-                    messages=messages,
-                    temperature=0,
-                    response_format=response_format(kind),
-                    timeout=s.timeout_s,
-                    num_retries=s.num_retries,
-                    api_base=s.api_base,
-                    api_key=s.api_key,
-                )
-        except Exception as exc:  # whatever the transport raises, the judge is unavailable
-            raise JudgeUnavailable(describe(exc, s)) from exc
+        async with self.limit:
+            # Measured after the wait for a slot: queueing behind other criteria spends the budget too.
+            left = s.remaining()
+            if left is not None and left <= 0:
+                raise JudgeUnavailable(out_of_budget(s))
+            call = litellm().acompletion(
+                model=self.model,
+                messages=messages,
+                temperature=0,
+                response_format=response_format(kind),
+                timeout=s.timeout_s if left is None else min(s.timeout_s, left),
+                num_retries=s.num_retries,
+                api_base=s.api_base,
+                api_key=s.api_key,
+            )
+            try:
+                # litellm's retries happen inside the call: the budget bounds them as a whole.
+                response = await (call if left is None else asyncio.wait_for(call, left))
+            except Exception as exc:  # whatever the transport raises, the judge is unavailable
+                spent = left is not None and (s.remaining() or 0.0) <= 0
+                raise JudgeUnavailable(out_of_budget(s) if spent else describe(exc, s)) from exc
         self.usage.add(response, self.model)
         choices = getattr(response, "choices", None) or []
         if not choices:
@@ -160,13 +170,37 @@ async def gather(coros: Iterable[Coroutine[Any, Any, T]]) -> list[T]:
     return [t.result() for t in tasks]
 
 
+def out_of_budget(settings: JudgeSettings) -> str:
+    """Say that the run's judge time budget is spent."""
+    return f"the run's judge time budget ({settings.budget_s:g}s) is spent"
+
+
+def _not_json(exc: BaseException) -> json.JSONDecodeError | None:
+    """Return the JSON error behind ``exc`` when the endpoint answered with a body that is not JSON.
+
+    litellm reports a 2xx answer it cannot decode as an InternalServerError
+    (HTTP 500); the decoding error is in the exception's chain.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, json.JSONDecodeError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def describe(exc: BaseException, settings: JudgeSettings) -> str:
     """Say why the judge is unavailable in one line, without the API key."""
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     retries = f" after {settings.num_retries} retries" if settings.num_retries else ""
     first_line = (str(exc).strip().splitlines() or [""])[0][:200]
-    if "Timeout" in name or isinstance(exc, TimeoutError):
+    decoding = _not_json(exc)
+    if decoding is not None:
+        text = f"the endpoint answered HTTP 200 with a body that is not JSON ({decoding.msg}){retries}"
+    elif "Timeout" in name or isinstance(exc, TimeoutError):
         text = f"timeout after {settings.timeout_s:g}s{retries}"
     elif status == 429:
         text = f"rate limited (HTTP 429){retries}"
@@ -186,10 +220,16 @@ def describe(exc: BaseException, settings: JudgeSettings) -> str:
 
 
 def litellm() -> Any:
-    """Import litellm with the bundled price map (never fetched from the network)."""
+    """Import litellm with the bundled price map (never fetched from the network), quietly.
+
+    litellm prints a "Give Feedback / Get Help" banner on stdout for every
+    failed call unless ``suppress_debug_info`` is set: stdout belongs to the
+    report (``patchgate run --format json``), so it is set here.
+    """
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     import litellm as module  # seconds to import: only when a judge runs
 
+    module.suppress_debug_info = True
     return module
 
 

@@ -105,6 +105,7 @@ def compare_pairwise(
     Never raises for a judge outage: the result then has no preference and says why.
     """
     q = policy.quality
+    settings = settings.started()  # the run's judge budget, unless the caller started it
     usage = Usage(price=settings.cost_per_token)
 
     def result(

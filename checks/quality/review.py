@@ -129,6 +129,7 @@ def run_quality(
     if not q.enabled:
         return result.model_copy(update={"status": "skipped", "detail": "disabled by policy"})
     start = time.monotonic()
+    settings = settings.started()  # the run's judge budget, unless the caller started it
     usage = Usage(price=settings.cost_per_token)
     try:
         rubrics = load_rubrics(q.rubrics, rubric_dirs)

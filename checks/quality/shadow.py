@@ -59,6 +59,7 @@ def run_shadow(ws: Workspace, policy: Policy, task: Task, settings: JudgeSetting
     """Ask the judge, in shadow, whether the patch accomplishes the task; never raises for an outage."""
     q = policy.quality
     rubric = "+".join(q.rubrics)
+    settings = settings.started()  # the run's judge budget, unless the caller started it
     usage = Usage(price=settings.cost_per_token)
 
     def verdict(judge_passed: bool | None, reason: str = "", detail: str = "") -> ShadowVerdict:

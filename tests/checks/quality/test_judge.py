@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 import threading
+import time
+from dataclasses import replace
 
 import pytest
 
@@ -37,6 +39,56 @@ def test_num_retries_and_timeout_reach_the_client() -> None:
         with pytest.raises(JudgeUnavailable, match=r"timeout after 0.3s"):
             run(lambda: Judge(MODEL, s).ask(CHAT, ShadowAnswer))
         assert server.calls == 1
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (Reply(raw=b"<html>upstream says hello</html>"), "answered HTTP 200 with a body that is not JSON"),
+        (Reply(raw=b""), "answered HTTP 200 with a body that is not JSON"),
+        (Reply.error(500), r"server error (HTTP 500)"),
+        (Reply(raw=b"not json", status=502), "server error (HTTP 502)"),
+        (Reply(content="late", delay_s=2), "timeout after 0.3s"),
+    ],
+    ids=["html-200", "empty-200", "http-500", "non-json-502", "timeout"],
+)
+def test_each_outage_is_named_and_nothing_reaches_stdout(
+    reply: Reply, reason: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with serve(lambda request: reply) as server:
+        s = settings(server, timeout_s=0.3)
+        with pytest.raises(JudgeUnavailable) as raised:
+            run(lambda: Judge(MODEL, s).ask(CHAT, ShadowAnswer))
+    assert reason in raised.value.reason
+    # litellm prints a "Give Feedback / Get Help" banner on stdout unless told not to.
+    assert capfd.readouterr().out == ""
+
+
+def test_the_run_budget_bounds_every_call_and_retry() -> None:
+    # A hanging endpoint with a long timeout and retries: the budget ends it, not the timeouts.
+    with serve(lambda request: Reply(content="late", delay_s=30)) as server:
+        s = settings(server, timeout_s=60, num_retries=2, budget_s=1.0).started()
+        start = time.monotonic()
+        with pytest.raises(JudgeUnavailable, match=r"judge time budget \(1s\) is spent"):
+            run(lambda: Judge(MODEL, s).ask(CHAT, ShadowAnswer))
+        assert time.monotonic() - start < 5
+        # A later call of the same run starts with nothing left and asks nobody.
+        calls = server.calls
+        with pytest.raises(JudgeUnavailable, match="budget"):
+            run(lambda: Judge(MODEL, s).ask(CHAT, ShadowAnswer))
+        assert server.calls == calls
+
+
+def test_started_settings_share_one_clock_that_starts_at_the_first_call() -> None:
+    s = JudgeSettings(budget_s=100).started()
+    assert s.clock is not None and s.clock.started_at is None  # imports and token counting are free
+    assert s.started() is s  # a second start keeps the first clock
+    copy = replace(s, timeout_s=5)
+    left = copy.remaining()
+    assert left is not None and 99 < left <= 100
+    assert s.clock.started_at is not None  # the copy's call started the shared clock
+    assert JudgeSettings(budget_s=None).started().remaining() is None
+    assert JudgeSettings().remaining() is None  # not started: no budget yet
 
 
 def test_runs_on_concurrent_threads_do_not_break_each_other() -> None:

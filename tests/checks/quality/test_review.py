@@ -196,10 +196,10 @@ def test_repair_retry_recovers_and_one_bad_criterion_is_error(change: Workspace,
         (Reply.error(429, "slow down"), "rate limited (HTTP 429)"),
         (Reply.error(500, "boom"), "server error (HTTP 500)"),
         (Reply.error(503, "down"), "server error (HTTP 503)"),
-        (Reply(raw=b"<html>bad gateway</html>"), "server error"),
+        (Reply(raw=b"<html>bad gateway</html>"), "the endpoint answered HTTP 200 with a body that is not"),
         (Reply(content="late", delay_s=3), "timeout after 0.5s"),
     ],
-    ids=["429", "500", "503", "garbage-body", "timeout"],
+    ids=["429", "500", "503", "non-json-200", "timeout"],
 )
 def test_outage_is_unavailable_never_raised(
     change: Workspace, rubric_dir: Path, reply: Reply, reason: str
