@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "demo": "bot.commands.demo",
     "schema": "bot.commands.schema",
     "sandbox": "bot.commands.sandbox",
+    "image": "bot.commands.image",
     "serve": "bot.commands.serve",
     "worker": "bot.commands.worker",
     "setup": "bot.commands.setup",

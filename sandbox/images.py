@@ -234,29 +234,54 @@ def _build_tools(
         shutil.copyfile(settings.ca_bundle, context / "ca-certificates.crt")
         buildargs = {**args, "PIP_INDEX_URL": settings.index_url}
         say(f"docker build {tag} (pip install of {TOOLS_REQUIREMENTS.name})")
-        tail: list[str] = []
-        try:
-            stream = client.api.build(
-                path=str(context),
-                tag=tag,
-                buildargs=buildargs,
-                rm=True,
-                forcerm=True,
-                pull=False,
-                decode=True,
-                timeout=int(BUILD_TIMEOUT_S),
-            )
-            for line in _build_lines(stream):
-                tail = [*tail[-40:], line]
-                say(line)
-        except APIError as exc:
-            raise ImageBuildError(f"docker build of {tag} failed: {exc.explanation}") from exc
-        except _BuildFailed as exc:
-            shown = "\n".join(tail)
-            raise ImageBuildError(f"docker build of {tag} failed: {exc}\n{shown}") from exc
+        build_context(client, context=context, tag=tag, buildargs=buildargs, say=say)
+    _prune_tools_stage(client, say)
+
+
+def build_context(
+    client: docker.DockerClient, *, context: Path, tag: str, buildargs: dict[str, str], say: Log
+) -> None:
+    """``docker build`` the Dockerfile in ``context`` as ``tag``, streaming its output to ``say``.
+
+    Raises ImageBuildError with the build's last lines when a step fails.
+    """
+    tail: list[str] = []
+    try:
+        stream = client.api.build(
+            path=str(context),
+            tag=tag,
+            buildargs=buildargs,
+            rm=True,
+            forcerm=True,
+            pull=False,
+            decode=True,
+            timeout=int(BUILD_TIMEOUT_S),
+        )
+        for line in _build_lines(stream):
+            tail = [*tail[-40:], line]
+            say(line)
+    except APIError as exc:
+        raise ImageBuildError(f"docker build of {tag} failed: {exc.explanation}") from exc
+    except _BuildFailed as exc:
+        shown = "\n".join(tail)
+        raise ImageBuildError(f"docker build of {tag} failed: {exc}\n{shown}") from exc
     if not image_exists(client, tag):
         raise ImageBuildError(f"docker build reported success but {tag} is missing")
-    _prune_tools_stage(client, say)
+
+
+def ensure_rootfs(*, force: bool = False, log: Log | None = None) -> str:
+    """Import the Debian rootfs unless its tag exists; return the tag (the service image builds FROM it).
+
+    Raises EngineUnavailable without an engine and ImageBuildError when debootstrap fails.
+    """
+    say = log or no_log
+    client = docker_client()
+    try:
+        # The same lock as the base image's build, which may be importing this rootfs too.
+        with build_lock("base", say):
+            return _ensure_rootfs(client, force=force, say=say)
+    finally:
+        client.close()
 
 
 def _prune_tools_stage(client: docker.DockerClient, say: Log) -> None:

@@ -12,6 +12,10 @@ if [ "${CI:-}" = true ]; then
   .venv/bin/patchgate sandbox build --force
 fi
 eval "$(bash scripts/services.sh)"
+# The service image FROM the same rootfs (tests/deploy/test_image.py runs it); a no-op when the
+# sources are unchanged, a couple of minutes (pip install) when they changed.
+echo "[test] service image" >&2
+.venv/bin/patchgate image build >/dev/null
 
 echo "[test] ruff" >&2
 .venv/bin/ruff check .

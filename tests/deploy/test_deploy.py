@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from bot.settings import Settings
@@ -56,8 +57,16 @@ def test_compose_runs_web_workers_postgres_and_redis() -> None:
     assert "/var/lib/patchgate:/var/lib/patchgate" in services["worker"]["volumes"]
 
 
-def test_the_dockerfile_runs_the_cli_as_a_non_root_user() -> None:
-    text = (DEPLOY / "Dockerfile").read_text()
+@pytest.mark.parametrize("name", ["Dockerfile", "registry.Dockerfile"])
+def test_the_dockerfiles_run_the_cli_as_a_non_root_user(name: str) -> None:
+    text = (DEPLOY / name).read_text()
     assert 'ENTRYPOINT ["patchgate"]' in text
-    assert "USER patchgate" in text
+    assert "USER 10001:10001" in text
     assert "TMPDIR=/var/lib/patchgate/tmp" in text
+    # The environment beats the Secret's config file: no database default in an image.
+    assert "PATCHGATE_DATABASE_URL" not in text.split("ENV ", 1)[1].split("\n\n")[0]
+
+
+def test_the_service_image_needs_no_registry() -> None:
+    froms = [line for line in (DEPLOY / "Dockerfile").read_text().splitlines() if line.startswith("FROM ")]
+    assert froms and all("${ROOTFS}" in line for line in froms)
