@@ -40,6 +40,7 @@ class Deliveries(Database):
         installation_id: int | None = None,
         repository: str = "",
         now: float | None = None,
+        enqueued: bool = False,
     ) -> Recorded:
         """Record a delivery and the work it asks for in one transaction; a known id is a duplicate."""
         now = time.time() if now is None else now
@@ -64,7 +65,7 @@ class Deliveries(Database):
             notes: list[str] = []
             for act in actions:
                 if isinstance(act, GateRequest):
-                    job_id, note = self._add_job(s, delivery_id, act, now)
+                    job_id, note = self._add_job(s, delivery_id, act, now, enqueued=enqueued)
                     if job_id is not None:
                         job_ids.append(job_id)
                     notes.append(note)
@@ -98,7 +99,9 @@ class Deliveries(Database):
             row = s.get(Delivery, delivery_id)
             return (row.outcome, row.detail) if row is not None else None
 
-    def _add_job(self, s: Session, delivery_id: str, req: GateRequest, now: float) -> tuple[int | None, str]:
+    def _add_job(
+        self, s: Session, delivery_id: str, req: GateRequest, now: float, *, enqueued: bool = False
+    ) -> tuple[int | None, str]:
         number = req.pr_number
         if number is None and req.external_id:
             origin = s.scalar(select(Job).where(Job.key == req.external_id))
@@ -147,6 +150,7 @@ class Deliveries(Database):
                 "state": QUEUED,
                 "attempts": 0,
                 "not_before": 0.0,
+                "enqueued_at": now if enqueued else None,
                 "detail": "",
                 "created_at": now,
                 "updated_at": now,

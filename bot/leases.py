@@ -239,9 +239,11 @@ class Leases(Database):
                 s.execute(update(Job).where(Job.id.in_(ids)).values(enqueued_at=now))
             return ids
 
-    def mark_enqueued(self, job_ids: Sequence[int]) -> None:
+    def mark_enqueued(self, job_ids: Sequence[int], *, undo: bool = False) -> None:
+        """Record that the jobs were handed to the broker now (``undo``: they were not after all)."""
+        when = None if undo else time.time()
         with self._tx() as s:
-            s.execute(update(Job).where(Job.id.in_(list(job_ids))).values(enqueued_at=time.time()))
+            s.execute(update(Job).where(Job.id.in_(list(job_ids))).values(enqueued_at=when))
 
     def queue_stats(self, now: float | None = None) -> tuple[int, float, int]:
         """Return (jobs queued, age of the oldest queued one in seconds, jobs running)."""
