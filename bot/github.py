@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 from bot import metrics
 from bot.checkrun import CompleteBody, Completion, CreateBody, CreateCompletedBody, UpdateBody
 from bot.events import PullRequest
+from bot.linked import Issue, PullCommit
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -210,6 +211,42 @@ class Installation:
         )
         return _lenient(PullRequest, lambda: resp.parsed_data, resp.json)
 
+    async def issue(self, repository: str, number: int) -> Issue | None:
+        """Return an issue, or None when it cannot be read: gone (404, 410) or not permitted (403).
+
+        Reading issues needs the App's ``issues: read`` permission, which an installation made
+        before patchgate asked for it may not have granted yet; the judge then goes without.
+        """
+        owner, name = repository.split("/", 1)
+        try:
+            resp = await self._call(
+                f"read issue {repository}#{number}",
+                lambda: self.gh.rest.issues.async_get(owner, name, number),
+            )
+        except GitHubError as exc:
+            if exc.retryable:
+                raise
+            log.info("linked issue %s#%s not read: %s", repository, number, exc)
+            return None
+        return Issue.model_validate(resp.json())
+
+    async def pull_commits(self, repository: str, number: int) -> list[PullCommit]:
+        """Return the first 100 commits of a pull request (none when GitHub refuses for good)."""
+        owner, name = repository.split("/", 1)
+        try:
+            resp = await self._call(
+                f"list commits of {repository}#{number}",
+                lambda: self.gh.rest.pulls.async_list_commits(owner, name, number, per_page=100),
+            )
+        except GitHubError as exc:
+            if exc.retryable:
+                raise
+            log.info("commits of %s#%s not read: %s", repository, number, exc)
+            return []
+        data: Any = resp.json()  # read leniently: GitHub's commits stray from githubkit's model
+        items = data if isinstance(data, list) else []
+        return [PullCommit.model_validate(c) for c in items if isinstance(c, dict)]
+
     async def file_at(self, repository: str, path: str, ref: str) -> str | None:
         """Return a text file at ``ref`` (``None`` when it does not exist)."""
         owner, name = repository.split("/", 1)
@@ -250,18 +287,35 @@ class Installation:
         return await self._call(f"download {repository} at {ref[:12]}", fetch)
 
     async def find_check_run(self, repository: str, head_sha: str, external_id: str) -> int | None:
-        """Return the id of our check run with ``external_id`` on ``head_sha``, if one exists."""
+        """Return the id of our check run with ``external_id`` on ``head_sha``, if one exists.
+
+        Reads every page (https://docs.github.com/en/rest/using-the-rest-api/using-pagination-in-the-rest-api):
+        a busy commit has more than 100 runs of the check after enough reruns.
+        """
         owner, name = repository.split("/", 1)
-        resp = await self._call(
-            f"list check runs on {head_sha[:12]}",
-            lambda: self.gh.rest.checks.async_list_for_ref(
-                owner, name, head_sha, check_name=self.settings.check_name, filter_="all", per_page=100
-            ),
-        )
-        for run in resp.json().get("check_runs", []):
-            if isinstance(run, dict) and run.get("external_id") == external_id:
-                return int(run["id"])
-        return None
+        per_page = 100
+        page = 1
+        while True:
+            resp = await self._call(
+                f"list check runs on {head_sha[:12]} (page {page})",
+                lambda page=page: self.gh.rest.checks.async_list_for_ref(  # type: ignore[misc]
+                    owner,
+                    name,
+                    head_sha,
+                    check_name=self.settings.check_name,
+                    filter_="all",
+                    per_page=per_page,
+                    page=page,
+                ),
+            )
+            data = resp.json()
+            runs = [r for r in data.get("check_runs", []) if isinstance(r, dict)]
+            for run in runs:
+                if run.get("external_id") == external_id:
+                    return int(run["id"])
+            if len(runs) < per_page or page * per_page >= int(data.get("total_count") or 0):
+                return None
+            page += 1
 
     async def create_check_run(self, repository: str, body: CreateBody | CreateCompletedBody) -> int:
         """Create a check run exactly once, even when GitHub fails after creating it."""

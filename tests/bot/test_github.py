@@ -235,3 +235,19 @@ def test_an_update_with_annotations_is_not_repeated_when_github_failed_after_app
     github.fail("PATCH", r"/repos/octo/appended/check-runs/\d+$", 502)
     run(client.update_check_run(pull.repository, run_id, {"output": {"title": "t", "summary": "s2"}}))
     assert [c.status for c in github.calls_to("PATCH", "/repos/octo/appended/check-runs/")][1:] == [502, 200]
+
+
+def test_finding_a_check_run_reads_every_page(
+    github: FakeGitHub, client: Installation, tmp_path: Path
+) -> None:
+    pull = make_pull(github, tmp_path, "manyruns")
+    for i in range(130):  # reruns pile up on one commit
+        body = checkrun.started("patchgate", pull.head_sha, f"other-{i}", "https://x/runs/0", "test")
+        run(client.create_check_run(pull.repository, body))
+    body = checkrun.started("patchgate", pull.head_sha, "ours", "https://x/runs/1", "test")
+    ours = run(client.create_check_run(pull.repository, body))
+    before = len(github.calls_to("GET", r"/repos/octo/manyruns/commits/.*/check-runs"))
+    assert run(client.find_check_run(pull.repository, pull.head_sha, "ours")) == ours
+    pages = github.calls_to("GET", r"/repos/octo/manyruns/commits/.*/check-runs")[before:]
+    assert [c.query.get("page") for c in pages] == [["1"], ["2"]]
+    assert run(client.find_check_run(pull.repository, pull.head_sha, "absent")) is None
