@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+import select
 import socket
 import threading
 import time
@@ -32,6 +33,7 @@ from . import wire
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 Box = queue.SimpleQueue[dict[str, Any] | None]
+_POLL_S = 0.5
 
 
 class PeerGone(Exception):
@@ -137,7 +139,10 @@ class Peer:
     def _read(self) -> None:
         try:
             while True:
-                self._route(wire.receive(self.sock))
+                # A socket closed by another thread of ours does not wake a blocked recv: poll.
+                ready, _, _ = select.select([self.sock], [], [], _POLL_S)
+                if ready:
+                    self._route(wire.receive(self.sock))
         except (wire.ChannelClosed, OSError, ValueError) as exc:
             self._close(str(exc) or type(exc).__name__)
 
