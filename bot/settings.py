@@ -89,6 +89,8 @@ class Settings(BaseSettings):
     github_retries: int = Field(default=3, ge=0)
     max_rate_limit_wait_s: Seconds = 900.0
     max_tarball_bytes: int = Field(default=512 * 1024 * 1024, gt=0)
+    # Tarballs kept by sha under <work_dir>/tarballs for later jobs (0: no cache).
+    tarball_cache_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=0)
     http_timeout_s: Seconds = 30.0
 
     @field_validator("public_url", "github_api_url", "github_url")

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 from bot.github import Installation
+from bot.tarballs import TarballCache
 from checks.inputs import Suites
 from checks.workspace import Side, TreeRefused, Workspace, WorkspaceError, extract_tar, from_trees
 from sandbox.trees import TreeBoundExceeded, remove
@@ -35,13 +36,19 @@ async def fetch_workspace(
     head_repo: str,
     head_sha: str,
     dest: Path,
+    cache: TarballCache | None = None,
 ) -> Workspace:
     """Download base and head (a fork PR's head comes from the fork) and compare them.
 
+    Trees come from ``cache`` when an earlier job fetched the same sha.
     Raises TreeRefused when either tree breaks a bound of ``sandbox.trees``.
     """
-    base_tar = await client.tarball(base_repo, base_sha)
-    head_tar = await client.tarball(head_repo, head_sha)
+    if cache is None:
+        base_tar = await client.tarball(base_repo, base_sha)
+        head_tar = await client.tarball(head_repo, head_sha)
+    else:
+        base_tar = await cache.get(client, base_repo, base_sha)
+        head_tar = await cache.get(client, head_repo, head_sha)
     base_dir, head_dir = dest / "base", dest / "head"
     sides: tuple[tuple[Side, bytes, Path], ...] = (("base", base_tar, base_dir), ("head", head_tar, head_dir))
     for side, data, target in sides:

@@ -29,6 +29,7 @@ from bot.runners import LimitedRunner
 from bot.settings import Settings
 from bot.store import Store
 from bot.tables import ABANDONED
+from bot.tarballs import TarballCache
 from checks.gate import Runner
 from checks.inputs import JudgeSettings
 from checks.pipeline import run_pipeline
@@ -74,7 +75,14 @@ class Worker:
         self._runner: Runner | None = None
         self._pipelines = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="patchgate-pipeline")
         self.services = Services(
-            settings, store, gate, self._get_runner, judge_settings(settings), self.name, self._pipelines
+            settings,
+            store,
+            gate,
+            self._get_runner,
+            judge_settings(settings),
+            self.name,
+            self._pipelines,
+            TarballCache(settings.work_dir / "tarballs", settings.tarball_cache_bytes),
         )
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._reaper: asyncio.Task[None] | None = None
