@@ -11,6 +11,9 @@ prints p50 and p99 of the time to the 202, the deliveries answered per
 second, and the p99 against the 50 ms target; then a closed-loop burst (32
 senders as fast as they can) for the sustained rate. Run on SQLite and, when
 PATCHGATE_TEST_POSTGRES_URL is set (scripts/services.sh), on PostgreSQL.
+Each row ends with the machine's 1-minute load average: the client, the
+server and its workers share the machine's cores, so a busy machine shows in
+the tail first.
 
 Usage: .venv/bin/python bench/ingress.py [--rates 25,50,100,200] [--seconds 10] [--store sqlite,postgres]
 """
@@ -167,7 +170,8 @@ def run_store(store: str, rates: list[float], seconds: float) -> list[tuple[str,
                 ratio = p99 / TARGET_P99_S
                 print(
                     f"{store:8s} {rate:6.0f}/s  p50 {p50 * 1000:8.1f} ms  p99 {p99 * 1000:8.1f} ms  "
-                    f"answered {achieved:6.1f}/s  errors {errors}  p99/target {ratio:6.2f} {mark}",
+                    f"answered {achieved:6.1f}/s  errors {errors}  p99/target {ratio:6.2f} {mark}"
+                    f"  (load {os.getloadavg()[0]:.1f})",
                     flush=True,
                 )
                 time.sleep(1)
