@@ -88,6 +88,10 @@ def decide(
         infra.append(f"behaviour: not measured ({behaviour.detail or 'no suites'})")
     if behaviour.overfitting:
         maintainer.append("behaviour: hidden and held-out pass rates differ (overfitting signal)")
+    if behaviour.strength.too_weak and behaviour.status == "passed":
+        # Not proven wrong, but the suite is not proven able to tell either: a maintainer decides.
+        why = "; ".join(behaviour.strength.too_weak)
+        maintainer.append(f"behaviour: hidden suite too weak for this change ({why})")
     if behaviour.forgeable and behaviour.status == "passed" and not policy.behaviour.allow_in_process_success:
         maintainer.append(
             "behaviour: a suite ran in-process (isolation: in-process): the code under test can forge it"

@@ -14,26 +14,36 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from checks.behaviour.cases import judge
+from checks.behaviour.changedlines import executable_changes
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.grade import TestOutcome, expected_ids, grade_suite
 from checks.behaviour.outcomes import Part, RunLog, RunView, parse_log
-from checks.behaviour.plan import RunPlan, Tree, parts, plan_runs, stage_suite, write_harness
+from checks.behaviour.plan import (
+    RunPlan,
+    Staging,
+    Tree,
+    module_names,
+    parts,
+    plan_runs,
+    stage_suite,
+    write_harness,
+)
 from checks.behaviour.result import Note, SuiteOutcome, behaviour_result
 from checks.behaviour.store import SUITE_NAMES, Suite, load_suite
+from checks.behaviour.strength import measure_strength
 from checks.behaviour.tamper import restore_infra
+from checks.behaviour.views import PIDS_LIMIT, run_view
 from checks.gate import GateContext, Runner
 from checks.inputs import Suites
 from checks.policy import Behaviour
 from checks.report import BehaviourResult, SuiteKind
-from sandbox.spec import Limits, RunResult
+from sandbox.spec import RunResult
 from sandbox.trees import scratch
 
 log = logging.getLogger(__name__)
 
 # Runs in flight at once; the sandbox enforces its own limit as well.
 PARALLEL_RUNS = 2
-PIDS_LIMIT = Limits().pids
 
 
 def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
@@ -55,28 +65,28 @@ def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
         trees: dict[Tree, Path] = {"base": ctx.workspace.base_dir, "head": head_tree}
         outcomes: dict[SuiteKind, SuiteOutcome] = {}
         jobs: list[tuple[Suite, list[RunPlan]]] = []
+        stagings: dict[SuiteKind, Staging] = {}
         harness = write_harness(work / "harness", policy)
+        executable = executable_changes(ctx.workspace, head_tree)
         for kind, path in wanted:
             try:
                 suite = load_suite(path, kind)
             except SuiteError as exc:
                 outcomes[kind] = _config_error(kind, str(exc))
                 continue
-            staged = stage_suite(suite, work / f"suite-{kind}")
-            messages = kind == "hidden" and policy.show_hidden_failures == "ids+messages"
-            plans: list[RunPlan] = []
-            for part in parts(suite):
-                plans += plan_runs(
-                    suite,
-                    part,
-                    image=ctx.image,
-                    trees=trees,
-                    harness=harness,
-                    staged=staged,
-                    work=work,
-                    policy=policy,
-                    messages=messages,
-                )
+            staging = Staging(
+                suite=suite,
+                image=ctx.image,
+                harness=harness,
+                staged=stage_suite(suite, work / f"suite-{kind}"),
+                work=work,
+                policy=policy,
+                messages=kind == "hidden" and policy.show_hidden_failures == "ids+messages",
+                modules=tuple(module_names(*trees.values())),
+                lines=executable,
+            )
+            stagings[kind] = staging
+            plans = [plan for part in parts(suite) for plan in plan_runs(staging, part, trees)]
             jobs.append((suite, plans))
         results = _run_all(ctx.runner, [p for _, plans in jobs for p in plans])
         for suite, plans in jobs:
@@ -84,8 +94,14 @@ def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
                 outcomes[suite.kind] = grade_runs(suite, plans, results, trees, policy)
             except SuiteError as exc:
                 outcomes[suite.kind] = _config_error(suite.kind, str(exc))
-    ordered = [outcomes[kind] for kind, _ in wanted]
-    return behaviour_result(ordered, policy, restored)
+        ordered = [outcomes[kind] for kind, _ in wanted]
+        result = behaviour_result(ordered, policy, restored)
+        hidden = stagings.get("hidden")
+        strength = measure_strength(
+            ctx, hidden, outcomes.get("hidden"), outcomes.get("held_out"), executable, head_tree,
+            mutate=result.status == "passed",
+        )  # fmt: skip
+    return result.model_copy(update={"strength": strength})
 
 
 def _config_error(kind: SuiteKind, message: str) -> SuiteOutcome:
@@ -140,24 +156,38 @@ def grade_runs(
         [_reported([x for x in heads if x[0].label == label], "pytest") for label in labels],
     )
     case_ids = set(suite.case_ids)
-    base_views = {p.part: _view(p, r, lg, suite, policy) for p, r, lg in base}
+    base_views = {p.part: run_view(p, r, lg, suite, policy) for p, r, lg in base}
     base_map = {i: _outcome(base_views, i, i in case_ids) for i in expected}
     head_maps: list[dict[str, TestOutcome]] = []
     notes: list[Note] = []
     for label in labels:
         runs = [x for x in heads if x[0].label == label]
-        views = {p.part: _view(p, r, lg, suite, policy) for p, r, lg in runs}
+        views = {p.part: run_view(p, r, lg, suite, policy) for p, r, lg in runs}
         head_maps.append({i: _outcome(views, i, i in case_ids) for i in expected})
         for plan, result, run_log in runs:
             notes += _notes(plan, result, run_log, policy)
     head_results = [r for _, r, _ in heads]
+    head_logs = [lg for _, _, lg in heads if not lg.problems]
+    covered: dict[str, frozenset[int]] | None = None
+    if any(lg.lines is not None for lg in head_logs):
+        covered = {}
+        for lg in head_logs:
+            for path, lines in (lg.lines or {}).items():
+                covered[path] = covered.get(path, frozenset()) | lines
+    counts = [lg.lines_count for lg in head_logs if lg.lines_count is not None]
+    wall = max((r.wall_s for r in head_results), default=0.0)
     return SuiteOutcome(
         suite.kind,
         grade=grade_suite(base_map, head_maps),
         notes=tuple(notes),
-        wall_s=max((r.wall_s for r in head_results), default=0.0),
+        wall_s=wall,
         peak_memory_bytes=max((r.peak_memory_bytes or 0 for r in head_results), default=0) or None,
         in_process=suite.in_process,
+        head_passed=frozenset(i for i in expected if all(m[i].passed for m in head_maps)),
+        covered=covered,
+        # Counts cannot be unioned across parts: the best part's count is a lower bound.
+        covered_count=max(counts) if counts else None,
+        head_wall_s=wall,
     )
 
 
@@ -167,50 +197,6 @@ def _reported(runs: Sequence[tuple[RunPlan, RunResult, RunLog]], part: str) -> f
 
 def _outcome(views: Mapping[Part, RunView], test_id: str, is_case: bool) -> TestOutcome:
     return views["cases" if is_case else "pytest"].outcome(test_id)
-
-
-def _view(plan: RunPlan, result: RunResult, run_log: RunLog, suite: Suite, policy: Behaviour) -> RunView:
-    ended: TestOutcome | None = None
-    if result.limit_hit == "pids":
-        ended = TestOutcome("error", f"the run hit its process limit ({PIDS_LIMIT} processes) and was ended")
-    elif result.limit_hit == "memory":
-        ended = TestOutcome("error", f"the run hit its memory limit ({policy.memory_mb} MiB) and was ended")
-    elif result.timed_out:
-        budget = f"the run used up its time budget of {policy.timeout_s:g}s"
-        ended = TestOutcome("timeout", budget, timed_out=True)
-    elif result.oom_killed:
-        ended = TestOutcome("error", f"the run ran out of memory ({policy.memory_mb} MiB)")
-    elif result.output_limit_exceeded:
-        ended = TestOutcome("error", "the run exceeded the sandbox's output limit")
-    if ended is not None:
-        default = ended
-    elif run_log.finished:
-        default = TestOutcome("missing", "not collected or not reported")
-    else:
-        default = TestOutcome("missing", f"not run: the process ended early (exit code {result.exit_code})")
-    died = ended or TestOutcome("error", "the process running the tests died during this one")
-    if plan.part == "cases":
-        specs = {c.id: c for c in suite.cases}
-        outcomes = {i: judge(specs[i], rec) for i, rec in run_log.cases.items() if i in specs}
-    else:
-        outcomes = dict(run_log.tests)
-    broken = {
-        p.path: TestOutcome("skipped" if p.skipped else "error",
-                            f"the module {'was skipped' if p.skipped else 'failed to import'}: {p.message}")
-        for p in run_log.collect_problems
-    }  # fmt: skip
-    distrust = None
-    if run_log.problems:
-        distrust = TestOutcome("error", f"the run's report was not believed: {run_log.problems[0]}")
-    return RunView(
-        label=plan.label,
-        outcomes=outcomes,
-        reported=run_log.reported,
-        broken_modules=broken,
-        unfinished={i: died for i in run_log.unfinished},
-        default=default,
-        distrust=distrust,
-    )
 
 
 def _notes(plan: RunPlan, result: RunResult, run_log: RunLog, policy: Behaviour) -> list[Note]:

@@ -63,6 +63,10 @@ class RunLog:
     subject_errors: tuple[str, ...] = ()
     # The report came from a grader in its own trust domain (version 2), not from in-process pytest.
     isolated: bool = False
+    # Changed lines the code under test ran (the subject's own observation): per file for a hidden
+    # suite, a count alone for a held-out one; None when the run recorded none.
+    lines: Mapping[str, frozenset[int]] | None = None
+    lines_count: int | None = None
 
     @property
     def reported(self) -> frozenset[str]:
@@ -84,6 +88,8 @@ class _Parser:
         self.open: str | None = None
         self.collect_problems: list[CollectProblem] = []
         self.subject_errors: list[str] = []
+        self.lines: dict[str, frozenset[int]] | None = None
+        self.lines_count: int | None = None
 
     def feed(self, record: dict[str, object]) -> str | None:
         """Take one record; return a protocol violation, if it is one."""
@@ -134,6 +140,15 @@ class _Parser:
                     record.get("skipped") is True,
                 )
             )
+        elif kind == "lines" and self.lines_count is None:
+            count, covered = record.get("count"), record.get("covered")
+            self.lines_count = count if isinstance(count, int) and count >= 0 else 0
+            if isinstance(covered, dict):
+                self.lines = {
+                    str(path): frozenset(n for n in numbers if isinstance(n, int))
+                    for path, numbers in covered.items()
+                    if isinstance(numbers, list)
+                }
         elif kind == "subject_error":
             # The grader's own word that the code under test did not start or stopped answering.
             self.subject_errors.append(clean(record.get("detail")))
@@ -191,6 +206,8 @@ def parse_log(data: bytes | None, nonce: str, part: Part) -> RunLog:
         problems=tuple(problems[:5]),
         subject_errors=tuple(parser.subject_errors[:5]),
         isolated=first.get("version") == 2,
+        lines=parser.lines,
+        lines_count=parser.lines_count,
     )
 
 

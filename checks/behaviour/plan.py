@@ -28,7 +28,8 @@ import os
 import re
 import secrets
 import shutil
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -125,10 +126,14 @@ test_timeout.__test__ = False  # type: ignore[attr-defined]
 
 
 def write_private(dest: Path, suite: Suite, part: Part, *, nonce: str, messages: bool,
-                  modules: list[str], policy: Behaviour) -> Path:  # fmt: skip
+                  modules: list[str], policy: Behaviour, lines: dict[str, list[int]] | None = None,
+                  lines_detail: bool = False) -> Path:  # fmt: skip
     """Write one run's private plan for the grader: never mounted, never readable by the subject."""
     dest.mkdir(parents=True)
     plan: dict[str, object] = {"report": GRADER_REPORT, "nonce": nonce, "rendezvous": RENDEZVOUS}
+    if lines:
+        # Which changed lines to trace, and whether this suite may show them (hidden) or counts only.
+        plan.update(lines=lines, lines_detail=lines_detail)
     if part == "cases":
         plan["cases"] = runner_plan(suite.cases)["cases"]
     else:
@@ -168,61 +173,78 @@ def parts(suite: Suite) -> tuple[Part, ...]:
     return tuple(found)
 
 
-def plan_runs(
-    suite: Suite,
-    part: Part,
-    *,
-    image: str,
-    trees: dict[Tree, Path],
-    harness: Path,
-    staged: Path,
-    work: Path,
-    policy: Behaviour,
-    messages: bool,
-) -> list[RunPlan]:
+@dataclass(frozen=True)
+class Staging:
+    """What every run of one suite shares: the image, our harness, the staged suite, the policy."""
+
+    suite: Suite
+    image: str
+    harness: Path
+    staged: Path
+    work: Path
+    policy: Behaviour
+    messages: bool
+    modules: tuple[str, ...] = ()
+    # The change's executable lines, traced in head runs (changed-line coverage).
+    lines: Mapping[str, list[int]] = field(default_factory=dict)
+
+
+def plan_runs(staging: Staging, part: Part, trees: Mapping[Tree, Path]) -> list[RunPlan]:
     """Plan base once and head twice for one part of one suite, each with a fresh nonce."""
     runs: list[tuple[str, Tree]] = [("base", "base")]
     runs += [(f"head {i}", "head") for i in range(1, HEAD_RUNS + 1)]
-    modules = module_names(*trees.values())
-    plans = []
-    for label, tree in runs:
-        nonce = secrets.token_hex(16)
-        limits = Limits(timeout_s=policy.timeout_s, memory_mb=policy.memory_mb)
-        if part == "pytest" and suite.in_process:
-            plans.append(_in_process(label, tree, trees[tree], image, harness, staged, nonce, limits,
-                                     messages and tree == "head"))  # fmt: skip
-            continue
-        private = write_private(
-            work / f"private-{secrets.token_hex(8)}", suite, part, nonce=nonce,
-            messages=messages and tree == "head", modules=modules, policy=policy,
-        )  # fmt: skip
-        if part == "pytest":
-            grader_argv = (*LAUNCH, "pytest", GRADER_PLAN, "--", *_pytest_args(GRADER_SUITE))
-            env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        else:
-            grader_argv, env = (*LAUNCH, "cases", GRADER_PLAN), {}
-        grader = Grader(
-            argv=grader_argv,
-            private=(Mount(staged, GRADER_SUITE), Mount(private, GRADER_PLAN)),
-            env=env,
-            collect=(GRADER_REPORT,),
-            workdir=CONTAINER_REPO,
-        )
-        spec = RunSpec(
-            image=image,
-            argv=(*LAUNCH, "subject", f"{RENDEZVOUS}/grader.sock", CONTAINER_REPO),
-            copy_in=(Mount(trees[tree], CONTAINER_REPO),),
-            mounts=(Mount(harness, CONTAINER_HARNESS),),
-            workdir=CONTAINER_REPO,
-            limits=limits,
-            grader=grader,
-        )
-        plans.append(RunPlan(label, tree, part, spec, nonce, GRADER_REPORT))
-    return plans
+    return [plan_one(staging, part, label, tree, trees[tree]) for label, tree in runs]
 
 
-def _in_process(label: str, tree: Tree, root: Path, image: str, harness: Path,  # noqa: PLR0917 - one run's facts
-                staged: Path, nonce: str, limits: Limits, messages: bool) -> RunPlan:  # fmt: skip
+def plan_one(
+    staging: Staging,
+    part: Part,
+    label: str,
+    tree: Tree,
+    root: Path,
+    *,
+    overlay: tuple[Mount, ...] = (),
+    timeout_s: float | None = None,
+) -> RunPlan:
+    """Plan one run of one part on the tree at ``root`` (``overlay`` files copied over it)."""
+    policy = staging.policy
+    nonce = secrets.token_hex(16)
+    limits = Limits(timeout_s=timeout_s or policy.timeout_s, memory_mb=policy.memory_mb)
+    messages = staging.messages and tree == "head"
+    if part == "pytest" and staging.suite.in_process:
+        return _in_process(label, tree, root, staging, nonce=nonce, limits=limits, messages=messages)
+    private = write_private(
+        staging.work / f"private-{secrets.token_hex(8)}", staging.suite, part, nonce=nonce,
+        messages=messages, modules=list(staging.modules), policy=policy,
+        lines=dict(staging.lines) if tree == "head" else {},
+        lines_detail=staging.suite.kind == "hidden",
+    )  # fmt: skip
+    if part == "pytest":
+        grader_argv = (*LAUNCH, "pytest", GRADER_PLAN, "--", *_pytest_args(GRADER_SUITE))
+        env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    else:
+        grader_argv, env = (*LAUNCH, "cases", GRADER_PLAN), {}
+    grader = Grader(
+        argv=grader_argv,
+        private=(Mount(staging.staged, GRADER_SUITE), Mount(private, GRADER_PLAN)),
+        env=env,
+        collect=(GRADER_REPORT,),
+        workdir=CONTAINER_REPO,
+    )
+    spec = RunSpec(
+        image=staging.image,
+        argv=(*LAUNCH, "subject", f"{RENDEZVOUS}/grader.sock", CONTAINER_REPO),
+        copy_in=(Mount(root, CONTAINER_REPO), *overlay),
+        mounts=(Mount(staging.harness, CONTAINER_HARNESS),),
+        workdir=CONTAINER_REPO,
+        limits=limits,
+        grader=grader,
+    )
+    return RunPlan(label, tree, part, spec, nonce, GRADER_REPORT)
+
+
+def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: str, limits: Limits,
+                messages: bool) -> RunPlan:  # fmt: skip
     """Plan a run of an in-process suite: pytest and the change's code share a process (forgeable)."""
     # A random name: nothing in the tree can have planted a file there in advance.
     report = f"/tmp/pg-{secrets.token_hex(12)}.jsonl"  # noqa: S108 - a path inside the container
@@ -238,10 +260,10 @@ def _in_process(label: str, tree: Tree, root: Path, image: str, harness: Path,  
         "PATCHGATE_MESSAGES": "1" if messages else "0",
     }
     spec = RunSpec(
-        image=image,
+        image=staging.image,
         argv=argv,
         copy_in=(Mount(root, CONTAINER_REPO),),
-        mounts=(Mount(harness, CONTAINER_HARNESS), Mount(staged, CONTAINER_SUITE)),
+        mounts=(Mount(staging.harness, CONTAINER_HARNESS), Mount(staging.staged, CONTAINER_SUITE)),
         workdir=CONTAINER_REPO,
         env=env,
         limits=limits,

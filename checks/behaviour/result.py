@@ -9,7 +9,7 @@ problems are described in fixed words and the specifics go to the server log.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from checks.behaviour.grade import SuiteGrade
@@ -42,6 +42,12 @@ class SuiteOutcome:
     wall_s: float = 0.0
     peak_memory_bytes: int | None = None
     in_process: bool = False
+    # Tests that passed in every head run (a mutant that fails one of them is killed).
+    head_passed: frozenset[str] = frozenset()
+    # Changed lines the head runs ran: per file (hidden suites), or a count alone (held-out).
+    covered: Mapping[str, frozenset[int]] | None = None
+    covered_count: int | None = None
+    head_wall_s: float = 0.0
 
 
 FORGEABLE = "in-process: the code under test can forge this"

@@ -16,6 +16,7 @@ from checks.render.numbers import (
     headline,
     quality_numbers,
     shape_numbers,
+    strength_numbers,
 )
 from checks.report import Report
 
@@ -149,6 +150,19 @@ def _sections(report: Report) -> list[str]:
             sections.append(
                 _details(f"Hidden suite {escape(s.name)}: failing tests ({len(s.failures)})", lines)
             )
+
+    strength = behaviour.strength
+    if strength.status == "measured":
+        body = [escape(strength_numbers(strength), 1000)]
+        if strength.uncovered:
+            missed = ", ".join(code(u) for u in strength.uncovered[:MAX_ROWS])
+            body += ["", f"Changed lines the hidden suite never runs: {missed}"]
+        if strength.survivors:
+            rows = [[code(f"{m.path}:{m.line}"), code(m.operator, 60), code(m.mutated, 120)]
+                    for m in strength.survivors]  # fmt: skip
+            body += ["", "Surviving mutants (an equivalent mutant survives any suite: judge each):", ""]
+            body += _table(["line", "operator", "mutated line"], rows, len(rows))
+        sections.append(_details("Suite strength", body))
 
     quality = report.quality
     if quality.criteria:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from checks.decide import suite_numbers
-from checks.report import BehaviourResult, LayerStatus, QualityResult, Report, ShapeResult
+from checks.report import BehaviourResult, LayerStatus, QualityResult, Report, ShapeResult, StrengthResult
 
 QUALITY_LABEL = "quality (judged, not executed)"
 
@@ -59,6 +59,36 @@ def behaviour_numbers(behaviour: BehaviourResult) -> str:
         parts.append(f"flaky {flaky} excluded")
     if behaviour.overfitting:
         parts.append("overfitting signal")
+    strength = behaviour.strength
+    if strength.status == "measured":
+        if strength.hidden_covered is not None:
+            parts.append(f"changed lines run {strength.hidden_covered}/{strength.changed_lines}")
+        if strength.mutants:
+            parts.append(f"mutants killed {strength.killed}/{strength.mutants - strength.not_run}")
+    return " · ".join(parts)
+
+
+def strength_numbers(strength: StrengthResult) -> str:
+    """Return e.g. ``hidden suite runs 38/40 changed lines (95%) · kills 14/20 mutants (70%)``."""
+    if strength.status != "measured":
+        return strength.detail or strength.status
+    parts = []
+    coverage = strength.hidden_coverage
+    if coverage is not None:
+        fraction = f"{strength.hidden_covered}/{strength.changed_lines}"
+        parts.append(f"hidden suite runs {fraction} changed lines ({coverage:.0%})")
+    else:
+        parts.append(f"changed-line coverage unavailable ({strength.changed_lines} changed lines)")
+    if strength.held_out_covered is not None:
+        parts.append(f"held-out suite runs at least {strength.held_out_covered}/{strength.changed_lines}")
+    score = strength.mutation_score
+    if score is not None:
+        ran = strength.mutants - strength.not_run
+        parts.append(f"hidden suite kills {strength.killed}/{ran} mutants of the changed lines ({score:.0%})")
+    if strength.not_run:
+        parts.append(f"{strength.not_run} mutants not run (time budget)")
+    if not strength.mutants and strength.detail:
+        parts.append(strength.detail)
     return " · ".join(parts)
 
 
@@ -73,6 +103,8 @@ def quality_numbers(quality: QualityResult) -> str:
         if verdicts[verdict]:
             parts.append(f"{verdicts[verdict]} {verdict}")
     parts.append(quality.calibration)
+    if quality.self_preference:
+        parts.append(quality.self_preference)
     return " · ".join(parts)
 
 

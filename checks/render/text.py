@@ -15,6 +15,7 @@ from checks.render.numbers import (
     headline,
     quality_numbers,
     shape_numbers,
+    strength_numbers,
 )
 from checks.report import Report
 
@@ -62,6 +63,8 @@ def render_text(report: Report, *, width: int = 110, color: bool = False) -> str
         for failure in s.failures:
             message = f" — {escape(failure.message)}" if failure.message else ""
             console.print(f"  hidden ✗ {escape(failure.id)}{message}")
+    if report.behaviour.strength.status == "measured":
+        console.print(f"  strength: {escape(strength_numbers(report.behaviour.strength))}")
     for c in report.quality.criteria:
         if c.verdict != "pass":
             console.print(f"  judged {escape(c.verdict)}: {escape(c.id)} {escape(c.reason)}")

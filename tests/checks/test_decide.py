@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - a table of decisions reads best one case a line
 from __future__ import annotations
 
 import pytest
@@ -12,6 +13,7 @@ from checks.report import (
     Finding,
     QualityResult,
     ShapeResult,
+    StrengthResult,
     SuiteResult,
     ToolRun,
 )
@@ -57,6 +59,8 @@ B_ERR = BehaviourResult(status="error", detail="sandbox failure: engine down")
 B_NONE = BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
 B_OVERFIT = BehaviourResult(status="passed", suites=[suite()], overfitting=True)
 B_FORGEABLE = BehaviourResult(status="passed", suites=[suite()], forgeable=True)
+WEAK = StrengthResult(status="measured", changed_lines=4, hidden_covered=0, too_weak=["hidden suite runs 0/4 changed lines (0%), needs 50%"])
+B_WEAK = BehaviourResult(status="passed", suites=[suite()], strength=WEAK)
 Q_SKIP = QualityResult(status="skipped")
 Q_DOWN = QualityResult(status="unavailable", detail="unavailable: timeout")
 Q_FAIL = QualityResult(
@@ -185,6 +189,24 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
         "behaviour: {allow_in_process_success: true}",
         "success",
         "all gates passed",
+    ),
+    (
+        "a suite too weak for the change asks a maintainer",
+        SHAPE_OK,
+        B_WEAK,
+        Q_SKIP,
+        "",
+        "action_required",
+        "behaviour: hidden suite too weak for this change (hidden suite runs 0/4 changed lines (0%), needs 50%)",
+    ),
+    (
+        "a weak suite never turns a failure into action_required",
+        SHAPE_OK,
+        B_FAIL.model_copy(update={"strength": WEAK}),
+        Q_SKIP,
+        "",
+        "failure",
+        "behaviour: hidden 7/10",
     ),
     (
         "a failing in-process suite still fails",

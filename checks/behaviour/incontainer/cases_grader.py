@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import reaping, rendezvous
+from . import lines, reaping, rendezvous
 from .peer import Peer, PeerGone
 
 CONNECT_S = 120.0
@@ -43,6 +43,14 @@ def main(argv: list[str]) -> int:
     except rendezvous.NoSubject as exc:
         write({"kind": "subject_error", "detail": str(exc)})
         return 0
+    executable: dict[str, list[int]] = plan.get("lines") or {}
+    covered: dict[str, list[int]] = {}
+    if executable:
+        try:
+            peer.request({"op": "lines", "files": sorted(executable)}, timeout=CONNECT_S)
+        except PeerGone as exc:
+            write({"kind": "subject_error", "detail": f"the code under test stopped answering: {exc}"})
+            return 0
     for case in plan["cases"]:
         write({"kind": "begin", "id": case["id"]})
         request = {"op": "case", **{k: case[k] for k in ("module", "call", "timeout_s")}}
@@ -54,6 +62,9 @@ def main(argv: list[str]) -> int:
         observed = answer.get("ok")
         if not isinstance(observed, dict):
             observed = {"status": "crashed", "detail": "the subject answered without an observation"}
+        lines.merge(covered, lines.counted(observed.pop("lines", None), executable))
         write({**observed, "kind": "case", "id": case["id"]})
+    if executable:
+        write(lines.record(covered, bool(plan.get("lines_detail"))))
     write({"kind": "finish"})
     return 0

@@ -14,6 +14,7 @@ values are decoded by ``codec``, exceptions rebuilt by ``proxy``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -24,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from . import rendezvous
+from . import lines, rendezvous
 from .peer import Peer
-from .proxy import Bridge, Importer
+from .proxy import Bridge, Importer, SubjectGone, SubjectTimeout
 from .pytest_plugin import Recorder
 
 DEFAULT_TEST_TIMEOUT_S = 60.0
@@ -91,9 +92,21 @@ def main(argv: list[str]) -> int:
     except rendezvous.NoSubject as exc:
         recorder.write({"kind": "subject_error", "detail": str(exc)})
         bridge = Bridge(None, broken=str(exc))
+    executable: dict[str, list[int]] = plan.get("lines") or {}
+    if executable and bridge.peer is not None:
+        # Before the first import of the change's code: the subject starts tracing its files.
+        with contextlib.suppress(SubjectGone, SubjectTimeout):
+            bridge.request("lines", files=sorted(executable))
     sys.meta_path.insert(0, Importer(bridge, plan["modules"]))
     deadlines = Deadlines(bridge, budget, float(plan.get("test_timeout_s", DEFAULT_TEST_TIMEOUT_S)))
     code = int(pytest.main(args, plugins=[recorder, deadlines]))
+    if executable:
+        bridge.deadline_at = None
+        try:
+            executed = bridge.request("lines_report")
+        except (SubjectGone, SubjectTimeout):
+            executed = None
+        recorder.write(lines.record(lines.counted(executed, executable), bool(plan.get("lines_detail"))))
     if bridge.peer is not None and bridge.peer.broken:
         recorder.write({"kind": "subject_error", "detail": bridge.peer.broken[:300]})
     recorder.write({"kind": "exit", "code": code})

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copy
 import importlib
 import io
 import json
 import operator
 import os
+import pickle
 import select
 import signal
 import socket
@@ -30,15 +32,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import codec, reaping
+from . import codec, reaping, signatures
+from .lines import Lines
 from .peer import Peer, PeerGone
+from .standins import GraderObject, Standins
 
 CONNECT_S = 60.0
 CAPTURE_CHARS = 1_000_000
 MAX_RESULT_BYTES = 256 * 1024
 _WATCHDOG_GRACE_S = 5.0
 _HEADER = struct.Struct(">Q")
-_RESULT_FIELDS = ("status", "value", "exception", "missing_module", "detail")
+_RESULT_FIELDS = ("status", "value", "exception", "missing_module", "detail", "lines")
+# The change's lines traced in this process (see lines.py); None until the grader names the files.
+RECORDER: Lines | None = None
 _MAX_FD = 65536
 
 
@@ -68,6 +74,9 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "issubclass": issubclass, "enter": lambda o: type(o).__enter__(o), "exit": _exit,
     "iadd": operator.iadd, "isub": operator.isub, "imul": operator.imul, "ior": operator.ior,
     "iand": operator.iand, "callable": callable,
+    "get": lambda o, i, c: type(o).__get__(o, i, c), "signature": signatures.describe,
+    "pickle": pickle.dumps, "copy": copy.copy, "deepcopy": copy.deepcopy,
+    "vars_get": lambda o, k: vars(o)[k], "vars_keys": lambda o: list(vars(o)),
 }  # fmt: skip
 
 
@@ -103,61 +112,6 @@ class Objects:
                     self._numbers.pop(id(obj), None)
 
 
-class GraderObject:
-    """A grader's object the change's code was given (a callback, a test double): used by request."""
-
-    __slots__ = ("_pg_agent", "_pg_id")
-
-    def __init__(self, agent: Agent, number: int) -> None:
-        object.__setattr__(self, "_pg_agent", agent)
-        object.__setattr__(self, "_pg_id", number)
-
-    def __getattr__(self, name: str) -> Any:
-        return self._pg_agent.callback("getattr", self, name)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._pg_agent.callback("call", self, args, kwargs)
-
-    def _op(self, name: str, *args: Any) -> Any:
-        return self._pg_agent.callback("op", name, self, *args)
-
-    def __repr__(self) -> str:
-        return str(self._op("repr"))
-
-    def __str__(self) -> str:
-        return str(self._op("str"))
-
-    def __bool__(self) -> bool:
-        return bool(self._op("bool"))
-
-    def __len__(self) -> int:
-        return int(self._op("len"))
-
-    def __iter__(self) -> Any:
-        return self._op("iter")
-
-    def __next__(self) -> Any:
-        return self._op("next")
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._op("getitem", key)
-
-    def __contains__(self, item: Any) -> bool:
-        return bool(self._op("contains", item))
-
-    def __eq__(self, other: object) -> bool:
-        return bool(self._op("eq", other))
-
-    def __hash__(self) -> int:
-        return int(self._op("hash"))
-
-    def __enter__(self) -> Any:
-        return self._op("enter")
-
-    def __exit__(self, *exc: Any) -> Any:
-        return self._op("exit", None, None, None)
-
-
 class Agent:
     """Serve the grader's requests for one connection."""
 
@@ -165,6 +119,7 @@ class Agent:
         self.repo = repo
         self.objects = Objects()
         self.peer = Peer(sock, self.handle)
+        self.standins = Standins(self)
         self._local = threading.local()
         self.mirrors: dict[int, type[BaseException]] = {}
         self._busy_since: float | None = None
@@ -178,6 +133,8 @@ class Agent:
         tag: dict[str, Any] = {codec.TYPE: "obj", "side": "s", "id": self.objects.number(value)}
         if type(value) is type(sys):
             tag["kind"] = "module"
+        elif hasattr(type(value), "__get__"):
+            tag["caps"] = ["get"]  # a descriptor: it binds on a test's class
         elif isinstance(value, type) and issubclass(value, BaseException):
             tag.update(self._exception_class(value))
         return tag
@@ -193,7 +150,12 @@ class Agent:
         }
 
     def encode(self, value: object) -> Any:
-        return codec.Encoder(self._ref, extended=True)(value)
+        try:
+            return codec.Encoder(self._ref, extended=True)(value)
+        except codec.Unserializable:
+            # Cyclic or deeper than the codec goes (boltons' LRU links, a self-referencing list):
+            # the grader gets a handle, and the identities inside it hold.
+            return self._ref(value)
 
     def decode(self, data: Any) -> Any:
         return codec.decode(data, self._resolve)
@@ -202,7 +164,7 @@ class Agent:
         if tag.get(codec.TYPE) == "obj" and tag.get("side") == "s":
             return self.objects.get(tag.get("id"))
         if tag.get(codec.TYPE) == "obj" and tag.get("side") == "g" and isinstance(tag.get("id"), int):
-            return GraderObject(self, int(tag["id"]))
+            return self.standins.get(int(tag["id"]), tag.get("caps"))
         if tag.get(codec.TYPE) == "gexc":
             return self._grader_exception(tag)
         raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
@@ -286,8 +248,19 @@ class Agent:
         op = request.get("op")
         if op == "case":
             return run_case(request, self.repo)
+        if op == "lines":
+            # Before any of the change's code is imported: which of its files to trace.
+            global RECORDER  # noqa: PLW0603 - one recorder per subject process, inherited by case children
+            files = request.get("files")
+            RECORDER = Lines(self.repo, [str(f) for f in files] if isinstance(files, list) else [])
+            return None
+        if op == "lines_report":
+            return RECORDER.executed() if RECORDER is not None else None
         if op == "import":
             return self.encode(importlib.import_module(str(request["name"])))
+        if op == "unpickle":
+            data = self.decode(request.get("data"))
+            return self.encode(pickle.loads(data if isinstance(data, bytes) else b""))  # noqa: S301 - our own object's bytes, loaded in the sandbox
         if op == "names":
             obj = self.objects.get(request.get("obj"))
             names = getattr(obj, "__all__", None)
@@ -338,16 +311,23 @@ class Agent:
     # -- requests to the grader -----------------------------------------------------------------
 
     def callback(self, kind: str, *parts: Any) -> Any:
-        if kind == "getattr":
-            target, name = parts
-            request = {"op": "getattr", "obj": self.encode(target), "name": name}
-        elif kind == "call":
+        """Ask the grader to use one of its objects we were handed (see handed.py for what it refuses)."""
+        if kind == "call":
             target, args, kwargs = parts
             request = {"op": "call", "obj": self.encode(target), "args": self.encode(list(args)),
                        "kwargs": self.encode(dict(kwargs))}  # fmt: skip
+        elif kind == "op":
+            name, target, *args = parts
+            request = {"op": "op", "name": name, "obj": self.encode(target), "args": self.encode(list(args))}
+        elif kind == "setattr":
+            target, name, value = parts
+            request = {"op": "setattr", "obj": self.encode(target), "name": name, "value": self.encode(value)}
+        elif kind in ("getattr", "delattr"):
+            target, name = parts
+            request = {"op": kind, "obj": self.encode(target), "name": name}
         else:
-            name, *args = parts
-            request = {"op": "op", "name": name, "args": self.encode(list(args))}
+            (target,) = parts
+            request = {"op": kind, "obj": self.encode(target)}
         try:
             answer = self.peer.request(request)
         except PeerGone as exc:
@@ -391,6 +371,8 @@ def _case_child(module: str, call: str, out: int) -> None:
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     result = evaluate(module, call)
+    if RECORDER is not None:
+        result["lines"] = RECORDER.executed()
     payload = json.dumps(result, ensure_ascii=True, allow_nan=False).encode()
     if len(payload) > MAX_RESULT_BYTES:
         detail = f"the encoded result is larger than {MAX_RESULT_BYTES} bytes"

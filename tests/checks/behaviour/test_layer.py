@@ -71,9 +71,19 @@ class Gate:
         return root
 
     def run(
-        self, ws: Workspace, hidden: Path | None, held_out: Path | None = None, runner: Any = None, **behaviour: Any
+        self,
+        ws: Workspace,
+        hidden: Path | None,
+        held_out: Path | None = None,
+        runner: Any = None,
+        strength: dict[str, Any] | None = None,
+        **behaviour: Any,
     ) -> BehaviourResult:
-        policy = Policy.model_validate({"behaviour": {"show_hidden_failures": "ids+messages", **behaviour}})
+        policy = Policy.model_validate(
+            # No mutants unless a test asks for strength: they are measured in their own tests.
+            {"behaviour": {"show_hidden_failures": "ids+messages", **behaviour},
+             "strength": {"max_mutants": 0} if strength is None else strength}
+        )  # fmt: skip
         ctx = GateContext(ws, policy, runner or self.sandbox, self.image)
         return run_behaviour(ctx, Suites(hidden=hidden, held_out=held_out))
 
@@ -93,7 +103,7 @@ def test_a_correct_change_passes_hidden_and_held_out(gate: Gate) -> None:
     ws = gate.change({"calc/__init__.py": RIGHT})
     held_out = gate.suite("held-out", {"test_more.py": "from calc import half\n\n\ndef test_odd():\n    assert half(7) == 3\n"})
     recording = Recording(gate.sandbox)
-    result = gate.run(ws, gate.suite("hidden", HIDDEN), held_out, runner=recording)
+    result = gate.run(ws, gate.suite("hidden", HIDDEN), held_out, runner=recording, strength={})
     assert result.status == "passed", result
     hidden, held = result.suites
     assert (hidden.name, hidden.kind, numbers(hidden), hidden.pass_rate) == ("hidden", "hidden", (6, 6), 1.0)
@@ -103,8 +113,20 @@ def test_a_correct_change_passes_hidden_and_held_out(gate: Gate) -> None:
     assert hidden.wall_s and hidden.peak_memory_bytes
     # A held-out run's time and memory are a channel the code under test controls: never shown.
     assert (held.wall_s, held.peak_memory_bytes) == (None, None)
-    # Base once and head twice per part: hidden has pytest and cases, held-out pytest only.
+    # Base once and head twice per part: hidden has pytest and cases, held-out pytest only; then
+    # the mutants of the changed lines (a file laid over the head tree), against the hidden suite.
+    mutant_specs = [s for s in recording.specs if len(s.copy_in) == 2]
+    recording.specs[:] = [s for s in recording.specs if len(s.copy_in) == 1]
     assert len(recording.specs) == 9
+    strength = result.strength
+    assert (strength.status, strength.changed_lines, strength.hidden_covered) == ("measured", 1, 1), strength
+    assert strength.held_out_covered == 1 and strength.uncovered == []
+    # One run per part, the cases part only when the pytest part did not already kill the mutant.
+    assert 0 < strength.mutants <= len(mutant_specs) <= 2 * strength.mutants
+    # `x / 2` for `x // 2`: 4 / 2 == 2, so the suite cannot tell them apart; it survives, listed.
+    assert any(m.mutated == "return x / 2" for m in strength.survivors)
+    assert strength.killed + len(strength.survivors) == strength.mutants
+    assert not any("held_out" in str(m.source) for s in mutant_specs for m in s.grader.private)  # type: ignore[union-attr]
     held_out_specs = [s for s in recording.specs if s.grader and any("held_out" in str(m.source) for m in s.grader.private)]
     assert len(held_out_specs) == 3
     for spec in recording.specs:

@@ -11,6 +11,7 @@ from checks.behaviour.plan import (
     GRADER_PLAN,
     GRADER_REPORT,
     GRADER_SUITE,
+    Staging,
     module_names,
     parts,
     plan_runs,
@@ -68,11 +69,11 @@ def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path)
     harness, staged = tmp_path / "harness", tmp_path / "staged"
     policy = Behaviour(timeout_s=30, memory_mb=512, import_timeout_s=7)
     assert parts(suite) == ("pytest", "cases")
+    lines = {"calc/__init__.py": [1, 2]}
+    staging = Staging(suite=suite, image="img", harness=harness, staged=staged, work=tmp_path, policy=policy,
+                      messages=True, modules=tuple(module_names(base, head)), lines=lines)  # fmt: skip
     for part in ("pytest", "cases"):
-        plans = plan_runs(
-            suite, part, image="img", trees={"base": base, "head": head}, harness=harness, staged=staged,
-            work=tmp_path, policy=policy, messages=True,
-        )  # fmt: skip
+        plans = plan_runs(staging, part, {"base": base, "head": head})  # type: ignore[arg-type]
         assert [(p.label, p.tree) for p in plans] == [("base", "base"), ("head 1", "head"), ("head 2", "head")]
         assert len({p.nonce for p in plans}) == 3
         for plan in plans:
@@ -87,6 +88,9 @@ def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path)
             assert private[GRADER_SUITE] == staged
             data = json.loads(private[GRADER_PLAN].read_text())
             assert data["nonce"] == plan.nonce
+            # Head runs trace the change's lines (a hidden suite may show them); base runs do not.
+            assert data.get("lines") == (lines if plan.tree == "head" else None)
+            assert data.get("lines_detail") == (True if plan.tree == "head" else None)
             if part == "cases":
                 # Calls go to the subject one at a time; the expectation never leaves the host.
                 assert data["cases"][0]["call"] == "f()"

@@ -1,4 +1,4 @@
-"""The in-container package runs under the sandbox image's python3: standard library and pytest only."""
+"""The in-container package runs under the sandbox image's python3: standard library, pytest, coverage.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 
 from checks.behaviour.plan import INCONTAINER
 
-ALLOWED = frozenset(sys.stdlib_module_names) | {"pytest", "_pytest", "pluggy", "patchgate_harness"}
+# pytest and coverage.py are in the sandbox image's tools layer (sandbox/images/tools-requirements.txt).
+TOOLS = {"pytest", "_pytest", "pluggy", "coverage"}
+ALLOWED = frozenset(sys.stdlib_module_names) | TOOLS | {"patchgate_harness"}
 
 
 def imports(path: Path) -> list[tuple[int, str]]:

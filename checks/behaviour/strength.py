@@ -1,0 +1,170 @@
+"""Suite strength: how much the hidden suite's pass is worth for this change.
+
+Two figures, next to the behaviour numbers:
+
+- *changed-line coverage*: which of the change's executable lines the head
+  runs ran (recorded in the subject's process, see incontainer/lines.py);
+  hidden suites by line, held-out suites as a count only;
+- *mutation score*: mutants of the changed lines (checks/behaviour/mutants.py)
+  run against the hidden suite, one fresh sandbox run each, only when
+  behaviour passed. A mutant is killed when a test that passed in every head
+  run does not pass on it; a mutant run that times out, crashes or hits a
+  limit counts as killed. Mutants not started within the time budget are
+  reported as not run.
+
+Below a policy floor the suite is *too weak for this change*: the decision
+asks a maintainer (action_required), never fails the change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from checks.behaviour.changedlines import total
+from checks.behaviour.mutants import Mutant, apply, describe, find, select
+from checks.behaviour.outcomes import Part, parse_log
+from checks.behaviour.plan import CONTAINER_REPO, Staging, parts, plan_one
+from checks.behaviour.result import MAX_LISTED, SuiteOutcome
+from checks.behaviour.views import run_view
+from checks.gate import GateContext
+from checks.policy import Strength
+from checks.report import StrengthResult, Survivor
+from sandbox.spec import Mount
+
+log = logging.getLogger(__name__)
+
+PARALLEL_RUNS = 2
+# A mutant's run may take this many times the slowest head run (at least MIN_RUN_S), within the budget.
+RUN_FACTOR = 3.0
+MIN_RUN_S = 30.0
+
+
+def measure_strength(  # noqa: PLR0917 - the layer's facts, passed once
+    ctx: GateContext,
+    hidden: Staging | None,
+    hidden_outcome: SuiteOutcome | None,
+    held_out: SuiteOutcome | None,
+    executable: Mapping[str, list[int]],
+    head: Path,
+    *,
+    mutate: bool,
+) -> StrengthResult:
+    """Return the strength figures of this change's suites (mutants only when ``mutate``)."""
+    settings = ctx.policy.strength
+    if not settings.enabled:
+        return StrengthResult(status="skipped", detail="disabled by policy")
+    changed = total(executable)
+    if not changed:
+        return StrengthResult(status="skipped", detail="the change has no executable lines outside tests")
+    result = StrengthResult(status="measured", changed_lines=changed)
+    if hidden_outcome is not None and hidden_outcome.covered is not None:
+        ran = hidden_outcome.covered
+        uncovered = [f"{p}:{n}" for p in sorted(executable) for n in executable[p] if n not in ran.get(p, ())]
+        result.hidden_covered = changed - len(uncovered)
+        result.uncovered = uncovered[:MAX_LISTED]
+    if held_out is not None and held_out.covered_count is not None:
+        result.held_out_covered = min(held_out.covered_count, changed)
+    if mutate and hidden is not None and hidden_outcome is not None and settings.max_mutants > 0:
+        _mutation(ctx, hidden, hidden_outcome, executable, head, settings, result)
+    result.too_weak = floors(result, settings)
+    return result
+
+
+def floors(result: StrengthResult, settings: Strength) -> list[str]:
+    """Return why the suite is too weak for this change under the policy's floors (empty: it is not)."""
+    reasons = []
+    coverage, floor = result.hidden_coverage, settings.min_changed_line_coverage
+    if floor is not None and (coverage is None or coverage < floor):
+        if coverage is None:
+            reasons.append("changed-line coverage could not be measured")
+        else:
+            reasons.append(
+                f"hidden suite runs {result.hidden_covered}/{result.changed_lines} changed lines "
+                f"({coverage:.0%}), needs {floor:.0%}"
+            )
+    score, floor = result.mutation_score, settings.min_mutation_score
+    if floor is not None and score is not None and score < floor:
+        ran = result.mutants - result.not_run
+        reasons.append(f"hidden suite kills {result.killed}/{ran} mutants ({score:.0%}), needs {floor:.0%}")
+    return reasons
+
+
+def _mutation(  # noqa: PLR0917 - the layer's facts, passed once
+    ctx: GateContext,
+    staging: Staging,
+    outcome: SuiteOutcome,
+    executable: Mapping[str, list[int]],
+    head: Path,
+    settings: Strength,
+    result: StrengthResult,
+) -> None:
+    sources: dict[str, str] = {}
+    found: list[Mutant] = []
+    for path, lines in sorted(executable.items()):
+        try:
+            sources[path] = (head / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        found += find(sources[path], path, lines)
+    chosen = select(found, settings.max_mutants)
+    if not chosen or not outcome.head_passed:
+        result.detail = "no mutant of the changed lines" if not chosen else "no test passed on head"
+        return
+    deadline = time.monotonic() + settings.timeout_s
+    run_s = min(staging.policy.timeout_s, max(MIN_RUN_S, RUN_FACTOR * outcome.head_wall_s))
+    quiet = dataclasses.replace(staging, lines={}, messages=False)
+    work = staging.work / "mutants"
+    work.mkdir(exist_ok=True)
+
+    def attempt(number: int, mutant: Mutant) -> bool | None:
+        if time.monotonic() >= deadline:
+            return None  # not run: the budget is spent
+        mutated = apply(sources[mutant.path], mutant)
+        if mutated is None:
+            return None
+        folder = work / str(number)
+        folder.mkdir()
+        (folder / "module.py").write_text(mutated, encoding="utf-8")
+        overlay = (Mount(folder / "module.py", f"{CONTAINER_REPO}/{mutant.path}"),)
+        return any(
+            _kills(ctx, quiet, outcome, part, overlay, head, run_s, f"mutant {number}")
+            for part in parts(staging.suite)
+        )
+
+    with ThreadPoolExecutor(max_workers=PARALLEL_RUNS, thread_name_prefix="mutant") as pool:
+        verdicts = list(pool.map(lambda item: attempt(*item), enumerate(chosen, 1)))
+    result.mutants = len(chosen)
+    result.killed = sum(1 for v in verdicts if v is True)
+    result.not_run = sum(1 for v in verdicts if v is None)
+    survivors = [m for m, v in zip(chosen, verdicts, strict=True) if v is False]
+    result.survivors = [
+        Survivor(path=d.path, line=d.line, operator=d.operator, mutated=d.mutated)
+        for d in (describe(sources[m.path], m) for m in survivors[:MAX_LISTED])
+    ]
+
+
+def _kills(  # noqa: PLR0917 - one run's facts
+    ctx: GateContext,
+    staging: Staging,
+    outcome: SuiteOutcome,
+    part: Part,
+    overlay: tuple[Mount, ...],
+    head: Path,
+    run_s: float,
+    label: str,
+) -> bool:
+    """Run one part of the hidden suite on a mutant; True when a test that passed on head does not."""
+    plan = plan_one(staging, part, label, "head", head, overlay=overlay, timeout_s=run_s)
+    run = ctx.runner.run(plan.spec)
+    run_log = parse_log(run.files.get(plan.report), plan.nonce, plan.part)
+    if not run_log.started or run_log.problems:
+        return True
+    view = run_view(plan, run, run_log, staging.suite, staging.policy)
+    case_ids = set(staging.suite.case_ids)
+    wanted = [i for i in outcome.head_passed if (i in case_ids) == (part == "cases")]
+    return any(not view.outcome(i).passed for i in wanted)
