@@ -1,0 +1,110 @@
+"""SARIF 2.1.0 for code scanning: the shape and hygiene findings the change introduced (pure, no I/O).
+
+Format: https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html; what
+GitHub reads of it: https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning
+(``ruleId``, ``level``, ``message.text``, ``physicalLocation`` with a
+repository-relative ``uri``; rule metadata in ``tool.driver.rules``; one
+``category`` per analysis via ``automationDetails.id``). Pre-existing
+findings are left out: code scanning shows what the change brings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checks.report import Finding, Report, Severity
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/patchgate/patchgate"
+_LEVEL: dict[Severity, str] = {"info": "note", "warning": "warning", "error": "error"}
+_TOOL_HELP: dict[str, tuple[str, str | None]] = {
+    "ruff": ("A ruff lint rule the change newly breaks.", "https://docs.astral.sh/ruff/rules/"),
+    "mypy": ("A mypy type error the change introduces.", "https://mypy.readthedocs.io/en/stable/error_code_list.html"),
+    "bandit": ("A bandit security finding the change introduces.", "https://bandit.readthedocs.io/en/latest/plugins/index.html"),
+    "semgrep": ("A finding of patchgate's own semgrep rules (checks/rules/).", None),
+    "loads": ("A changed module that does not compile or import in the sandbox.", None),
+    "tree": ("The change's tree breaks a bound (depth, entries, bytes, name length).", None),
+}  # fmt: skip
+# What each hygiene rule means (docs/hygiene.md has the precise definitions).
+HYGIENE_HELP: dict[str, str] = {
+    "test-deleted": "A test that exists at base is gone at head.",
+    "assert-weakened": "A surviving test checks less than it did at base.",
+    "assert-tautology": "A check that cannot fail (both sides the same, `or True`, a non-empty tuple).",
+    "expected-changed": "A kept test's expected value changed: the test was bent to fit the code.",
+    "helper-weakened": "A test helper lost its checks (an assert became `return None`).",
+    "cases-removed": "A parametrized test lost cases.",
+    "skip-added": "A new skip or xfail marker.",
+    "suppression-added": "A new `# noqa`, `# type: ignore`, `# nosec`, `# nosemgrep` or `pragma: no cover`.",
+    "stub-body": "A function the change added or changed whose body is a stub.",
+    "constant-return": "A function the change added that only returns a constant.",
+    "ci-edited": "The change edits CI configuration.",
+    "policy-edited": "The change edits patchgate's policy (read from the base branch regardless).",
+    "test-config-edited": "The change edits test configuration (conftest.py, pytest/tox/coverage settings).",
+    "pytest-plugin-loaded": "The change starts or stops loading a pytest plugin.",
+    "pytest-hook-added": "The change defines a pytest hook that can rewrite outcomes.",
+    "grader-probing": "Non-test code that looks for the grader (frames, __main__, report files, tracers).",
+    "startup-hook-edited": "The change edits code that runs at interpreter start-up (sitecustomize, *.pth).",
+}
+
+
+def _rule_id(finding: Finding) -> str:
+    return f"{finding.tool}/{finding.rule}"
+
+
+def _rule(finding: Finding) -> dict[str, Any]:
+    if finding.tool == "hygiene":
+        text = HYGIENE_HELP.get(finding.rule, "An agent-hygiene finding a maintainer must look at.")
+        uri = None
+    else:
+        text, uri = _TOOL_HELP.get(finding.tool, (f"A {finding.tool} finding the change introduces.", None))
+    rule: dict[str, Any] = {
+        "id": _rule_id(finding),
+        "name": finding.rule,
+        "shortDescription": {"text": f"{finding.tool} {finding.rule}"},
+        "fullDescription": {"text": text},
+        "help": {"text": text, "markdown": text},
+        "defaultConfiguration": {"level": _LEVEL[finding.severity]},
+        "properties": {"tags": [finding.tool, "maintainer" if finding.needs_maintainer else "blocking"]},
+    }
+    if uri is not None:
+        rule["helpUri"] = uri
+    return rule
+
+
+def _result(finding: Finding, index: int) -> dict[str, Any]:
+    location: dict[str, Any] = {"artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"}}
+    if finding.start_line >= 1:
+        # Line 0 means the whole file (a deleted test file): no region then.
+        end = max(finding.end_line, finding.start_line)
+        location["region"] = {"startLine": finding.start_line, "endLine": end}
+    return {
+        "ruleId": _rule_id(finding),
+        "ruleIndex": index,
+        "level": _LEVEL[finding.severity],
+        "message": {"text": finding.message or f"{finding.tool} {finding.rule}"},
+        "locations": [{"physicalLocation": location}],
+    }
+
+
+def render_sarif(report: Report, *, version: str = "0") -> dict[str, Any]:
+    """Return the SARIF log of the findings the change introduced, one run, rules deduplicated."""
+    findings = sorted(
+        (f for f in report.shape.findings if f.introduced and f.path),
+        key=lambda f: (f.path, f.start_line, f.tool, f.rule),
+    )
+    rules: dict[str, dict[str, Any]] = {}
+    for finding in findings:
+        rules.setdefault(_rule_id(finding), _rule(finding))
+    order = {rule_id: i for i, rule_id in enumerate(rules)}
+    driver = {
+        "name": "patchgate",
+        "informationUri": INFORMATION_URI,
+        "version": version,
+        "rules": list(rules.values()),
+    }
+    run: dict[str, Any] = {
+        "tool": {"driver": driver},
+        "automationDetails": {"id": "patchgate/shape/"},
+        "results": [_result(f, order[_rule_id(f)]) for f in findings],
+    }
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
