@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from checks.gate import Runner
@@ -14,6 +14,9 @@ from checks.report import Report
 from checks.workspace import TreeRefused, from_git
 from sandbox.trees import scratch
 
+# As many commits as GitHub lists for a pull request (GET /pulls/{n}/commits stops at 250).
+MAX_COMMITS = 250
+
 
 @dataclass(frozen=True)
 class LocalRun:
@@ -24,6 +27,27 @@ class LocalRun:
     policy_file: Path | None = None
     task: Task = field(default_factory=Task)
     judge: JudgeSettings | None = None
+    # The PR author's login, as the service sees it (self-preference note).
+    author: str = ""
+    # A store URL (the service's PATCHGATE_DATABASE_URL): its verdict cache and calibration records.
+    database: str | None = None
+
+
+def commit_provenance(repo: Path, base_sha: str, head_sha: str) -> list[str]:
+    """Return the authors and Co-authored-by trailers of the commits in base..head."""
+    from checks.quality.provenance import commit_signals
+    from sandbox.process import run_process
+
+    done = run_process(
+        ("git", "-C", str(repo), "log", f"--max-count={MAX_COMMITS}", "--format=%an <%ae>%x1f%B%x1e",
+         f"{base_sha}..{head_sha}"),
+        timeout=60, check=True, what="list the change's commits",
+    )  # fmt: skip
+    signals: list[str] = []
+    for entry in done.stdout.decode("utf-8", "replace").split("\x1e"):
+        author, _, message = entry.strip("\n").partition("\x1f")
+        signals += commit_signals(author, message)
+    return signals
 
 
 def read_policy(base_dir: Path, override: Path | None) -> Policy:
@@ -61,6 +85,8 @@ def gate_local(run: LocalRun, runner: Runner, *, image: str | None = None) -> Re
             policy = read_policy(ws.base_dir, run.policy_file)
         except PolicyError as exc:
             return error_report(str(exc), "action_required", base_sha=ws.base_sha, head_sha=ws.head_sha)
+        authors = [run.author] if run.author else []
+        provenance = authors + commit_provenance(run.repo, ws.base_sha, ws.head_sha)
         inputs = PipelineInputs(
             workspace=ws,
             policy=policy,
@@ -69,5 +95,24 @@ def gate_local(run: LocalRun, runner: Runner, *, image: str | None = None) -> Re
             task=run.task,
             judge=run.judge,
             run_key=f"local:{ws.base_sha}:{ws.head_sha}",
+            provenance=tuple(provenance),
         )
+        if run.database is None or run.judge is None:
+            return run_pipeline(inputs, image=image)
+        return _with_store(inputs, run.database, image)
+
+
+def _with_store(inputs: PipelineInputs, url: str, image: str | None) -> Report:
+    """Run the pipeline with a store's verdict cache and calibration records, as the service does."""
+    from bot.judging import stored_records
+    from bot.localruns import ensure_sqlite_dir
+    from bot.store import Store, StoreVerdictCache
+
+    ensure_sqlite_dir(url)
+    store = Store(url)
+    try:
+        store.migrate()
+        inputs = replace(inputs, verdict_cache=StoreVerdictCache(store), judge_records=stored_records(store))
         return run_pipeline(inputs, image=image)
+    finally:
+        store.close()

@@ -14,7 +14,8 @@ from checks.report import Report
 LOCAL_INSTALLATION = 0
 
 
-def _ensure_sqlite_dir(url: str) -> None:
+def ensure_sqlite_dir(url: str) -> None:
+    """Create the folder of a SQLite database file (SQLite creates the file, not its folder)."""
     prefix = "sqlite:///"
     if url.startswith(prefix) and url != prefix + ":memory:":
         Path(url[len(prefix) :]).parent.mkdir(parents=True, exist_ok=True)
@@ -22,7 +23,7 @@ def _ensure_sqlite_dir(url: str) -> None:
 
 def record_local_run(url: str, repository: str, ref: str, report: Report, seconds: float = 0.0) -> int:
     """Store ``report`` as a finished local job and its run; return the job id."""
-    _ensure_sqlite_dir(url)
+    ensure_sqlite_dir(url)
     store = Store(url)
     try:
         store.migrate()

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from bot.deliveries import Deliveries, Recorded
 from bot.leases import JobView, Leases
 from bot.tables import JudgeRecord, Run, VerdictCache
+from checks.quality.calibration import JudgeRecord as CalibrationRecord
 from checks.report import CriterionResult, Report
 
 __all__ = ["JobView", "JudgeRow", "Recorded", "RunRecord", "Store", "StoreVerdictCache"]
@@ -70,6 +71,16 @@ class JudgeRow:
     execution_passed: bool
     judge_passed: bool
     shadow: bool
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def record(self) -> CalibrationRecord:
+        """Return this row as the plain record checks.quality's statistics take."""
+        return CalibrationRecord(
+            self.execution_passed, self.judge_passed, self.model, self.rubric,
+            self.prompt_tokens, self.completion_tokens, self.cost_usd,
+        )
 
 
 class Store(Deliveries, Leases):
@@ -123,6 +134,9 @@ class Store(Deliveries, Leases):
                     execution_passed=row.execution_passed,
                     judge_passed=row.judge_passed,
                     shadow=row.shadow,
+                    prompt_tokens=row.prompt_tokens,
+                    completion_tokens=row.completion_tokens,
+                    cost_usd=row.cost_usd,
                     created_at=time.time(),
                 )
             )
@@ -130,7 +144,10 @@ class Store(Deliveries, Leases):
     def judge_records(self) -> list[JudgeRow]:
         with self._tx() as s:
             return [
-                JudgeRow(r.model, r.rubric, r.execution_passed, r.judge_passed, r.shadow)
+                JudgeRow(
+                    r.model, r.rubric, r.execution_passed, r.judge_passed, r.shadow,
+                    r.prompt_tokens, r.completion_tokens, r.cost_usd,
+                )
                 for r in s.scalars(select(JudgeRecord).order_by(JudgeRecord.id))
             ]
 

@@ -126,6 +126,10 @@ class JudgeRecord(Base):
     execution_passed: Mapped[bool] = mapped_column(Boolean)
     judge_passed: Mapped[bool] = mapped_column(Boolean)
     shadow: Mapped[bool] = mapped_column(Boolean)
+    # What the judge call behind this record spent (0 for records older than migration 0002).
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
     created_at: Mapped[float] = mapped_column(Float)
 
 

@@ -96,6 +96,9 @@ class PipelineInputs:
     # verdicts that give the judge its measured false-acceptance rate.
     verdict_cache: VerdictCache | None = None
     judge_records: Sequence[JudgeRecord] = ()
+    # Who wrote the change: the PR's author, commit authors and Co-authored-by trailers
+    # (checks.quality.provenance). Never shown to the judge; it sets the self-preference note.
+    provenance: tuple[str, ...] = ()
     # Asked between layers: a reason (superseded, PR closed) makes the pipeline raise
     # checks.pipeline.Stopped instead of running the next layer (and paying the judge).
     stop: Callable[[], str | None] = field(default=lambda: None, repr=False)

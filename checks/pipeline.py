@@ -38,7 +38,8 @@ from sandbox.trees import TreeBoundExceeded
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, Report], None]
-ShadowSink = Callable[[bool, bool, str, str], None]
+# Receives each shadow verdict paired with execution's, tokens and cost included.
+ShadowSink = Callable[[quality.JudgeRecord], None]
 _R = TypeVar("_R", ShapeResult, BehaviourResult, QualityResult)
 
 
@@ -118,7 +119,7 @@ def run_pipeline(
 ) -> Report:
     """Gate one change and return the report; ``image`` skips building the environment image.
 
-    ``on_shadow(execution_passed, judge_passed, model, rubric)`` receives the
+    ``on_shadow(record)`` receives the
     judge's shadow verdict on a sampled PR that failed behaviour (calibration).
     Raises Stopped when ``inputs.stop()`` gives a reason between two layers.
     """
@@ -223,6 +224,7 @@ def _quality(
             judge,
             inputs.verdict_cache,
             records=inputs.judge_records,
+            provenance=inputs.provenance,
         )
     # Shadow the judge on a sample of PRs whose execution verdict is known, failing and passing
     # alike: its agreement with execution (false acceptance and false rejection) is measured,
@@ -232,7 +234,7 @@ def _quality(
         and on_shadow is not None
         and quality.should_shadow(inputs.run_key or inputs.workspace.head_sha, policy.shadow_sample_rate)
     ):
-        shadow = quality.run_shadow(inputs.workspace, inputs.policy, inputs.task, judge)
-        if shadow.judge_passed is not None:
-            on_shadow(passed, shadow.judge_passed, shadow.model, shadow.rubric)
+        record = quality.run_shadow(inputs.workspace, inputs.policy, inputs.task, judge).record(passed)
+        if record is not None:
+            on_shadow(record)
     return result

@@ -177,6 +177,8 @@ class QualityResult(_Model):
     latency_s: float = 0.0
     calibration: str = "uncalibrated"
     omitted_files: list[str] = Field(default_factory=list)
+    # Set when the change's authors name an agent of the judge model's family (provenance.py).
+    self_preference: str = ""
     detail: str = ""
 
 

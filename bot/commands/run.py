@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from checks.inputs import Suites
+from checks.inputs import Suites, Task
 from checks.report import Report
 
 HELP = "gate the change base...head of a local git repository (no GitHub involved)"
@@ -23,6 +23,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", type=Path, help="policy file to use instead of the base tree's")
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     parser.add_argument("--out", type=Path, help="write the report here instead of stdout")
+    task = parser.add_argument_group(
+        "the quality layer, as the service runs it",
+        "What the judge reads as the task, and the store whose verdict cache and calibration records "
+        "the service used: with the same values, a service verdict's quality layer is reproduced.",
+    )
+    task.add_argument("--title", default="", help="the PR's title")
+    body = task.add_mutually_exclusive_group()
+    body.add_argument("--body", default="", help="the PR's description")
+    body.add_argument("--body-file", type=Path, help="... read from a file")
+    issue = task.add_mutually_exclusive_group()
+    issue.add_argument("--issue", default="", help="the linked issue's text (title and body)")
+    issue.add_argument("--issue-file", type=Path, help="... read from a file")
+    task.add_argument("--author", default="", help="the PR author's login (self-preference note)")
+    task.add_argument(
+        "--database",
+        metavar="URL",
+        help="a store (e.g. the service's PATCHGATE_DATABASE_URL): use its judge verdict cache and "
+        "calibration records",
+    )
 
 
 def render(report: Report, fmt: str) -> str:
@@ -48,6 +67,24 @@ def suites_arg(hidden: Path | None, held_out: Path | None) -> Suites:
     )
 
 
+def task_arg(args: argparse.Namespace) -> Task:
+    """Return the task the judge sees from --title, --body(-file) and --issue(-file)."""
+
+    def text(value: str, path: Path | None, flag: str) -> str:
+        if path is None:
+            return str(value)
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ValueError(f"{flag} {path}: {exc.strerror or exc}") from exc
+
+    return Task(
+        title=args.title,
+        body=text(args.body, args.body_file, "--body-file"),
+        issue=text(args.issue, args.issue_file, "--issue-file"),
+    )
+
+
 def command(args: argparse.Namespace) -> int:
     from bot.local import LocalRun, gate_local, judge_from_env
     from bot.stdout import to_stderr
@@ -60,10 +97,14 @@ def command(args: argparse.Namespace) -> int:
         if args.policy is not None and not args.policy.is_file():
             raise ValueError(f"--policy {args.policy}: no such file")
         judge = judge_from_env()  # a PATCHGATE_JUDGE_* value that does not parse is a ValueError
+        task = task_arg(args)
     except ValueError as exc:
         print(f"patchgate run: {exc}", file=sys.stderr)
         return 2
-    run = LocalRun(args.repo, args.base, args.head, suites, args.policy, judge=judge)
+    run = LocalRun(
+        args.repo, args.base, args.head, suites, args.policy, task=task, judge=judge,
+        author=args.author, database=args.database,
+    )
     try:
         # Only the report reaches stdout, whatever the judge's library prints on a failure.
         with to_stderr():

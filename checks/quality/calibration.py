@@ -29,6 +29,10 @@ class JudgeRecord:
     judge_passed: bool
     model: str
     rubric: str
+    # What the shadow call spent: calibration has a price, and the table shows it.
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,9 @@ class ModelCalibration:
     kappa: float | None
     kappa_low: float | None
     kappa_high: float | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 def _pct(value: float, *, sign: bool = True) -> str:
@@ -154,17 +161,28 @@ def calibration_table(
                 kappa=kappa,
                 kappa_low=low,
                 kappa_high=high,
+                prompt_tokens=sum(r.prompt_tokens for r in mine),
+                completion_tokens=sum(r.completion_tokens for r in mine),
+                cost_usd=sum(r.cost_usd for r in mine),
             )
         )
     return table
 
 
+# What the calibration measures, said wherever its number is shown: the judge's one task-level
+# accept/reject question in shadow, against execution - not the accuracy of each rubric criterion.
+MEASURES = "task-level judge vs execution"
+
+
 def false_acceptance_label(records: Sequence[JudgeRecord], model: str, min_n: int) -> str:
-    """Return the calibration line for the check-run summary, e.g. ``judge false-acceptance 12% (...)``."""
+    """Return the calibration note for the quality row, naming what it measures.
+
+    E.g. ``task-level judge vs execution: false acceptance 12% (95% CI 5-26%, n=40)``.
+    """
     failing = [r for r in records if r.model == model and not r.execution_passed]
     if len(failing) < min_n:
-        return f"uncalibrated (n={len(failing)} < {min_n})"
-    return f"judge false-acceptance {rate(sum(r.judge_passed for r in failing), len(failing)).text()}"
+        return f"{MEASURES}: uncalibrated (n={len(failing)} < {min_n} failing PRs)"
+    return f"{MEASURES}: false acceptance {rate(sum(r.judge_passed for r in failing), len(failing)).text()}"
 
 
 def _kappa_text(row: ModelCalibration) -> str:
@@ -175,14 +193,21 @@ def _kappa_text(row: ModelCalibration) -> str:
     return f"{row.kappa:.2f} (95% CI {row.kappa_low:.2f} to {row.kappa_high:.2f})"
 
 
-def render_calibration(table: Sequence[ModelCalibration]) -> str:
-    """Return the text `patchgate calibrate` prints: one block per judge model."""
+def render_calibration(table: Sequence[ModelCalibration], min_n_source: str = "") -> str:
+    """Return the text `patchgate calibrate` prints: one block per judge model.
+
+    ``min_n_source`` says where the calibration threshold came from, e.g.
+    ``30 failing PRs (quality.calibration_min_n in .github/patchgate.yml)``.
+    """
     if not table:
         return "no shadow judgements recorded yet: the judge is uncalibrated\n"
     lines = [
-        "judge calibration: shadow verdicts compared with execution",
+        "judge calibration: the judge's task-level verdict (shadow: does this patch accomplish the",
+        "task? PASS/FAIL) compared with execution. It is not the accuracy of each rubric criterion.",
         "false acceptance = P(judge PASS | tests fail); false rejection = P(judge FAIL | tests pass)",
     ]
+    if min_n_source:
+        lines.append(f"calibrated once a model has {min_n_source}")
     for row in table:
         state = "calibrated" if row.calibrated else f"UNCALIBRATED (n={row.false_acceptance.n} failing PRs)"
         lines += [
@@ -193,5 +218,11 @@ def render_calibration(table: Sequence[ModelCalibration]) -> str:
             f"  false acceptance  {row.false_acceptance.text()}",
             f"  false rejection   {row.false_rejection.text()}",
             f"  Cohen's kappa     {_kappa_text(row)}",
+            f"  shadow usage      {row.prompt_tokens:,}+{row.completion_tokens:,} tokens, "
+            f"${row.cost_usd:.4f} ({_per_verdict(row)} per verdict)",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _per_verdict(row: ModelCalibration) -> str:
+    return f"${row.cost_usd / row.n:.4f}" if row.n else "n/a"

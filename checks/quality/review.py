@@ -21,6 +21,7 @@ from checks.quality.context import Context, collect
 from checks.quality.evidence import Claim, verify_all
 from checks.quality.judge import Judge, JudgeUnavailable, Usage, gather, run, token_counter
 from checks.quality.prompt import criterion_prompt, messages, model_aliases, render_task, user_message
+from checks.quality.provenance import self_preference
 from checks.quality.rubric import Criterion, Rubric, RubricError, load_rubrics
 from checks.report import Citation, CriterionResult, LayerStatus, QualityResult, Verdict
 from checks.workspace import Workspace
@@ -117,15 +118,21 @@ def run_quality(
     *,
     records: Sequence[JudgeRecord] = (),
     rubric_dirs: Sequence[Path] = (),
+    provenance: Sequence[str] = (),
 ) -> QualityResult:
     """Judge the change against the policy's rubrics; never raises for a judge outage.
 
     ``records`` are stored shadow verdicts; they set the calibration label.
     ``rubric_dirs`` are searched for rubrics before the shipped ones.
+    ``provenance`` names who wrote the change (never shown to the judge): it
+    sets the self-preference note.
     """
     q = policy.quality
     label = false_acceptance_label(records, q.model, q.calibration_min_n)
-    result = QualityResult(rubrics=list(q.rubrics), model=q.model, calibration=label)
+    result = QualityResult(
+        rubrics=list(q.rubrics), model=q.model, calibration=label,
+        self_preference=self_preference(provenance, q.model),
+    )
     if not q.enabled:
         return result.model_copy(update={"status": "skipped", "detail": "disabled by policy"})
     start = time.monotonic()

@@ -42,7 +42,10 @@ class ShadowVerdict:
         """Pair this verdict with execution's for calibration; None when the judge gave none."""
         if self.judge_passed is None:
             return None
-        return JudgeRecord(execution_passed, self.judge_passed, self.model, self.rubric)
+        return JudgeRecord(
+            execution_passed, self.judge_passed, self.model, self.rubric,
+            self.prompt_tokens, self.completion_tokens, self.cost_usd,
+        )
 
 
 def should_shadow(run_key: str, rate: float) -> bool:

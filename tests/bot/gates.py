@@ -15,6 +15,7 @@ from pathlib import Path
 
 from checks.inputs import PipelineInputs
 from checks.pipeline import Progress, ShadowSink, Stopped
+from checks.quality import JudgeRecord
 from checks.report import BehaviourResult, Finding, QualityResult, Report, ShapeResult, SuiteResult
 from sandbox.errors import SandboxError
 
@@ -88,7 +89,7 @@ def findings_gate(
         on_progress("behaviour", report)
     report.quality = QualityResult(status="skipped", detail="no judge model configured")
     if on_shadow is not None and conf.get("shadow"):
-        on_shadow(False, True, "fake/judge", "default")
+        on_shadow(JudgeRecord(False, True, "fake/judge", "default", 1000, 20, 0.0025))
     failed = bool(count) or report.behaviour.status == "failed"
     report.conclusion = "failure" if failed else "success"
     report.reasons = [f"{count} new findings"] if count else []
@@ -115,3 +116,25 @@ def sandbox_gate(
     report = Report(conclusion="success", base_sha=ws.base_sha, head_sha=ws.head_sha)
     report.reasons = [f"{sum(r.ok for r in results)} sandbox runs"]
     return report
+
+
+def inputs_gate(
+    inputs: PipelineInputs, *, on_progress: Progress | None = None, on_shadow: ShadowSink | None = None
+) -> Report:
+    """Report what the worker gave the pipeline for the judge: the task and the provenance, as JSON.
+
+    Also hands one shadow verdict (with its tokens and cost) to ``on_shadow``.
+    """
+    if on_shadow is not None:
+        on_shadow(JudgeRecord(False, True, "fake/judge", "default", 1000, 20, 0.0025))
+    ws = inputs.workspace
+    seen = {
+        "title": inputs.task.title,
+        "body": inputs.task.body,
+        "issue": inputs.task.issue,
+        "provenance": list(inputs.provenance),
+        "judge": inputs.judge is not None,
+    }
+    return Report(
+        conclusion="success", base_sha=ws.base_sha, head_sha=ws.head_sha, reasons=[json.dumps(seen)]
+    )

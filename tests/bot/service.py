@@ -174,6 +174,7 @@ class Pull:
     labels: tuple[str, ...] = ()
     draft: bool = False
     installation: int = INSTALLATION
+    body: str = "Agent-written fix."
 
     def pr(self, state: str = "open") -> dict[str, Any]:
         return pull_json(
@@ -188,6 +189,7 @@ class Pull:
             labels=self.labels,
             draft=self.draft,
             state=state,
+            body=self.body,
         )
 
     def publish(self, state: str = "open") -> None:

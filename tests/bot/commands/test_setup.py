@@ -23,6 +23,8 @@ def test_the_manifest_asks_for_exactly_what_patchgate_needs() -> None:
     assert manifest["default_permissions"] == {
         "checks": "write",
         "contents": "read",
+        # The linked issue's text, which the judge reads as the task (docs/service.md).
+        "issues": "read",
         "pull_requests": "read",
         "metadata": "read",
     }

@@ -46,7 +46,9 @@ def test_a_judge_that_passes_everything_is_exposed() -> None:
     assert row.agreement.value == 0.5
     # No agreement beyond chance: kappa is exactly zero.
     assert row.kappa == pytest.approx(0.0)
-    assert false_acceptance_label(rubber_stamp, M, 30) == "judge false-acceptance 100% (95% CI 89-100%, n=30)"
+    assert false_acceptance_label(rubber_stamp, M, 30) == (
+        "task-level judge vs execution: false acceptance 100% (95% CI 89-100%, n=30)"
+    )
 
 
 def test_a_perfect_judge() -> None:
@@ -93,10 +95,15 @@ def test_table_is_per_model_and_marks_uncalibrated() -> None:
 
 def test_label_before_and_after_min_n() -> None:
     few = records({(False, True): 3, (True, True): 50})
-    assert false_acceptance_label(few, M, 30) == "uncalibrated (n=3 < 30)"
-    assert false_acceptance_label(few, "other-model", 30) == "uncalibrated (n=0 < 30)"
+    # The label names what is measured: the task-level verdict, never a criterion's accuracy.
+    assert false_acceptance_label(few, M, 30) == (
+        "task-level judge vs execution: uncalibrated (n=3 < 30 failing PRs)"
+    )
+    assert false_acceptance_label(few, "other-model", 30).endswith("uncalibrated (n=0 < 30 failing PRs)")
     many = records({(False, True): 5, (False, False): 35})
-    assert false_acceptance_label(many, M, 30) == "judge false-acceptance 12% (95% CI 5-26%, n=40)"
+    assert false_acceptance_label(many, M, 30) == (
+        "task-level judge vs execution: false acceptance 12% (95% CI 5-26%, n=40)"
+    )
 
 
 def test_render_prints_each_number() -> None:
@@ -111,3 +118,16 @@ def test_render_prints_each_number() -> None:
     assert "  Cohen's kappa     0.53 (95% CI " in text
     assert "UNCALIBRATED" in render_calibration(calibration_table(data, min_n=31, resamples=200))
     assert "uncalibrated" in render_calibration([])
+    assert "not the accuracy of each rubric criterion" in text
+
+
+def test_the_table_shows_what_shadow_verdicts_cost() -> None:
+    data = [
+        JudgeRecord(False, True, M, "default", prompt_tokens=1000, completion_tokens=20, cost_usd=0.002),
+        JudgeRecord(True, True, M, "default", prompt_tokens=3000, completion_tokens=30, cost_usd=0.004),
+    ]
+    (row,) = calibration_table(data, min_n=1, resamples=50)
+    assert (row.prompt_tokens, row.completion_tokens, row.cost_usd) == (4000, 50, pytest.approx(0.006))
+    text = render_calibration([row], "1 failing PR (--min-n)")
+    assert "  shadow usage      4,000+50 tokens, $0.0060 ($0.0030 per verdict)" in text
+    assert "calibrated once a model has 1 failing PR (--min-n)" in text

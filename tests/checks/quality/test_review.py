@@ -51,7 +51,7 @@ def test_passing_judge_gives_verified_passes(change: Workspace, rubric_dir: Path
     assert (result.prompt_tokens, result.completion_tokens) == (200, 40)
     assert result.cost_usd == 0.0
     assert result.latency_s > 0
-    assert result.calibration == "uncalibrated (n=0 < 30)"
+    assert result.calibration == "task-level judge vs execution: uncalibrated (n=0 < 30 failing PRs)"
     assert server.calls == 2
 
 
@@ -304,7 +304,7 @@ def test_calibration_label_comes_from_records(change: Workspace, rubric_dir: Pat
     records = [JudgeRecord(False, i % 4 == 0, MODEL, "mini") for i in range(40)]
     with serve(by_criterion({"errors": verdict("PASS"), "names": verdict("PASS")})) as server:
         result = judge(change, server, rubric_dir, records=records)
-    assert result.calibration.startswith("judge false-acceptance 25% (95% CI ")
+    assert result.calibration.startswith("task-level judge vs execution: false acceptance 25% (95% CI ")
     assert result.calibration.endswith("n=40)")
 
 

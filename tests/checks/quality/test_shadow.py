@@ -75,7 +75,7 @@ def test_calibration_exposes_a_judge_that_says_pass_to_everything(change: Worksp
     assert row.false_acceptance.value == 1.0
     assert row.calibrated
     label = false_acceptance_label(records, MODEL, 30)
-    assert label.startswith("judge false-acceptance 100% (95% CI 89-100%")
+    assert label.startswith("task-level judge vs execution: false acceptance 100% (95% CI 89-100%")
 
 
 def test_record_pairs_the_verdicts() -> None:
