@@ -105,8 +105,6 @@ def quality_numbers(quality: QualityResult) -> str:
     parts.append(quality.calibration)
     if quality.self_preference:
         parts.append(quality.self_preference)
-    if quality.self_preference:
-        parts.append(quality.self_preference)
     return " · ".join(parts)
 
 
