@@ -13,6 +13,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILES = sorted([*ROOT.glob("deploy/*Dockerfile"), *ROOT.glob("sandbox/images/*.Dockerfile")])
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+# The GitHub Action and the workflow that shows how to use it (docs/action.md).
+ACTION = ROOT / ".github" / "actions" / "patchgate" / "action.yml"
+EXAMPLES = sorted((ROOT / "examples" / "github-action").glob("*.yml"))
 
 
 def tool(name: str) -> str:
@@ -29,12 +32,14 @@ def run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 def test_zizmor_finds_nothing_in_the_workflows() -> None:
     # --offline: the audits that ask GitHub's API need a network CI does not promise.
-    done = run(tool("zizmor"), "--offline", "--min-severity", "low", ".github/")
+    done = run(tool("zizmor"), "--offline", "--min-severity", "low", ".github/", *map(str, EXAMPLES))
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "completed .github/actions/patchgate/action.yml" in done.stderr
 
 
 def test_actionlint_finds_nothing_in_the_workflows() -> None:
-    done = run(tool("actionlint"), "-no-color", *map(str, WORKFLOWS))
+    # The example uses the action by its local path, so actionlint checks its inputs too.
+    done = run(tool("actionlint"), "-no-color", *map(str, [*WORKFLOWS, *EXAMPLES]))
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -44,19 +49,24 @@ def test_hadolint_finds_nothing_in_the_dockerfiles(dockerfile: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def _check_steps(steps: list[dict[str, object]]) -> None:
+    for step in steps:
+        uses = step.get("uses")
+        if not isinstance(uses, str) or uses.startswith("./"):
+            continue  # a local action is the same commit's, not a moving tag
+        ref = uses.partition("@")[2]
+        assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), uses
+        if uses.startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False  # type: ignore[index]
+
+
 def test_every_action_is_pinned_by_commit_and_checkouts_keep_no_credentials() -> None:
-    for workflow in WORKFLOWS:
+    for workflow in [*WORKFLOWS, *EXAMPLES]:
         data = yaml.safe_load(workflow.read_text())
         assert "concurrency" in data, f"{workflow.name}: no concurrency group"
         for job in data["jobs"].values():
-            for step in job["steps"]:
-                uses = step.get("uses")
-                if uses is None:
-                    continue
-                ref = uses.partition("@")[2]
-                assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), uses
-                if uses.startswith("actions/checkout@"):
-                    assert step["with"]["persist-credentials"] is False
+            _check_steps(job["steps"])
+    _check_steps(yaml.safe_load(ACTION.read_text())["runs"]["steps"])
 
 
 def test_dependabot_watches_pip_and_actions() -> None:
