@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 from bot import metrics
 from bot.checkrun import CompleteBody, Completion, CreateBody, CreateCompletedBody, UpdateBody
 from bot.events import PullRequest
+from bot.linked import Issue, PullCommit
 from bot.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -209,6 +210,42 @@ class Installation:
             f"get {repository}#{number}", lambda: self.gh.rest.pulls.async_get(owner, name, number)
         )
         return _lenient(PullRequest, lambda: resp.parsed_data, resp.json)
+
+    async def issue(self, repository: str, number: int) -> Issue | None:
+        """Return an issue, or None when it cannot be read: gone (404, 410) or not permitted (403).
+
+        Reading issues needs the App's ``issues: read`` permission, which an installation made
+        before patchgate asked for it may not have granted yet; the judge then goes without.
+        """
+        owner, name = repository.split("/", 1)
+        try:
+            resp = await self._call(
+                f"read issue {repository}#{number}",
+                lambda: self.gh.rest.issues.async_get(owner, name, number),
+            )
+        except GitHubError as exc:
+            if exc.retryable:
+                raise
+            log.info("linked issue %s#%s not read: %s", repository, number, exc)
+            return None
+        return Issue.model_validate(resp.json())
+
+    async def pull_commits(self, repository: str, number: int) -> list[PullCommit]:
+        """Return the first 100 commits of a pull request (none when GitHub refuses for good)."""
+        owner, name = repository.split("/", 1)
+        try:
+            resp = await self._call(
+                f"list commits of {repository}#{number}",
+                lambda: self.gh.rest.pulls.async_list_commits(owner, name, number, per_page=100),
+            )
+        except GitHubError as exc:
+            if exc.retryable:
+                raise
+            log.info("commits of %s#%s not read: %s", repository, number, exc)
+            return []
+        data: Any = resp.json()  # read leniently: GitHub's commits stray from githubkit's model
+        items = data if isinstance(data, list) else []
+        return [PullCommit.model_validate(c) for c in items if isinstance(c, dict)]
 
     async def file_at(self, repository: str, path: str, ref: str) -> str | None:
         """Return a text file at ``ref`` (``None`` when it does not exist)."""

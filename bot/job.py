@@ -24,10 +24,11 @@ from typing import Any, Protocol
 
 from bot import checkrun, metrics
 from bot.checkrun import UpdateBody
-from bot.events import classify
+from bot.events import PullRequest, classify
 from bot.github import GitHubError, Installation, InstallationGone
 from bot.judging import judge_anyway, stored_records
 from bot.leases import JobView
+from bot.linked import issue_text, linked_issues, pull_provenance
 from bot.runtokens import run_tokens
 from bot.settings import Settings
 from bot.store import JudgeRow, Store, StoreVerdictCache, run_record
@@ -38,6 +39,7 @@ from checks.gate import Runner
 from checks.inputs import JudgeSettings, PipelineInputs, Task
 from checks.pipeline import Progress, ShadowSink, Stopped, error_report, run_pipeline
 from checks.policy import POLICY_PATH, PolicyError, load_policy
+from checks.quality import JudgeRecord
 from checks.refusal import refused_report
 from checks.report import Report
 from checks.workspace import TreeRefused
@@ -201,6 +203,7 @@ class JobRun:
             await self.finish(SKIPPED, detail=reason)
             return
         check_run_id = await self._ensure_check_run()
+        task, provenance = await self._judge_inputs(pr)
         work_dir = self.s.settings.work_dir
         work_dir.mkdir(parents=True, exist_ok=True)
         # The trees are the PR's: removed without recursion, and never raising over the outcome.
@@ -224,7 +227,8 @@ class JobRun:
                 policy=policy,
                 runner=self.s.runner(),
                 suites=suites_for(self.s.settings.test_store, job.repository),
-                task=Task(title=pr.title, body=pr.body or ""),
+                task=task,
+                provenance=provenance,
                 judge=self.s.judge,
                 run_key=job.key,
                 verdict_cache=StoreVerdictCache(self.s.store),
@@ -235,6 +239,17 @@ class JobRun:
         if outcome is not None:
             report, shadows = outcome
             await self._deliver(check_run_id, report, shadows)
+
+    async def _judge_inputs(self, pr: PullRequest) -> tuple[Task, tuple[str, ...]]:
+        """Return the task the judge reads (with the linked issues' text) and who wrote the PR."""
+        task = Task(title=pr.title, body=pr.body or "")
+        if self.s.judge is None:  # nobody would read them: spare GitHub the calls
+            return task, ()
+        repo, author = self.job.repository, pr.user.login if pr.user else ""
+        issues = [await self.client.issue(repo, n) for n in linked_issues(task.body, repo)]
+        commits = await self.client.pull_commits(repo, self.job.pr_number)
+        text = issue_text([i for i in issues if i is not None])
+        return Task(task.title, task.body, text), pull_provenance(author, commits)
 
     async def _check_run_id(self) -> int | None:
         fresh = await asyncio.to_thread(self.s.store.job, self.job.id)
@@ -288,8 +303,13 @@ class JobRun:
             if body is not None:
                 loop.call_soon_threadsafe(sender.queue.put_nowait, body)
 
-        def on_shadow(execution_passed: bool, judge_passed: bool, model: str, rubric: str) -> None:
-            shadows.append(JudgeRow(model, rubric, execution_passed, judge_passed, shadow=True))
+        def on_shadow(record: JudgeRecord) -> None:
+            shadows.append(
+                JudgeRow(
+                    record.model, record.rubric, record.execution_passed, record.judge_passed, True,
+                    record.prompt_tokens, record.completion_tokens, record.cost_usd,
+                )
+            )
 
         def gate() -> Report:
             report = self.s.gate(inputs, on_progress=on_progress, on_shadow=on_shadow)

@@ -6,7 +6,8 @@ It speaks the few endpoints patchgate uses, the way GitHub does:
   installation answers 404 and its tokens stop working (401);
 - pulls, contents (a file at a sha, base64) and tarballs (``git archive`` of a
   local repository with one top-level folder, behind a redirect like
-  codeload's);
+  codeload's); a pull's commits (``git log`` of base..head); issues (set with
+  ``set_issue``; 403 when the installation lacks the ``issues`` permission);
 - check runs: every create/update body is validated against githubkit's
   request models (and GitHub's size limits) and recorded; annotations
   accumulate across updates as on GitHub;
@@ -36,6 +37,8 @@ import jwt
 from pydantic import BaseModel, ValidationError
 
 MAX_SUMMARY_BYTES = 65_535
+# GitHub's own example payloads (tests/fixtures/webhooks/README.md).
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "webhooks"
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,17 @@ class FakeGitHub:
     check_runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     conversions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    issues: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    # What installation tokens may do (the App's granted permissions).
+    permissions: dict[str, str] = field(
+        default_factory=lambda: {
+            "checks": "write",
+            "contents": "read",
+            "issues": "read",
+            "pull_requests": "read",
+            "metadata": "read",
+        }
+    )
     failures: list[Failure] = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
     url: str = ""
@@ -92,6 +106,16 @@ class FakeGitHub:
     def set_pull(self, repository: str, number: int, data: dict[str, Any]) -> None:
         with self.lock:
             self.pulls[(repository, number)] = data
+
+    def set_issue(self, repository: str, number: int, title: str, body: str | None) -> None:
+        """Answer GET /repos/{repository}/issues/{number} with this issue (GitHub's example, refitted)."""
+        template = json.loads((FIXTURES / "issues.opened.json").read_text())["issue"]
+        api = f"{self.url}/repos/{repository}/issues/{number}"
+        with self.lock:
+            self.issues[(repository, number)] = {
+                **template, "number": number, "title": title, "body": body, "url": api,
+                "html_url": f"https://github.com/{repository}/issues/{number}",
+            }
 
     def remove_installation(self, installation_id: int) -> None:
         """Uninstall: token requests answer 404 and issued tokens answer 401 from now on."""
@@ -242,6 +266,13 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "GET" and (p := re.fullmatch(r"/pulls/(\d+)", rest)):
             pr = self.fake.pulls.get((repo, int(p.group(1))))
             return self._send(200, pr) if pr is not None else self._send(404, {"message": "Not Found"})
+        if method == "GET" and (p := re.fullmatch(r"/pulls/(\d+)/commits", rest)):
+            return self._pull_commits(repo, int(p.group(1)))
+        if method == "GET" and (p := re.fullmatch(r"/issues/(\d+)", rest)):
+            if "issues" not in self.fake.permissions:
+                return self._send(403, {"message": "Resource not accessible by integration"})
+            issue = self.fake.issues.get((repo, int(p.group(1))))
+            return self._send(200, issue) if issue is not None else self._send(404, {"message": "Not Found"})
         if method == "GET" and (p := re.fullmatch(r"/contents/(.+)", rest)):
             return self._contents(repo, p.group(1), query.get("ref", ["HEAD"])[0])
         if method == "GET" and (p := re.fullmatch(r"/tarball/(.+)", rest)):
@@ -292,12 +323,7 @@ class _Handler(BaseHTTPRequestHandler):
             {
                 "token": token,
                 "expires_at": expires,
-                "permissions": {
-                    "checks": "write",
-                    "contents": "read",
-                    "pull_requests": "read",
-                    "metadata": "read",
-                },
+                "permissions": dict(self.fake.permissions),
                 "repository_selection": "all",
             },
         )
@@ -331,6 +357,34 @@ class _Handler(BaseHTTPRequestHandler):
                 "_links": {"self": api, "git": None, "html": None},
             },
         )
+
+    def _pull_commits(self, repo: str, number: int) -> int:
+        """List a pull's commits as GitHub does: oldest first, with the git author and message."""
+        pr = self.fake.pulls.get((repo, number))
+        if pr is None or repo not in self.fake.repos:
+            return self._send(404, {"message": "Not Found"})
+        base, head = pr["base"]["sha"], pr["head"]["sha"]
+        fields = "--format=%H%x1f%an%x1f%ae%x1f%aI%x1f%B%x1e"
+        log = self._git(repo, "log", "--reverse", fields, f"{base}..{head}")
+        commits = []
+        for entry in log.stdout.decode().split("\x1e"):
+            if not entry.strip():
+                continue
+            sha, name, email, date, message = entry.strip("\n").split("\x1f", 4)
+            person = {"name": name, "email": email, "date": date}
+            commits.append(
+                {
+                    "sha": sha, "node_id": "C_fake", "url": f"{self.fake.url}/repos/{repo}/commits/{sha}",
+                    "html_url": f"https://github.com/{repo}/commit/{sha}", "comments_url": "",
+                    "commit": {
+                        "author": person, "committer": person, "message": message.rstrip("\n"),
+                        "comment_count": 0, "url": "", "tree": {"sha": "0" * 40, "url": ""},
+                    },
+                    # GitHub matches the author's email to an account; the fake knows none.
+                    "author": None, "committer": None, "parents": [],
+                }
+            )
+        return self._send(200, commits)
 
     def _tarball(self, repo: str, ref: str) -> int:
         if repo not in self.fake.repos:
