@@ -24,6 +24,7 @@ EXIT_NEUTRAL = 3
 
 COMMANDS: dict[str, str] = {
     "run": "bot.commands.run",
+    "rank": "bot.commands.rank",
     "demo": "bot.commands.demo",
     "schema": "bot.commands.schema",
     "sandbox": "bot.commands.sandbox",
@@ -72,7 +73,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 # Commands that drive the sandbox from this process: terminating one removes its containers.
-SANDBOX_COMMANDS = ("run", "demo")
+SANDBOX_COMMANDS = ("run", "rank", "demo")
 # How long SIGTERM waits for container creations already sent to the engine.
 TERMINATE_WAIT_S = 20.0
 

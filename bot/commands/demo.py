@@ -24,12 +24,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from bot.commands.rank import render_ranking
     from bot.commands.run import EXIT_CODES, render
     from bot.demo_repo import ExampleError, build_example, example_suites
     from bot.local import LocalRun, gate_local, judge_from_env
     from bot.localruns import record_local_run
+    from bot.rank import rank_reports
     from bot.stdout import to_stderr
     from checks.inputs import Task
+    from checks.report import Report
     from sandbox.docker import DockerSandbox
     from sandbox.errors import SandboxError
 
@@ -46,6 +49,7 @@ def command(args: argparse.Namespace) -> int:
         suites = example_suites(args.example)
         runner = DockerSandbox()
         results = []
+        reports: dict[str, Report] = {}
         for pr in prs:
             print(f"\n=== {pr.branch}: {pr.title} (by {pr.author}) ===", flush=True)
             run = LocalRun(
@@ -60,6 +64,10 @@ def command(args: argparse.Namespace) -> int:
             sys.stdout.write(render(report, args.format))
             record_local_run(args.database, f"example/{args.example.name}", pr.branch, report)
             results.append((pr, report.conclusion))
+            reports[pr.branch] = report
+        # The three PRs compete for one issue: best of k, by execution.
+        print(f"\n=== best of {len(reports)} ===")
+        sys.stdout.write(render_ranking(rank_reports(repo, reports, "#1"), args.format))
     print("\n=== summary ===")
     ok = True
     for pr, got in results:

@@ -23,6 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", type=Path, help="policy file to use instead of the base tree's")
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     parser.add_argument("--out", type=Path, help="write the report here instead of stdout")
+    add_task_arguments(parser)
+
+
+def add_task_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add --title, --body(-file), --issue(-file), --author and --database (shared with `rank`)."""
     task = parser.add_argument_group(
         "the quality layer, as the service runs it",
         "What the judge reads as the task, and the store whose verdict cache and calibration records "

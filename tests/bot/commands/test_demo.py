@@ -22,6 +22,16 @@ def test_demo_gates_the_three_example_prs(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     summary = done.stdout.split("=== summary ===")[1]
+    # The three PRs compete for issue #1: ranked by execution, held-out first.
+    best = done.stdout.split("=== best of 3 ===")[1].split("=== summary ===")[0]
+    rows = [line for line in best.splitlines() if "agent/parse-duration" in line]
+    assert [line.split("│")[1].strip() for line in rows] == ["1", "2", "3"], best
+    assert [line.split("│")[2].strip() for line in rows] == [
+        "agent/parse-duration",
+        "agent/parse-duration-regex",  # held-out 7/14
+        "agent/parse-duration-green",  # held-out 6/14
+    ]
+    assert "1 of 3 candidates pass · pass@1 33%, pass@2 67%, pass@3 100%" in " ".join(best.split())
     assert "✓ agent/parse-duration " in summary
     assert "✓ agent/parse-duration-regex" in summary
     assert "✓ agent/parse-duration-green" in summary
