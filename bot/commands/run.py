@@ -12,6 +12,7 @@ from checks.report import Report
 HELP = "gate the change base...head of a local git repository (no GitHub involved)"
 
 EXIT_CODES = {"success": 0, "failure": 1, "neutral": 3, "action_required": 3}
+FORMATS = ("text", "markdown", "json", "sarif")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,8 +22,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hidden", type=Path, help="hidden suite directory (outside the repository)")
     parser.add_argument("--held-out", type=Path, help="held-out suite directory (outside the repository)")
     parser.add_argument("--policy", type=Path, help="policy file to use instead of the base tree's")
-    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--out", type=Path, help="write the report here instead of stdout")
+    extra = parser.add_argument_group("more outputs of the same run (e.g. for a CI job)")
+    extra.add_argument("--markdown", type=Path, metavar="FILE", help="also write the check-run summary here")
+    extra.add_argument("--sarif", type=Path, metavar="FILE", help="also write the findings in SARIF here")
+    extra.add_argument("--json", type=Path, metavar="FILE", help="also write the JSON report here")
+    extra.add_argument(
+        "--workflow-commands",
+        action="store_true",
+        help="print the annotations as GitHub Actions workflow commands (on stdout, after the report)",
+    )
     add_task_arguments(parser)
 
 
@@ -55,6 +65,17 @@ def render(report: Report, fmt: str) -> str:
 
     if fmt == "json":
         return report.model_dump_json(indent=2) + "\n"
+    if fmt == "sarif":
+        import json
+        from importlib.metadata import PackageNotFoundError, version
+
+        from checks.render.sarif import render_sarif
+
+        try:
+            ours = version("patchgate")
+        except PackageNotFoundError:
+            ours = "0"
+        return json.dumps(render_sarif(report, version=ours), indent=2) + "\n"
     if fmt == "markdown":
         _title, summary = render_markdown(report)
         return f"{summary}\n"
@@ -125,4 +146,11 @@ def command(args: argparse.Namespace) -> int:
         args.out.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+    for path, fmt in ((args.markdown, "markdown"), (args.sarif, "sarif"), (args.json, "json")):
+        if path is not None:
+            path.write_text(render(report, fmt), encoding="utf-8")
+    if args.workflow_commands:
+        from checks.render.workflow import render_workflow_commands
+
+        sys.stdout.write(render_workflow_commands(report))
     return EXIT_CODES[report.conclusion]
