@@ -34,9 +34,12 @@ from githubkit_schemas.latest.types import (
 )
 
 from bot.events import JUDGE, RERUN
+from checks.ranking import Ranking
 from checks.render import MAX_SUMMARY_BYTES, render_markdown
 from checks.render.annotations import MAX_MESSAGE, Annotation, batches, render_annotations
+from checks.render.markdown import MAX_TITLE_CHARS
 from checks.render.numbers import QUALITY_LABEL, behaviour_numbers, quality_numbers, shape_numbers
+from checks.render.ranking import rank_line, render_ranking_markdown
 from checks.report import Conclusion, Report
 
 __all__ = [
@@ -51,6 +54,7 @@ __all__ = [
     "not_agent",
     "prepare",
     "progress",
+    "ranked",
     "started",
 ]
 
@@ -164,6 +168,22 @@ def prepare(report: Report) -> Completion:
     title, summary = render_markdown(report)
     items = tuple(_annotation(a) for a in render_annotations(report))
     return Completion(title, fit(summary), items, report.conclusion, tuple(actions(report)))
+
+
+def ranked(report: Report, ranking: Ranking | None, you: str) -> UpdateBody:
+    """Return the update that shows a best-of-k ranking on a completed run (None: takes it off).
+
+    Only the output's title and summary change: annotations already sent stay, and the
+    conclusion is execution's. The report is cut at a section boundary to leave room.
+    """
+    if ranking is None:
+        title, summary = render_markdown(report)
+        return {"output": {"title": title, "summary": fit(summary)}}
+    section = render_ranking_markdown(ranking, you)
+    room = MAX_SUMMARY_BYTES - len(section.encode()) - 2
+    title, summary = render_markdown(report, limit=max(room, MAX_SUMMARY_BYTES // 4))
+    title = f"{rank_line(ranking, you)} · {title}"
+    return {"output": {"title": title[:MAX_TITLE_CHARS], "summary": fit(f"{summary}\n\n{section}")}}
 
 
 def cancelled(reason: str) -> CompleteBody:

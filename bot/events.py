@@ -36,6 +36,9 @@ ROUTES: dict[str, frozenset[str]] = {
 # https://docs.github.com/en/rest/checks/runs#check-runs-and-requested-actions
 RERUN = "rerun"
 JUDGE = "judge"
+# Triggers of the job that takes a closed or merged PR out of its issue's ranking (bot/ranking.py).
+WITHDRAWN_CLOSED = "pull_request.closed"
+WITHDRAWN_MERGED = "pull_request.merged"
 
 
 class _Lenient(BaseModel):
@@ -82,6 +85,8 @@ class PullRequest(_Lenient):
     title: str = ""
     body: str | None = None
     draft: bool | None = False
+    # Set on a closed PR: closed by merging it.
+    merged: bool | None = False
     user: Account | None = None
     labels: list[Label] = Field(default_factory=list)
 
@@ -234,7 +239,12 @@ def route(event: str, payload: Payload) -> list[Action]:
     if isinstance(payload, PullRequestPayload):
         pr = payload.pull_request
         if payload.action == "closed":
-            return [CancelRequest(repo, payload.number, "the pull request was closed")]
+            # The running job stops; a candidate for an issue leaves its ranking (best of k).
+            trigger = WITHDRAWN_MERGED if pr.merged else WITHDRAWN_CLOSED
+            return [
+                CancelRequest(repo, payload.number, "the pull request was closed"),
+                GateRequest(inst, repo, pr.head.sha, trigger, payload.number, rerun=True),
+            ]
         return [
             GateRequest(
                 inst,

@@ -23,12 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot import checkrun, metrics
+from bot.candidates import CandidateRow
 from bot.checkrun import UpdateBody
-from bot.events import PullRequest, classify
+from bot.events import WITHDRAWN_CLOSED, WITHDRAWN_MERGED, PullRequest, classify
 from bot.github import GitHubError, Installation, InstallationGone
 from bot.judging import judge_anyway, stored_records
 from bot.leases import JobView
-from bot.linked import issue_text, linked_issues, pull_provenance
+from bot.linked import competes_for, issue_text, linked_issues, pull_provenance
+from bot.ranking import Ranker, enter, withdraw
 from bot.runtokens import run_tokens
 from bot.settings import Settings
 from bot.store import JudgeRow, Store, StoreVerdictCache, run_record
@@ -38,7 +40,7 @@ from bot.trees import fetch_workspace, suites_for
 from checks.gate import Runner
 from checks.inputs import JudgeSettings, PipelineInputs, Task
 from checks.pipeline import Progress, ShadowSink, Stopped, error_report, run_pipeline
-from checks.policy import POLICY_PATH, PolicyError, load_policy
+from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
 from checks.quality import JudgeRecord
 from checks.refusal import refused_report
 from checks.report import Report
@@ -167,6 +169,9 @@ class JobRun:
     async def run(self) -> None:
         """Gate the PR; raises for infrastructure trouble (GitHubError, SandboxError, ...)."""
         job = self.job
+        if job.trigger in (WITHDRAWN_CLOSED, WITHDRAWN_MERGED):
+            await self._withdraw()
+            return
         if job.cancel_reason:
             await self._cancel(job.cancel_reason)
             return
@@ -239,6 +244,35 @@ class JobRun:
         if outcome is not None:
             report, shadows = outcome
             await self._deliver(check_run_id, report, shadows)
+            await self._compete(pr, policy, check_run_id)
+
+    async def _compete(self, pr: PullRequest, policy: Policy, check_run_id: int) -> None:
+        """Enter the delivered run in its issue's ranking (best of k); advisory, never raises."""
+        job = self.job
+        labels = [label.name for label in pr.labels]
+        row = CandidateRow(
+            job.repository, job.pr_number,
+            competes_for(pr.body or "", labels, pr.head.ref, job.repository, policy.ranking), "open",
+            pr.title, pr.user.login if pr.user else "", pr.base.sha, job.head_sha,
+            pr.head.repo.full_name if pr.head.repo is not None else job.repository, job.id, check_run_id,
+        )  # fmt: skip
+        ranker = Ranker(self.client, self.s.store, self.s.settings, self.s.judge, policy, self.s.tarballs)
+        try:
+            await enter(ranker, row)
+        except Exception:  # the run is delivered; a ranking that failed is tried again on the next run
+            log.exception("job %s: ranking %s#%s failed", job.id, job.repository, job.pr_number)
+
+    async def _withdraw(self) -> None:
+        """A PR was closed or merged: take it out of its issue's ranking (no check run of its own)."""
+        job, s = self.job, self.s
+        state = "merged" if job.trigger == WITHDRAWN_MERGED else "closed"
+        ranker = Ranker(self.client, s.store, s.settings, s.judge, Policy(), s.tarballs)
+        try:
+            detail = await withdraw(ranker, job.repository, job.pr_number, state)
+        except Exception as exc:  # advisory: a closed PR must never get a neutral check run for this
+            log.exception("job %s: ranking after #%s %s failed", job.id, job.pr_number, state)
+            detail = f"ranking failed: {type(exc).__name__}: {exc}"
+        await self.finish(DONE, detail=detail)
 
     async def _judge_inputs(self, pr: PullRequest) -> tuple[Task, tuple[str, ...]]:
         """Return the task the judge reads (with the linked issues' text) and who wrote the PR."""

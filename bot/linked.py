@@ -7,6 +7,8 @@
 - The task text the judge sees for them (title and body of each).
 - Provenance: the PR's author and each commit's author and co-authors, for
   the self-preference note (checks.quality.provenance).
+- The issue a PR competes for when several agent PRs target one issue
+  (best of k): a closing keyword, or a label or branch template of the policy.
 
 Response shapes: GET /repos/{owner}/{repo}/issues/{n} and
 GET /repos/{owner}/{repo}/pulls/{n}/commits (GitHub REST, read leniently).
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from checks.policy import Ranking as RankingPolicy
 from checks.quality.provenance import commit_signals
 
 # At most this many linked issues are read and shown to the judge.
@@ -32,6 +35,34 @@ _CLOSING = re.compile(
     r"(?P<number>\d{1,9})\b",
     re.IGNORECASE,
 )
+
+
+def _template(template: str) -> re.Pattern[str]:
+    """Compile a policy template: ``{n}`` is the issue number, ``*`` any text, the rest literal."""
+    parts = [re.escape(p).replace(r"\*", ".*") for p in template.split("{n}")]
+    return re.compile(r"(\d{1,9})".join(parts))
+
+
+def competes_for(
+    body: str, labels: Sequence[str], head_ref: str, repository: str, policy: RankingPolicy
+) -> int | None:
+    """Return the issue a PR competes for: its first closing keyword, else a label, else its branch.
+
+    Labels and branches are matched against the policy's templates (``ranking.labels``,
+    ``ranking.branches``); None when nothing names an issue or ranking is off.
+    """
+    if not policy.enabled:
+        return None
+    closing = linked_issues(body, repository)
+    if closing:
+        return closing[0]
+    for templates, names in ((policy.labels, labels), (policy.branches, [head_ref])):
+        for template in templates:
+            pattern = _template(template)
+            for name in names:
+                if (found := pattern.fullmatch(name)) and int(found.group(1)) > 0:
+                    return int(found.group(1))
+    return None
 
 
 def linked_issues(body: str, repository: str) -> list[int]:

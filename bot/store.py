@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from bot.candidates import Candidates
 from bot.deliveries import Deliveries, Recorded
 from bot.leases import JobView, Leases
 from bot.tables import JudgeRecord, Run, VerdictCache
@@ -83,7 +84,7 @@ class JudgeRow:
         )
 
 
-class Store(Deliveries, Leases):
+class Store(Deliveries, Leases, Candidates):
     """All database access of the service."""
 
     def save_run(self, record: RunRecord) -> None:

@@ -133,6 +133,40 @@ class JudgeRecord(Base):
     created_at: Mapped[float] = mapped_column(Float)
 
 
+class Candidate(Base):
+    """An agent PR competing for an issue (best of k): its latest gated head and its check run."""
+
+    __tablename__ = "candidates"
+    __table_args__ = (Index("ix_candidates_issue", "repository", "issue"),)
+
+    repository: Mapped[str] = mapped_column(String(255), primary_key=True)
+    pr_number: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    # None: the PR names no issue, so it competes with nobody.
+    issue: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    state: Mapped[str] = mapped_column(String(16))  # open | closed | merged
+    title: Mapped[str] = mapped_column(Text, default="")
+    author: Mapped[str] = mapped_column(String(255), default="")
+    base_sha: Mapped[str] = mapped_column(String(64), default="")
+    head_sha: Mapped[str] = mapped_column(String(64))
+    head_repository: Mapped[str] = mapped_column(String(255), default="")
+    # The job whose run (report) and completed check run show this head.
+    job_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    check_run_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # Its check run shows a ranking (so one left alone is set back to its plain report).
+    ranked: Mapped[bool] = mapped_column(Boolean, default=False)
+    updated_at: Mapped[float] = mapped_column(Float)
+
+
+class Pairwise(Base):
+    """The pairwise judge's answer on two heads, in both orders, by (model, head shas, task)."""
+
+    __tablename__ = "pairwise"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    result: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[float] = mapped_column(Float)
+
+
 class VerdictCache(Base):
     """Judge verdicts by (rubric, model, shown content): the same question is not paid for twice."""
 

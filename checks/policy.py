@@ -10,7 +10,7 @@ import re
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 POLICY_PATH = ".github/patchgate.yml"
 
@@ -138,6 +138,25 @@ class Quality(_Model):
     max_prompt_tokens: int = Field(default=24000, gt=0)
 
 
+class Ranking(_Model):
+    """Best of k: open agent PRs for one issue are ranked against each other (docs/ranking.md)."""
+
+    enabled: bool = True
+    # Besides GitHub's closing keywords in the PR body ("closes #12"), how a PR names the issue it
+    # competes for: label and branch templates where {n} is the issue number and * any text,
+    # e.g. labels ["issue-{n}"], branches ["agent/issue-{n}-*"].
+    labels: list[str] = Field(default_factory=list)
+    branches: list[str] = Field(default_factory=list)
+
+    @field_validator("labels", "branches")
+    @classmethod
+    def _one_number(cls, templates: list[str]) -> list[str]:
+        for template in templates:
+            if template.count("{n}") != 1:
+                raise ValueError(f"{template!r} must hold {{n}} (the issue number) exactly once")
+        return templates
+
+
 class Policy(_Model):
     """The whole repository policy; a missing file means these defaults."""
 
@@ -146,6 +165,7 @@ class Policy(_Model):
     behaviour: Behaviour = Field(default_factory=Behaviour)
     strength: Strength = Field(default_factory=Strength)
     quality: Quality = Field(default_factory=Quality)
+    ranking: Ranking = Field(default_factory=Ranking)
 
 
 class PolicyError(Exception):

@@ -89,12 +89,24 @@ def test_pull_request_actions() -> None:
     [synced] = routes_of("pull_request.synchronize")
     assert isinstance(synced, GateRequest)
     assert synced.supersedes and not synced.rerun
-    [closed] = routes_of("pull_request.closed", installation={"id": 1})
+    # A closed PR's running job stops, and a job takes it out of its issue's ranking (best of k).
+    closed, withdrawn = routes_of("pull_request.closed", installation={"id": 1})
     assert closed == CancelRequest("Codertocat/Hello-World", 2, "the pull request was closed")
+    head = fixture("pull_request.closed")["pull_request"]["head"]["sha"]
+    assert withdrawn == GateRequest(1, "Codertocat/Hello-World", head, "pull_request.closed", 2, rerun=True)
     for action in ("reopened", "ready_for_review"):
         [req] = routes_of(f"pull_request.{action}", installation={"id": 1})
         assert isinstance(req, GateRequest)
         assert req.trigger == f"pull_request.{action}"
+
+
+def test_a_merged_pr_is_withdrawn_as_merged() -> None:
+    data = copy.deepcopy(fixture("pull_request.closed"))
+    data["installation"] = {"id": 1}
+    data["pull_request"]["merged"] = True
+    _, withdrawn = route("pull_request", parse("pull_request", data))
+    assert isinstance(withdrawn, GateRequest)
+    assert withdrawn.trigger == "pull_request.merged"
 
 
 def test_check_suite_rerequested_reruns_each_listed_pr() -> None:

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.linked import Issue, PullCommit, issue_text, linked_issues, pull_provenance
+from bot.linked import Issue, PullCommit, competes_for, issue_text, linked_issues, pull_provenance
+from checks.policy import Ranking
 
 REPO = "octo/shop"
 
@@ -63,3 +64,31 @@ def test_pull_provenance_reads_logins_authors_and_trailers() -> None:
         "Dev <dev@example.com>",
     )
     assert pull_provenance("", []) == ()
+
+
+POLICY = Ranking(labels=["issue-{n}"], branches=["agent/issue-{n}-*", "fix/{n}"])
+
+
+@pytest.mark.parametrize(
+    ("body", "labels", "branch", "policy", "issue"),
+    [
+        ("closes #12", [], "agent/x", POLICY, 12),
+        ("closes #12", ["issue-13"], "agent/issue-14-a", POLICY, 12),  # the closing keyword first
+        ("", ["bug", "issue-13"], "agent/issue-14-a", POLICY, 13),  # then a label
+        ("", [], "agent/issue-14-attempt-2", POLICY, 14),  # then the branch
+        ("", [], "fix/15", POLICY, 15),
+        ("", [], "fix/15-more", POLICY, None),  # templates match whole names
+        ("", ["issue-x"], "agent/issue--a", POLICY, None),
+        ("", ["issue-13"], "main", Ranking(), None),  # no templates: closing keywords only
+        ("closes #12", [], "agent/x", Ranking(enabled=False), None),
+        ("", [], "a.b/issue-7", Ranking(branches=["a.b/issue-{n}"]), 7),  # "." is literal
+        ("", [], "aXb/issue-7", Ranking(branches=["a.b/issue-{n}"]), None),
+    ],
+)
+def test_competes_for(body: str, labels: list[str], branch: str, policy: Ranking, issue: int | None) -> None:
+    assert competes_for(body, labels, branch, REPO, policy) == issue
+
+
+def test_a_template_without_one_number_is_refused() -> None:
+    with pytest.raises(ValueError, match="exactly once"):
+        Ranking(labels=["issue"])

@@ -284,9 +284,14 @@ def test_a_pr_closed_mid_job_cancels_its_run(server: Server, github: FakeGitHub,
     hold.touch()
     assert run["conclusion"] == "cancelled"
     assert "closed" in run["output"]["title"]
+    # The second job takes a closed PR out of its issue's ranking (best of k); this one has none.
+    states = [("cancelled", "pull_request.opened"), ("done", "pull_request.closed")]
     wait_for(
-        lambda: [j["state"] for j in jobs(server, "octo/closedmid")] == ["cancelled"], 30, "the job state"
+        lambda: [(j["state"], j["trigger"]) for j in jobs(server, "octo/closedmid")] == states,
+        30,
+        "the job states",
     )
+    assert jobs(server, "octo/closedmid")[1]["detail"] == "not a candidate for an issue: nothing to rank"
 
 
 def test_an_installation_removed_mid_job_is_abandoned_quietly(

@@ -83,7 +83,7 @@ def test_three_candidates_rank_by_their_hidden_numbers(candidates: tuple[GitRepo
         for p in ranking["placed"]
     ]
     assert hidden == [(4, 4), (2, 4), (1, 4)]
-    assert "hidden 2/4 (50%)" in ranking["placed"][1]["why"]
+    assert ranking["placed"][1]["why"] == "ahead on hidden pass rate 2/4 (50%) vs 1/4 (25%)"
     assert (ranking["k"], ranking["passing"], ranking["pairwise"]) == (3, 1, [])
     # One author made all three: they are samples of one agent, so pass@k is given.
     assert ranking["pass_at"] == pytest.approx({"1": 1 / 3, "2": 2 / 3, "3": 1.0})
