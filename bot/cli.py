@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "rank": "bot.commands.rank",
     "demo": "bot.commands.demo",
     "schema": "bot.commands.schema",
+    "policy": "bot.commands.policy",
     "sandbox": "bot.commands.sandbox",
     "image": "bot.commands.image",
     "serve": "bot.commands.serve",

@@ -54,7 +54,8 @@ def read_policy(base_dir: Path, override: Path | None) -> Policy:
     """Read the policy from ``override`` or from the BASE tree; the PR never configures its gate."""
     path = override if override is not None else base_dir / POLICY_PATH
     text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
-    return load_policy(text)
+    # Errors name the file read: the override's path, or the base tree's policy file.
+    return load_policy(text, str(override) if override is not None else POLICY_PATH)
 
 
 def judge_from_env() -> JudgeSettings | None:

@@ -13,6 +13,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 POLICY_PATH = ".github/patchgate.yml"
+# Where the policy's JSON Schema is published (`patchgate schema policy` prints it); a policy file may
+# name it in a `$schema` key or a `# yaml-language-server: $schema=...` comment for editors.
+POLICY_SCHEMA_ID = "https://patchgate.dev/schemas/policy.json"
+# YAML 1.1 reads these as booleans, YAML 1.2 (and JSON Schema-aware editors) as strings: refused, so
+# patchgate and an editor checking the schema never disagree about a value.
+_YAML11_BOOLEANS = frozenset({"yes", "no", "on", "off", "y", "n"})
 
 
 class _Model(BaseModel):
@@ -160,6 +166,12 @@ class Ranking(_Model):
 class Policy(_Model):
     """The whole repository policy; a missing file means these defaults."""
 
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, json_schema_extra={"$id": POLICY_SCHEMA_ID, "title": "patchgate policy"}
+    )
+    # An editor's schema association; patchgate itself ignores the value.
+    schema_: str | None = Field(default=None, alias="$schema", exclude=True)
+
     agents: Agents = Field(default_factory=Agents)
     gates: Gates = Field(default_factory=Gates)
     behaviour: Behaviour = Field(default_factory=Behaviour)
@@ -172,8 +184,8 @@ class PolicyError(Exception):
     """The policy file is invalid; the message names the field and line."""
 
 
-def load_policy(text: str | None) -> Policy:
-    """Parse policy YAML; None (no file) gives the defaults."""
+def load_policy(text: str | None, source: str = POLICY_PATH) -> Policy:
+    """Parse policy YAML; None (no file) gives the defaults. Errors name ``source``, the field and line."""
     if text is None or not text.strip():
         return Policy()
     try:
@@ -182,11 +194,16 @@ def load_policy(text: str | None) -> Policy:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise PolicyError(f"{POLICY_PATH}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from exc
+        raise PolicyError(f"{source}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from exc
     if data is None:
         return Policy()
     if not isinstance(data, dict):
-        raise PolicyError(f"{POLICY_PATH}: line 1: the policy must be a mapping")
+        raise PolicyError(f"{source}: line 1: the policy must be a mapping")
+    ambiguous = _yaml11_booleans(node)
+    if ambiguous:
+        where = "; ".join(f"line {line}: {word!r}" for line, word in ambiguous)
+        why = "write true or false (YAML 1.1 reads it as a boolean, YAML 1.2 as text)"
+        raise PolicyError(f"{source}: {where}: {why}")
     try:
         return Policy.model_validate(data)
     except ValidationError as exc:
@@ -197,7 +214,24 @@ def load_policy(text: str | None) -> Policy:
             line = _line_of(node, loc)
             at = f"line {line}: " if line else ""
             problems.append(f"{at}{field}: {err['msg']}")
-        raise PolicyError(f"{POLICY_PATH}: " + "; ".join(problems)) from exc
+        raise PolicyError(f"{source}: " + "; ".join(problems)) from exc
+
+
+def _yaml11_booleans(root: Any) -> list[tuple[int, str]]:
+    """Return (line, word) of every plain scalar YAML 1.1 reads as a boolean but YAML 1.2 does not."""
+    found = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.ScalarNode):
+            plain_bool = node.tag == "tag:yaml.org,2002:bool" and node.style is None
+            if plain_bool and node.value.lower() in _YAML11_BOOLEANS:
+                found.append((node.start_mark.line + 1, node.value))
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(v for pair in node.value for v in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return sorted(found)
 
 
 def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
