@@ -21,31 +21,77 @@ EXIT_SUCCESS = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_NEUTRAL = 3
+EXIT_ACTION_REQUIRED = 4
 
-COMMANDS: dict[str, str] = {
-    "run": "bot.commands.run",
-    "rank": "bot.commands.rank",
-    "demo": "bot.commands.demo",
-    "schema": "bot.commands.schema",
-    "policy": "bot.commands.policy",
-    "sandbox": "bot.commands.sandbox",
-    "image": "bot.commands.image",
-    "serve": "bot.commands.serve",
-    "worker": "bot.commands.worker",
-    "setup": "bot.commands.setup",
-    "calibrate": "bot.commands.calibrate",
+# Each command: its module (imported only when that command runs) and its one-line help, here so
+# `patchgate --help` imports no command at all.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": (
+        "bot.commands.run",
+        "gate the change base...head of a local git repository (no GitHub involved)",
+    ),
+    "rank": (
+        "bot.commands.rank",
+        "gate competing candidate branches for one task and rank them by execution (best of k)",
+    ),
+    "demo": (
+        "bot.commands.demo",
+        "gate the bundled example agent PRs (examples/duration) locally and print their reports",
+    ),
+    "schema": (
+        "bot.commands.schema",
+        "print a JSON Schema: the report, the repository policy, or a rubric",
+    ),
+    "policy": (
+        "bot.commands.policy",
+        "check a policy file (default .github/patchgate.yml) without running anything",
+    ),
+    "sandbox": (
+        "bot.commands.sandbox",
+        "manage the sandbox images (`patchgate sandbox build`, `patchgate sandbox tag`)",
+    ),
+    "image": (
+        "bot.commands.image",
+        "build the service image (`patchgate image build`): web and workers, from Debian packages alone",
+    ),
+    "serve": (
+        "bot.commands.serve",
+        "serve the GitHub App: webhooks in, check runs out (jobs run in this process unless a broker is set)",
+    ),
+    "worker": (
+        "bot.commands.worker",
+        "run jobs from the queue (scale-out; with the in-memory broker it polls the store for due jobs)",
+    ),
+    "setup": (
+        "bot.commands.setup",
+        "create the GitHub App with GitHub's manifest flow and write its credentials to the config file",
+    ),
+    "calibrate": (
+        "bot.commands.calibrate",
+        "print the judge calibration table (shadow verdicts vs execution) from the store",
+    ),
 }
 
 EPILOG = """exit codes (run, demo):
   0  success
   1  failure: the PR does not pass its gate
   2  usage or configuration error
-  3  neutral or action_required: infrastructure trouble, or a maintainer must look
+  3  neutral: patchgate could not measure (infrastructure trouble, no suites)
+  4  action_required: a maintainer must look (hygiene, an invalid policy, a weak suite, ...)
 """
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("patchgate")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
 def _load(name: str) -> ModuleType:
-    return importlib.import_module(COMMANDS[name])
+    return importlib.import_module(COMMANDS[name][0])
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -56,20 +102,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"patchgate {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
-        if only is not None and name != only:
-            sub.add_parser(name, help="")
-            continue
-        module = _load(name)
+    for name, (_, help_text) in COMMANDS.items():
         p = sub.add_parser(
             name,
-            help=module.HELP,
-            description=module.HELP,
+            help=help_text,
+            description=help_text,
             epilog=EPILOG if name in ("run", "demo") else None,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        module.add_arguments(p)
+        if name == only:
+            _load(name).add_arguments(p)
     return parser
 
 

@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-HELP = "print the judge calibration table (shadow verdicts vs execution) from the store"
-
 DEFAULT_POLICY = Path(".github/patchgate.yml")
 
 

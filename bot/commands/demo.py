@@ -7,8 +7,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-HELP = "gate the bundled example agent PRs (examples/duration) locally and print their reports"
-
 DEFAULT_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "duration"
 
 

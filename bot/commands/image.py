@@ -6,8 +6,6 @@ import argparse
 import sys
 import time
 
-HELP = "build the service image (`patchgate image build`): web and workers, from Debian packages alone"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True)

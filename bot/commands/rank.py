@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from checks.ranking import Ranking
 
-HELP = "gate competing candidate branches for one task and rank them by execution (best of k)"
-
 EPILOG = """ranking: held-out pass rate, then hidden pass rate, then regressions, then blocking
 shape findings; candidates tied on all four and all passing go to the pairwise judge
 (PATCHGATE_JUDGE_*), asked in both orders; a preference counts only when both agree.

@@ -9,9 +9,8 @@ from pathlib import Path
 from checks.inputs import Suites, Task
 from checks.report import Report
 
-HELP = "gate the change base...head of a local git repository (no GitHub involved)"
-
-EXIT_CODES = {"success": 0, "failure": 1, "neutral": 3, "action_required": 3}
+# The README's table of exit codes; bot/cli.py's EPILOG says the same.
+EXIT_CODES = {"success": 0, "failure": 1, "neutral": 3, "action_required": 4}
 FORMATS = ("text", "markdown", "json", "sarif")
 
 

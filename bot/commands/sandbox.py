@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "manage the sandbox images (`patchgate sandbox build`, `patchgate sandbox tag`)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True)

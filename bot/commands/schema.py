@@ -6,8 +6,6 @@ import argparse
 import json
 from typing import Any
 
-HELP = "print a JSON Schema: the report, the repository policy, or a rubric"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("which", choices=("report", "policy", "rubric"))

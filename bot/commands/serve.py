@@ -7,8 +7,6 @@ import logging
 import sys
 from pathlib import Path
 
-HELP = "serve the GitHub App: webhooks in, check runs out (jobs run in this process unless a broker is set)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

@@ -27,7 +27,6 @@ from githubkit import GitHub
 
 from bot.settings import config_path, load_settings
 
-HELP = "create the GitHub App with GitHub's manifest flow and write its credentials to the config file"
 MANIFEST = Path("deploy/app-manifest.json")
 
 

@@ -9,8 +9,6 @@ import signal
 import sys
 from pathlib import Path
 
-HELP = "run jobs from the queue (scale-out; with the in-memory broker it polls the store for due jobs)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
