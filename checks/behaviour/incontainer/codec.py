@@ -14,12 +14,15 @@ callback; nothing is ever evaluated or unpickled.
 from __future__ import annotations
 
 import builtins
+import collections
 import datetime
 import decimal
 import fractions
+import importlib
 import json
 import math
 import pathlib
+import sys
 import types
 import uuid
 from collections.abc import Callable
@@ -62,12 +65,79 @@ def _builtin_name(value: object) -> str | None:
     return None
 
 
-class Encoder:
-    """One encoding pass; ``extended`` adds the types only the pytest bridge knows."""
+# Built-ins that run code, read files or reach any object's attributes: the grader never takes one
+# by name from the subject (a test calling what the change returned would run them here).
+UNSAFE_BUILTINS = frozenset({
+    "eval", "exec", "compile", "__import__", "open", "breakpoint", "input", "globals", "locals", "vars",
+    "getattr", "setattr", "delattr", "help", "exit", "quit",
+})  # fmt: skip
+_NAMEABLE = (
+    type, types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
+    types.WrapperDescriptorType, types.ClassMethodDescriptorType,
+)  # fmt: skip
 
-    def __init__(self, ref: Ref | None = None, *, extended: bool = False) -> None:
+
+# Standard-library modules whose classes the grader takes by name from the subject: value types
+# and containers, whose construction runs no code of anyone's choosing (never os, subprocess, io...).
+SAFE_CLASS_MODULES = frozenset({
+    "builtins", "collections", "collections.abc", "datetime", "decimal", "fractions", "numbers", "typing",
+    "enum", "uuid", "abc",
+})  # fmt: skip
+
+
+def stdlib_name(value: object) -> tuple[str, str] | None:
+    """Return (module, qualname) naming a standard-library module, class or function, if it is one."""
+    if type(value) is types.ModuleType:
+        name = value.__name__
+        stdlib = name.partition(".")[0] in sys.stdlib_module_names and sys.modules.get(name) is value
+        return (name, "") if stdlib else None
+    if not isinstance(value, _NAMEABLE):
+        return None
+    module = getattr(value, "__module__", None)
+    if module is None:  # a method of a built-in type: str.lower
+        module = getattr(getattr(value, "__objclass__", None), "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str):
+        return None
+    if module != "builtins" and module.partition(".")[0] not in sys.stdlib_module_names:
+        return None
+    found: object = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return (module, qualname) if found is value else None
+
+
+def from_stdlib(data: dict[str, Any], *, safe_classes: bool = False) -> object:
+    """Return the standard-library object a ``stdlib`` tag names: the receiving side's own.
+
+    With ``safe_classes`` (the grader reading the subject) only a class of SAFE_CLASS_MODULES.
+    """
+    module, qualname = str(data.get("module")), str(data.get("qualname"))
+    if module != "builtins" and module.partition(".")[0] not in sys.stdlib_module_names:
+        raise ValueError(f"{module!r} is not a standard-library module")
+    if safe_classes and module not in SAFE_CLASS_MODULES:
+        raise ValueError(f"no class of {module!r} is taken by name")
+    found: object = importlib.import_module(module) if not safe_classes else sys.modules.get(module)
+    for part in qualname.split(".") if qualname else []:
+        found = getattr(found, part)
+    if safe_classes and not isinstance(found, type):
+        raise ValueError(f"{module}.{qualname} is not a class")
+    return found
+
+
+class Encoder:
+    """One encoding pass; ``extended`` adds the types only the pytest bridge knows.
+
+    ``names`` is what may go by name: "all" (the grader: every built-in and
+    standard-library class or function, which the subject takes as its
+    own), or "safe" (the subject: built-ins but UNSAFE_BUILTINS; the rest
+    of the standard library and those go as handles).
+    """
+
+    def __init__(self, ref: Ref | None = None, *, extended: bool = False, names: str = "safe") -> None:
         self.ref = ref
         self.extended = extended
+        self.names = names
         self.nodes = 0
 
     def __call__(self, value: object, depth: int = 0) -> Any:
@@ -85,13 +155,19 @@ class Encoder:
     def _special(self, value: object) -> dict[str, Any] | None:
         """Tag what must never be copied: handles, modules, classes and functions, builtins by name."""
         name = _builtin_name(value)
-        if name is not None:
+        if name is not None and name not in UNSAFE_BUILTINS:
             return {TYPE: "builtin", "name": name}
+        named = stdlib_name(value)
+        safe = isinstance(value, type) and named is not None and named[0] in SAFE_CLASS_MODULES
+        if named is not None and (self.names == "all" or safe):
+            return {TYPE: "stdlib", "module": named[0], "qualname": named[1]}
         if type(value) in _PLAIN:
             return None
         if isinstance(value, (datetime.timedelta, datetime.date, datetime.time, decimal.Decimal)):
             return None
-        if type(value) in (fractions.Fraction, uuid.UUID) or type(value) in _PATHS:
+        if type(value) in (fractions.Fraction, uuid.UUID, slice, range) or type(value) in _PATHS:
+            return None
+        if value is Ellipsis:
             return None
         if _exact_builtin_subclass(value) or self.ref is None:
             return None
@@ -117,7 +193,11 @@ class Encoder:
         if isinstance(value, list):
             return [self(v, depth + 1) for v in list.__iter__(value)]
         if isinstance(value, tuple):
-            return {TYPE: "tuple", "items": [self(v, depth + 1) for v in tuple.__iter__(value)]}
+            items = [self(v, depth + 1) for v in tuple.__iter__(value)]
+            if self.extended and _is_namedtuple(type(value)):
+                fields = [str(f) for f in tuple.__iter__(type(value)._fields)]  # type: ignore[attr-defined]
+                return {TYPE: "namedtuple", "name": type(value).__name__, "fields": fields, "items": items}
+            return {TYPE: "tuple", "items": items}
         if isinstance(value, dict):
             items = list(dict.items(value))
             if all(type(k) is str for k, _ in items) and not any(k == TYPE for k, _ in items):
@@ -148,6 +228,13 @@ class Encoder:
                 return {TYPE: "uuid", "hex": value.hex}
             if type(value) in _PATHS:
                 return {TYPE: "path", "kind": type(value).__name__, "path": str(value)}
+            if type(value) is slice:
+                parts = (value.start, value.stop, value.step)
+                return {TYPE: "slice", "parts": [self(v, depth + 1) for v in parts]}
+            if type(value) is range:
+                return {TYPE: "range", "parts": [value.start, value.stop, value.step]}
+            if value is Ellipsis:
+                return {TYPE: "ellipsis"}
         if self.ref is not None:
             return self.ref(value)
         raise Unserializable(f"a result of type {type_name(type(value))} has no JSON encoding")
@@ -171,10 +258,21 @@ def _exact_builtin_subclass(value: object) -> bool:
     for klass in t.__mro__:
         if klass in _BASES or klass is object:
             break
+        if isinstance(value, _MUTABLE) and set(vars(klass)) - _PLAIN_CLASS and not _stdlib_class(klass):
+            return False  # BarrelList: its own methods act on the original, which a copy would not be
         compares = any(name in vars(klass) for name in _COMPARISONS)
         if compares and not (klass.__module__ in ("enum", "collections") or _is_namedtuple(klass)):
             return False
     return True
+
+
+_MUTABLE = (list, dict, set)
+_PLAIN_CLASS = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__",
+                          "__init__", "__annotations__", "__orig_bases__", "__parameters__"})  # fmt: skip
+
+
+def _stdlib_class(klass: type) -> bool:
+    return str(klass.__module__).partition(".")[0] in sys.stdlib_module_names
 
 
 def _is_namedtuple(klass: type) -> bool:
@@ -239,6 +337,13 @@ def _items(data: dict[str, Any], resolve: Resolve | None, depth: int) -> list[An
     return [decode(v, resolve, depth + 1) for v in items]
 
 
+def _parts(data: dict[str, Any], resolve: Resolve | None, depth: int) -> list[Any]:
+    parts = data.get("parts")
+    if not isinstance(parts, list) or len(parts) != 3:
+        raise ValueError("a slice or range needs three parts")
+    return [decode(v, resolve, depth + 1) for v in parts]
+
+
 def _float(data: dict[str, Any], *_: object) -> float:
     return float({"nan": "nan", "inf": "inf", "-inf": "-inf"}[str(data.get("value"))])
 
@@ -250,9 +355,34 @@ def _path(data: dict[str, Any], *_: object) -> pathlib.PurePath:
 
 def _builtin(data: dict[str, Any], *_: object) -> object:
     name = str(data.get("name"))
-    if name.startswith("_") or not hasattr(builtins, name):
-        raise ValueError(f"no built-in named {name!r}")
+    if name in UNSAFE_BUILTINS or not hasattr(builtins, name):
+        raise ValueError(f"no built-in named {name!r} is taken by name")
     return getattr(builtins, name)
+
+
+_NAMEDTUPLES: dict[tuple[str, tuple[str, ...]], type] = {}
+_MAX_NAMEDTUPLES = 1000
+
+
+def _namedtuple(data: dict[str, Any], resolve: Resolve | None, depth: int) -> tuple[Any, ...]:
+    fields = data.get("fields")
+    if not isinstance(fields, list) or not all(isinstance(f, str) for f in fields):
+        raise ValueError("a namedtuple needs a list of field names")
+    key = (str(data.get("name")), tuple(fields))
+    items = _items(data, resolve, depth)
+    cls = _NAMEDTUPLES.get(key)
+    if cls is None:
+        if len(_NAMEDTUPLES) >= _MAX_NAMEDTUPLES:
+            return tuple(items)
+        # namedtuple checks every name is an identifier that is not a keyword; the class is a global
+        # of this module, so a test can pickle what it was given.
+        cls = _NAMEDTUPLES[key] = collections.namedtuple(*key)
+        cls.__qualname__ = f"_namedtuple_{len(_NAMEDTUPLES)}"
+        cls.__module__ = __name__
+        globals()[cls.__qualname__] = cls
+    if len(items) != len(fields):
+        raise ValueError("a namedtuple's items do not match its fields")
+    return cls(*items)  # type: ignore[no-any-return]
 
 
 _DECODERS: dict[str, Callable[[dict[str, Any], Resolve | None, int], Any]] = {
@@ -273,5 +403,9 @@ _DECODERS: dict[str, Callable[[dict[str, Any], Resolve | None, int], Any]] = {
     "fraction": lambda d, *_: fractions.Fraction(int(d["n"]), int(d["d"])),
     "uuid": lambda d, *_: uuid.UUID(hex=str(d["hex"])),
     "path": _path,
+    "namedtuple": _namedtuple,
+    "slice": lambda d, r, n: slice(*_parts(d, r, n)),
+    "range": lambda d, r, n: range(*(int(v) for v in _parts(d, None, n))),
+    "ellipsis": lambda *_: Ellipsis,
     "builtin": _builtin,
 }

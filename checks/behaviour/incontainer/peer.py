@@ -21,6 +21,7 @@ it. An answer no thread waits for (its request was abandoned) is dropped.
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import select
 import socket
@@ -61,6 +62,7 @@ class Peer:
         self._workers = 0
         self._idle = 0
         self._local = threading.local()
+        self._pid = os.getpid()
         threading.Thread(target=self._read, name="patchgate-peer", daemon=True).start()
 
     def send(self, message: dict[str, Any]) -> None:
@@ -71,6 +73,9 @@ class Peer:
         """Send ``message`` and return its answer, serving the requests nested in it meanwhile."""
         if self.broken is not None:
             raise PeerGone(self.broken)
+        if os.getpid() != self._pid:
+            # A forked child (multiprocessing) has our socket but not our reader thread.
+            raise PeerGone("the channel belongs to the process that opened it, not to a forked child")
         seq = next(self._seq)
         box: Box = queue.SimpleQueue()
         with self._lock:

@@ -20,16 +20,19 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import importlib.machinery
+import inspect
 import os
+import pickle
 import sys
 import threading
 import time
 import types
 import weakref
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
-from . import codec
+from . import codec, signatures
+from .handed import ABCS, NEVER_HANDED, Handed, Sealed, caps
 from .peer import Peer, PeerGone
 
 DEFAULT_DEADLINE_S = 60.0
@@ -56,8 +59,7 @@ class Bridge:
         self.broken = broken
         self.handles: weakref.WeakValueDictionary[int, Remote] = weakref.WeakValueDictionary()
         self.mirrors: dict[int, type[BaseException]] = {}
-        self.mine: dict[int, object] = {}
-        self._my_numbers: dict[int, int] = {}
+        self.handed = Handed()
         self.released: list[int] = []
         self.deadline_at: float | None = None
         self.default_deadline_s = DEFAULT_DEADLINE_S
@@ -67,6 +69,7 @@ class Bridge:
         if peer is not None:
             peer.handler = self._serve
             peer.free_threads = FREE_THREADS
+            _CURRENT[:] = [self]
 
     # -- requests -------------------------------------------------------------------------------
 
@@ -96,7 +99,9 @@ class Bridge:
         return self.decode(answer.get("ok"))
 
     def _sync(self, message: dict[str, Any]) -> None:
-        env, cwd = dict(os.environ), os.getcwd()
+        # Our own getcwd: a test that patches os.getcwd to see whether the change calls it sees only
+        # the change's calls.
+        env, cwd = dict(os.environ), _GETCWD()
         if env != self._env:
             message["env"], self._env = env, env
         if cwd != self._cwd:
@@ -105,9 +110,9 @@ class Bridge:
     # -- values ---------------------------------------------------------------------------------
 
     def _ref(self, value: object) -> dict[str, Any]:
-        if type(value) is Remote or type(value) is RemoteModule:
+        if type(value) in _HANDLE_TYPES or type(value) is RemoteModule:
             return {codec.TYPE: "obj", "side": "s", "id": _number(value)}
-        if isinstance(value, _NEVER_HANDED):
+        if isinstance(value, NEVER_HANDED):
             # A module reaches every other module (sys, gc): one would hand over the whole grader.
             kind = type(value).__name__
             raise TypeError(f"patchgate: a {kind} of the test side is never handed to the code under test")
@@ -115,41 +120,40 @@ class Bridge:
             return {codec.TYPE: "obj", "side": "s", "id": _MIRROR_IDS[value]}
         if isinstance(value, BaseException):
             return self._my_exception(value)
-        return {codec.TYPE: "obj", "side": "g", "id": self.keep(value)}
-
-    def keep(self, value: object) -> int:
-        """Hold one of the grader's objects the subject may use (by request); return its number."""
-        with self._lock:
-            number = self._my_numbers.get(id(value))
-            if number is None:
-                number = len(self.mine) + 1
-                self.mine[number] = value
-                self._my_numbers[id(value)] = number
-            return number
+        offered = [] if type(value) is Sealed else caps(value)
+        return {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": offered}
 
     def _my_exception(self, exc: BaseException) -> dict[str, Any]:
         base = next((c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"), "Exception")
-        return {codec.TYPE: "gexc", "gref": self.keep(exc), "base": base, "text": codec.exception_text(exc)}
+        gref = self.handed.keep(exc)
+        return {codec.TYPE: "gexc", "gref": gref, "base": base, "text": codec.exception_text(exc)}
 
     def encode(self, value: object) -> Any:
-        return codec.Encoder(self._ref, extended=True)(value)
+        try:
+            return codec.Encoder(self._ref, extended=True, names="all")(value)
+        except codec.Unserializable:
+            return self._ref(value)  # cyclic or too deep: a handle, whose identities hold
 
     def decode(self, data: Any) -> Any:
         return codec.decode(data, self._resolve)
 
     def _resolve(self, tag: dict[str, Any]) -> object:
+        if tag.get(codec.TYPE) == "sexc":  # an exception of the subject's, handed to a test's callback
+            return self.exception(tag)
+        if tag.get(codec.TYPE) == "stdlib":  # collections.defaultdict is ours too (value classes only)
+            return codec.from_stdlib(tag, safe_classes=True)
         number = tag.get("id")
         if tag.get(codec.TYPE) != "obj" or not isinstance(number, int):
             raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
         if tag.get("side") == "g":
-            if number not in self.mine:
-                raise ValueError(f"no grader object number {number}")
-            return self.mine[number]
+            return self.handed.resolve(number)
         if tag.get("kind") == "exc_class":
             return self.mirror(number, tag)
         handle = self.handles.get(number)
         if handle is None:
-            handle = Remote(self, number)
+            # A descriptor of the change's (a function, toolz.curry) binds on a test's class as it would
+            # in one process.
+            handle = remote_class(tag.get("caps"))(self, number)
             self.handles[number] = handle
             if number in self.released:
                 self.released.remove(number)
@@ -160,6 +164,10 @@ class Bridge:
         found = self.mirrors.get(number)
         if found is not None:
             return found
+        own = _stdlib_exception(tag.get("stdlib"))
+        if own is not None:  # json.JSONDecodeError is the grader's own, as ValueError is
+            self.mirrors[number] = own
+            return own
         bases = tuple(b for b in (self.decode(x) for x in tag.get("bases") or []) if _is_exception_class(b))
         namespace = {
             "__module__": str(tag.get("module") or "?"),
@@ -181,8 +189,9 @@ class Bridge:
         if not isinstance(info, dict):
             return SubjectGone("the subject described an exception it raised in a form we do not read")
         gref = info.get("gref")
-        if isinstance(gref, int) and isinstance(self.mine.get(gref), BaseException):
-            return self.mine[gref]  # type: ignore[return-value]
+        mine = self.handed.by_number.get(gref) if type(gref) is int else None
+        if isinstance(mine, BaseException):
+            return mine
         text = str(info.get("text", ""))
         if info.get("timeout"):
             return SubjectTimeout(f"Timeout: the code under test did not return in time ({text})")
@@ -194,8 +203,10 @@ class Bridge:
         args = tuple(args) if isinstance(args, (tuple, list)) else (text,)
         if not _is_exception_class(cls):
             return SubjectGone(f"the subject raised something that is not an exception: {text}")
-        if not issubclass(cls, Exception) and cls is not SystemExit:
-            # KeyboardInterrupt and the like would end the grader's whole session.
+        ours = issubclass(cls, (Exception, SystemExit)) or cls in _MIRROR_IDS
+        if issubclass(cls, _ENDS_SESSION) or not ours:
+            # KeyboardInterrupt and the like would end the grader's whole session; the change's own
+            # BaseException classes (more_itertools.AbortThread) are mirrored like any other.
             return RuntimeError(f"the code under test raised {cls.__name__}: {text}")
         exc = _build(cls, args, text)
         instance = info.get("obj")
@@ -208,41 +219,24 @@ class Bridge:
 
     def _serve(self, request: dict[str, Any]) -> dict[str, Any]:
         try:
-            return {"ok": self.encode(self._callback(request))}
+            return {"ok": self.encode(self.handed.serve(request, self.decode))}
         except BaseException as exc:  # a test's callback may raise anything; it goes back as such
             return {"raise": {"gexc": self._my_exception(exc)}}
 
-    def _callback(self, request: dict[str, Any]) -> Any:
-        op = request.get("op")
-        if op == "getattr":
-            name = str(request.get("name"))
-            target = self.decode(request.get("obj"))
-            if name.startswith("_") or (isinstance(target, _FRAMED) and name.startswith(_FRAME_PREFIXES)):
-                # Dunder and private attributes, or a generator's frame, would open the test's
-                # frames, globals and code.
-                raise AttributeError(f"patchgate: the code under test may not read {name!r} of a test object")
-            return getattr(target, name)
-        if op == "call":
-            target = self.decode(request.get("obj"))
-            return target(*self.decode(request.get("args", [])), **self.decode(request.get("kwargs", {})))
-        if op == "op":
-            name = str(request.get("name"))
-            fn = _CALLBACK_OPS.get(name)
-            if fn is None:
-                raise TypeError(f"patchgate: operation {name!r} is not offered on a test's object")
-            return fn(*self.decode(request.get("args", [])))
-        raise ValueError(f"unknown request {op!r}")
-
 
 _MIRROR_IDS: dict[type, int] = {}
-_NEVER_HANDED = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
-_FRAMED = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
-_FRAME_PREFIXES = ("gi_", "cr_", "ag_")
-_CALLBACK_OPS: dict[str, Callable[..., Any]] = {
-    "repr": repr, "str": str, "bool": bool, "len": len, "iter": iter, "next": next, "hash": hash,
-    "getitem": lambda o, k: o[k], "contains": lambda o, x: x in o, "eq": lambda o, x: o == x,
-    "enter": lambda o: o.__enter__(), "exit": lambda o, a, b, c: o.__exit__(a, b, c),
-}  # fmt: skip
+_ENDS_SESSION = (KeyboardInterrupt, GeneratorExit)
+_GETCWD = os.getcwd
+
+
+def _stdlib_exception(named: object) -> type[BaseException] | None:
+    if not isinstance(named, dict):
+        return None
+    try:
+        found = codec.from_stdlib(named)
+    except Exception:
+        return None
+    return found if _is_exception_class(found) else None  # type: ignore[return-value]
 
 
 def _is_exception_class(value: object) -> bool:
@@ -310,7 +304,7 @@ def _reflected(name: str) -> Callable[..., Any]:
 
 def _compare(name: str) -> Callable[..., Any]:
     def compare(self: Remote, other: object) -> Any:
-        if type(other) is not Remote:
+        if type(other) not in _HANDLE_TYPES and type(other) is not RemoteModule:
             # Never hand a test's expected value to the subject to agree with.
             return NotImplemented
         return _bridge(self).request("op", name=name, args=_bridge(self).encode([self, other]))
@@ -319,7 +313,11 @@ def _compare(name: str) -> Callable[..., Any]:
 
 
 class Remote:
-    """A handle to one object of the subject; every use is a request."""
+    """A handle to one object of the subject; every use is a request.
+
+    A handle's class offers what the object's type offers (``remote_class``):
+    a handle to a generator has no ``len()`` and is not callable.
+    """
 
     __slots__ = ("__weakref__", "_pg_bridge", "_pg_id")
 
@@ -340,22 +338,11 @@ class Remote:
     def __delattr__(self, name: str) -> None:
         _bridge(self).request("delattr", obj=_number(self), name=name)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        bridge = _bridge(self)
-        encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
-        return bridge.request("call", obj=_number(self), **encoded)
-
     def __instancecheck__(self, instance: Any) -> bool:
         return bool(_reflected("isinstance")(self, instance))
 
     def __subclasscheck__(self, subclass: Any) -> bool:
         return bool(_reflected("issubclass")(self, subclass))
-
-    def __bool__(self) -> bool:
-        return bool(_op("bool")(self))
-
-    def __len__(self) -> int:
-        return int(_op("len")(self))
 
     def __hash__(self) -> int:
         return int(_op("hash")(self))
@@ -369,32 +356,29 @@ class Remote:
     def __format__(self, spec: str) -> str:
         return str(_op("format")(self, spec))
 
-    def __contains__(self, item: Any) -> bool:
-        return bool(_op("contains")(self, item))
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # pickle.dumps(handle) pickles in the subject: our stream holds its bytes and how to load them
+        # there again, never anything the grader would unpickle itself.
+        data = _op("pickle")(self, protocol)
+        if not isinstance(data, bytes):
+            raise TypeError("patchgate: the code under test did not pickle its object")
+        return _unpickle, (data,)
 
-    def __exit__(self, *exc: Any) -> Any:
-        # The traceback and the grader's exception stay here; the subject sees that one was raised.
-        kind, value, _ = exc
-        builtin = kind is None or kind.__module__ == "builtins"
-        return _op("exit")(self, kind if builtin else Exception, value, None)
+    def __copy__(self) -> Any:
+        return _op("copy")(self)
 
-    __iter__ = _op("iter")
-    __next__ = _op("next")
-    __reversed__ = _op("reversed")
+    def __deepcopy__(self, memo: Any) -> Any:
+        return _op("deepcopy")(self)
+
     __dir__ = _op("dir")
-    __getitem__ = _op("getitem")
-    __setitem__ = _op("setitem")
-    __delitem__ = _op("delitem")
     __int__ = _op("int")
     __float__ = _op("float")
     __complex__ = _op("complex")
-    __index__ = _op("index")
     __round__ = _op("round")
     __abs__ = _op("abs")
     __neg__ = _op("neg")
     __pos__ = _op("pos")
     __invert__ = _op("invert")
-    __enter__ = _op("enter")
     __eq__ = _compare("eq")
     __ne__ = _compare("ne")
     __lt__ = _compare("lt")
@@ -402,6 +386,92 @@ class Remote:
     __gt__ = _compare("gt")
     __ge__ = _compare("ge")
 
+
+def _call(self: Remote, *args: Any, **kwargs: Any) -> Any:
+    bridge = _bridge(self)
+    encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
+    return bridge.request("call", obj=_number(self), **encoded)
+
+
+def _exit(self: Remote, *exc: Any) -> Any:
+    # The traceback and the grader's exception stay here; the subject sees that one was raised.
+    kind, value, _ = exc
+    builtin = kind is None or kind.__module__ == "builtins"
+    return _op("exit")(self, kind if builtin else Exception, value, None)
+
+
+_OFFERED: dict[str, dict[str, Any]] = {
+    "call": {"__call__": _call},
+    "len": {"__len__": lambda self: int(_op("len")(self))},
+    "bool": {"__bool__": lambda self: bool(_op("bool")(self))},
+    "contains": {"__contains__": lambda self, item: bool(_op("contains")(self, item))},
+    "iter": {"__iter__": _op("iter")},
+    "next": {"__next__": _op("next")},
+    "reversed": {"__reversed__": _op("reversed")},
+    "getitem": {"__getitem__": _op("getitem")},
+    "setitem": {"__setitem__": _op("setitem")},
+    "delitem": {"__delitem__": _op("delitem")},
+    "index": {"__index__": _op("index")},
+    "enter": {"__enter__": _op("enter")},
+    "exit": {"__exit__": _exit},
+    # A descriptor of the change's (a function, toolz.curry) binds on a test's class as in one process.
+    "get": {"__get__": lambda self, instance, owner=None: _op("get")(self, instance, owner)},
+}
+_CLASSES: dict[frozenset[str] | None, type[Remote]] = {}
+_HANDLE_TYPES: set[type] = set()
+
+
+def remote_class(caps: object) -> type[Remote]:
+    """The handle class for objects whose type offers ``caps`` (None: unknown, so everything)."""
+    key = frozenset(c for c in caps if isinstance(c, str)) if isinstance(caps, list) else None
+    found = _CLASSES.get(key)
+    if found is None:
+        wanted = set(_OFFERED) if key is None else key
+        # x.__doc__ and x.__module__ are the subject's to say (x.__class__ stays a real class: isinstance
+        # against an ABC reads it).
+        namespace: dict[str, Any] = {
+            "__slots__": (),
+            **{n: _remote_attribute(n) for n in ("__doc__", "__module__")},
+        }
+        for cap in sorted(wanted & set(_OFFERED)):
+            namespace.update(_OFFERED[cap])
+        for cap in sorted(c[1:] for c in wanted if c.startswith("-") and c[1:] in _OFFERED):
+            namespace.update(dict.fromkeys(_OFFERED[cap], None))
+        if "unhashable" in wanted:
+            namespace["__hash__"] = None
+        elif key is not None and "hash" not in key:
+            namespace["__hash__"] = object.__hash__  # identity, as the subject's own type hashes
+        found = _CLASSES[key] = type("Remote", (Remote,), namespace)
+        _HANDLE_TYPES.add(found)
+        for cap in wanted:
+            abc = ABCS.get(cap[4:]) if cap.startswith("abc:") else None
+            if abc is not None:
+                abc.register(found)  # type: ignore[attr-defined]
+    return found
+
+
+_CURRENT: list[Bridge] = []
+
+
+def _unpickle(data: bytes) -> Any:
+    """Load, in the subject, an object the subject pickled (see ``Remote.__reduce_ex__``)."""
+    if not _CURRENT:
+        raise pickle.UnpicklingError("patchgate: no subject to load this object in")
+    return _CURRENT[0].request("unpickle", data=_CURRENT[0].encode(data))
+
+
+def _remote_attribute(name: str) -> property:
+    def get(self: Remote) -> Any:
+        return _bridge(self).request("getattr", obj=_number(self), name=name)
+
+    return property(get)
+
+
+def _remote_signature(self: Remote) -> inspect.Signature:
+    return signatures.rebuild(_op("signature")(self))
+
+
+Remote.__signature__ = property(_remote_signature)  # type: ignore[attr-defined]
 
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift",
               "and", "or", "xor", "divmod"):  # fmt: skip
@@ -420,9 +490,22 @@ class RemoteModule(types.ModuleType):
         object.__setattr__(self, "__all__", names)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
+        handle = object.__getattribute__(self, "_pg_handle")
+        if not (name.startswith("__") and name.endswith("__")):
+            return getattr(handle, name)
+        if name in _MODULE_OWN:
             raise AttributeError(name)
-        return getattr(object.__getattribute__(self, "_pg_handle"), name)
+        # Other dunders (__version__, __file__) are the module's; the import machinery and inspect
+        # probe them with hasattr, so a subject that is gone means "no such attribute".
+        try:
+            return getattr(handle, name)
+        except (SubjectGone, SubjectTimeout):
+            raise AttributeError(name) from None
+
+    @property
+    def __dict__(self) -> Mapping[str, Any]:  # type: ignore[override]
+        # The module's namespace is the subject's: monkeypatch and mock.patch read it to restore.
+        return _Namespace(object.__getattribute__(self, "_pg_handle"))
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("__") and name.endswith("__"):
@@ -435,6 +518,25 @@ class RemoteModule(types.ModuleType):
 
     def __dir__(self) -> list[str]:
         return list(object.__getattribute__(self, "__all__"))
+
+
+_MODULE_OWN = frozenset({"__builtins__", "__getattr__", "__wrapped__", "__path__", "__test__", "__class__"})
+
+
+class _Namespace(Mapping[str, Any]):
+    """A module's namespace in the subject, read by request."""
+
+    def __init__(self, handle: Remote) -> None:
+        self._handle = handle
+
+    def __getitem__(self, name: str) -> Any:
+        return _op("vars_get")(self._handle, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_op("vars_keys")(self._handle))
+
+    def __len__(self) -> int:
+        return len(_op("vars_keys")(self._handle))
 
 
 class Importer(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -453,6 +555,7 @@ class Importer(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         try:
             handle = self.bridge.request("import", name=spec.name)
             names = self.bridge.request("names", obj=_number(handle))
+            doc = self.bridge.request("getattr", obj=_number(handle), name="__doc__")
         except (SubjectGone, SubjectTimeout) as exc:
             raise ImportError(f"{spec.name}: {exc}", name=spec.name) from None
         except Exception:
@@ -460,7 +563,9 @@ class Importer(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         except BaseException as exc:  # SystemExit at import: that module fails to import, nothing more
             why = f"importing {spec.name} raised {type(exc).__name__}: {exc}"
             raise ImportError(why, name=spec.name) from None
-        return RemoteModule(spec.name, handle, [str(n) for n in names])
+        module = RemoteModule(spec.name, handle, [str(n) for n in names])
+        module.__doc__ = doc if isinstance(doc, str) else None
+        return module
 
     def exec_module(self, module: types.ModuleType) -> None:
         return None

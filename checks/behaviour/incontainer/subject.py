@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import codec, reaping, signatures
+from .handed import caps
 from .lines import Lines
 from .peer import Peer, PeerGone
 from .standins import GraderObject, Standins
@@ -130,23 +131,32 @@ class Agent:
     def _ref(self, value: object) -> dict[str, Any]:
         if isinstance(value, GraderObject):
             return {codec.TYPE: "obj", "side": "g", "id": object.__getattribute__(value, "_pg_id")}
+        if isinstance(value, BaseException):
+            # Handed to a test's callback (toolz.excepts' handler): the grader's own exception when it
+            # came from there, else one built as if raised.
+            gref = getattr(value, "_patchgate_gref", None) if type(value).__module__ == "builtins" else None
+            if isinstance(gref, int):
+                return {codec.TYPE: "obj", "side": "g", "id": gref}
+            return {codec.TYPE: "sexc", **self.raised(value)}
         tag: dict[str, Any] = {codec.TYPE: "obj", "side": "s", "id": self.objects.number(value)}
         if type(value) is type(sys):
             tag["kind"] = "module"
-        elif hasattr(type(value), "__get__"):
-            tag["caps"] = ["get"]  # a descriptor: it binds on a test's class
         elif isinstance(value, type) and issubclass(value, BaseException):
             tag.update(self._exception_class(value))
+        else:
+            tag["caps"] = caps(value)  # what its type offers: the grader's handle offers the same
         return tag
 
     def _exception_class(self, cls: type[BaseException]) -> dict[str, Any]:
         bases = [b for b in cls.__bases__ if issubclass(b, BaseException)]
+        named = codec.stdlib_name(cls)
         return {
             "kind": "exc_class",
             "name": cls.__name__,
             "qualname": getattr(cls, "__qualname__", cls.__name__),
             "module": getattr(cls, "__module__", "") or "",
             "bases": [self.encode(b) for b in bases],
+            "stdlib": dict(zip(("module", "qualname"), named, strict=True)) if named else None,
         }
 
     def encode(self, value: object) -> Any:
@@ -167,6 +177,8 @@ class Agent:
             return self.standins.get(int(tag["id"]), tag.get("caps"))
         if tag.get(codec.TYPE) == "gexc":
             return self._grader_exception(tag)
+        if tag.get(codec.TYPE) == "stdlib":  # the grader named one; ours is the same
+            return codec.from_stdlib(tag)
         raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
 
     def _grader_exception(self, tag: dict[str, Any]) -> BaseException:
@@ -189,10 +201,7 @@ class Agent:
             args = self.encode(tuple(BaseException.__dict__["args"].__get__(exc)))
         except Exception:
             args = None
-        try:
-            instance = self.encode(exc)
-        except Exception:
-            instance = None
+        instance = {codec.TYPE: "obj", "side": "s", "id": self.objects.number(exc)}
         return {
             "cls": self.encode(type(exc)),
             "args": args,

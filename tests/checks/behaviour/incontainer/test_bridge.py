@@ -151,7 +151,7 @@ def test_an_object_equal_to_everything_never_sees_the_expected_value(bridge: Bri
     import calc
 
     cheat = calc.cheat()
-    assert type(cheat) is Remote
+    assert issubclass(type(cheat), Remote)  # a handle (its class offers what the object offers)
     # `==` both ways: never asked of the subject, so never True.
     assert (cheat == [4]) is False
     assert ([4] == cheat) is False  # noqa: SIM300 - the operand order is what is tested
@@ -184,8 +184,10 @@ def test_no_module_or_frame_of_the_test_side_ever_reaches_the_subject(bridge: Br
     import calc
 
     expected = [4242]
+    # A standard-library module arrives as the subject's own; no other module of ours ever does.
+    assert calc.peek(json, "__name__") == "json"
     with pytest.raises(TypeError, match="never handed"):
-        calc.apply(lambda module: module, json)
+        calc.apply(lambda module: module, sys.modules[__name__])
     with pytest.raises(TypeError, match="never handed"):
         calc.apply(len, [sys._getframe()])
     # A generator of the test crosses as a handle to iterate, never to open its frame.

@@ -153,3 +153,426 @@ def test_a_request_interrupted_by_the_tests_timeout_leaves_the_channel_working(l
     # The late answer to nap(1) is dropped; the next request gets its own.
     assert lib.nap(0) == 0
     assert [lib.nap(x) for x in (0.01, 0.02)] == [0.01, 0.02]
+
+
+HOSTILE = '''
+import __main__
+
+def ask(target, *args):
+    """Send the grader a request of our own making, naming its target however we like."""
+    answer = __main__.agent.peer.request({"op": "call", "obj": target, "args": list(args), "kwargs": {}})
+    return "raise" in answer, str(answer)[:300]
+'''
+
+
+def test_a_request_may_only_name_a_test_object_it_was_handed(load: Load) -> None:
+    import builtins
+
+    lib = load(HOSTILE)
+    marker = "import builtins; builtins.PATCHGATE_PWNED = 1"
+    for target in (
+        {"__type__": "builtin", "name": "exec"},
+        {"__type__": "stdlib", "module": "builtins", "qualname": "exec"},
+        {"__type__": "obj", "side": "g", "id": 10_000},
+        {"__type__": "obj", "side": "s", "id": 1},
+        "exec",
+    ):
+        refused, answer = lib.ask(target, marker)
+        assert refused, answer
+        assert "may only use a test object it was handed" in answer
+    assert not hasattr(builtins, "PATCHGATE_PWNED")
+
+
+CALLABLES = """
+import functools, inspect
+
+def read(obj, name):
+    return getattr(obj, name)
+
+def call_without(fn, *args):
+    return fn(*args)
+
+def shape(fn):
+    sig = inspect.signature(fn)
+    return [(p.name, p.kind.name, p.default is not p.empty) for p in sig.parameters.values()]
+
+def default_of(fn, name):
+    return repr(inspect.signature(fn).parameters[name].default)
+
+def wrapped(fn):
+    @functools.wraps(fn)
+    def wrapper(*a, **k):
+        return fn(*a, **k)
+    return wrapper
+
+def tag(fn, pattern):
+    fn.pattern = pattern  # parse.with_pattern
+    return fn
+
+def set_private(fn):
+    fn._seen = True
+"""
+
+
+def test_a_test_functions_metadata_and_signature_reach_the_change_never_its_values(load: Load) -> None:
+    # boltons.funcutils.wraps, toolz.curry and toolz.memoize read these of a test's function.
+    lib = load(CALLABLES)
+    expected = 4242
+
+    def check(value: int, want: int = expected, *, strict: bool = True) -> bool:
+        """Check the value."""
+        return value == want
+
+    for name, value in (("__name__", "check"), ("__doc__", "Check the value."), ("__module__", __name__)):
+        assert lib.read(check, name) == value
+    assert lib.read(check, "__qualname__").endswith("check")
+    for name in ("__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "_private"):
+        with pytest.raises(AttributeError, match="may not read"):
+            lib.read(check, name)
+    assert lib.shape(check) == [
+        ("value", "POSITIONAL_OR_KEYWORD", False),
+        ("want", "POSITIONAL_OR_KEYWORD", True),
+        ("strict", "KEYWORD_ONLY", True),
+    ]
+    # A default is sealed: the change can leave the argument out, never read the value.
+    assert lib.call_without(check, expected) is True
+    with pytest.raises(TypeError, match="may only use a test object it was handed"):
+        lib.default_of(check, "want")
+    wrapper = lib.wrapped(check)
+    assert (wrapper.__name__, wrapper.__doc__, wrapper(expected)) == ("check", "Check the value.", True)
+    assert lib.tag(check, r"\d+") is check
+    assert check.pattern == r"\d+"
+    with pytest.raises(AttributeError, match="may not set"):
+        lib.set_private(check)
+
+
+STANDINS = """
+from collections.abc import Mapping
+
+def probe(obj):
+    return {
+        "callable": callable(obj),
+        "iterable": _iterable(obj),
+        "sized": hasattr(obj, "__len__"),
+        "mapping": isinstance(obj, Mapping),
+        "self_iter": _iterable(obj) and iter(obj) is obj,
+        "hashable": _hashable(obj),
+    }
+
+def _iterable(obj):
+    try:
+        iter(obj)
+    except TypeError:
+        return False
+    return True
+
+def _hashable(obj):
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
+
+def store(obj, key, value):
+    obj[key] = value
+    del obj["gone"]
+    return sorted(dir(obj))[:3]
+
+def same(a, b):
+    return a is b
+
+def method_of(fn):
+    class Holder:
+        kind = "holder"
+        f = fn
+    return Holder().f()
+"""
+
+
+def test_a_stand_in_offers_what_the_test_objects_type_offers(load: Load) -> None:
+    # toolz: juxt(generator), isiterable(NotIterable()), merge_with(fn, CustomMapping) and
+    # isdistinct(iter(...)) each asked a stand-in that offered everything.
+    from collections.abc import Mapping
+
+    lib = load(STANDINS)
+
+    class Table(Mapping[str, int]):
+        def __init__(self) -> None:
+            self.d = {"a": 1, "gone": 2}
+
+        def __getitem__(self, key: str) -> int:
+            return self.d[key]
+
+        def __setitem__(self, key: str, value: int) -> None:
+            self.d[key] = value
+
+        def __delitem__(self, key: str) -> None:
+            del self.d[key]
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(self.d)
+
+        def __len__(self) -> int:
+            return len(self.d)
+
+    class NotIterable:
+        __iter__ = None
+
+        def __getitem__(self, i: int) -> int:
+            return i
+
+    def generator() -> Iterator[int]:
+        yield 1
+
+    it = iter([1, 2])
+    assert lib.probe(it) == {"callable": False, "iterable": True, "sized": False, "mapping": False,
+                             "self_iter": True, "hashable": True}  # fmt: skip
+    assert lib.probe(generator())["callable"] is False
+    assert lib.probe(len)["callable"] is True
+    assert lib.probe(NotIterable())["iterable"] is False
+    table = Table()
+    assert lib.probe(table)["mapping"] is True
+    assert lib.probe([{}] and {"x": 1})["mapping"] is True  # a plain dict crosses by value
+    assert lib.probe(type("Unhashable", (), {"__hash__": None})())["hashable"] is False
+    assert lib.store(table, "b", 2) == ["d", "get", "items"]
+    assert table.d == {"a": 1, "b": 2}
+    assert lib.same(table, table) is True
+    # A test's function kept on a class of the change's binds as a method, as in one process.
+    assert lib.method_of(lambda self: self.kind) == "holder"
+
+
+LIBRARY = '''
+"""A library."""
+import collections, copy, functools, json, os
+
+__version__ = "1.2"
+
+class curry:
+    """Curry a function."""
+    def __init__(self, fn, *args):
+        self.fn, self.args = fn, args
+    def __call__(self, *args):
+        return self.fn(*self.args, *args)
+    def __get__(self, instance, owner=None):
+        return self if instance is None else curry(self.fn, instance)
+    def __reduce__(self):
+        return curry, (self.fn, *self.args)
+
+def numbers():
+    yield 1
+
+def table():
+    return collections.defaultdict(int, a=1)
+
+def kind():
+    return collections.defaultdict
+
+def grouped():
+    return collections.namedtuple("Pair", "left right")(1, 2)
+
+class BarrelList(list):
+    def lists(self):
+        return [list(self)]
+
+def barrel():
+    return BarrelList([1, 2])
+
+class Peekable:
+    def __init__(self, items):
+        self.items = items
+    def __getitem__(self, index):
+        return self.items[index]
+
+def cyclic():
+    x = [1]
+    x.append(x)
+    return x
+
+def length(x):
+    return len(x)
+
+class AbortThread(BaseException):
+    pass
+
+def abort():
+    raise AbortThread("canceled by user")
+
+def handle(fn, handler):
+    try:
+        return fn()
+    except Exception as exc:
+        return handler(exc)
+
+def bad_json():
+    return json.loads("{")
+
+def is_partial(cls):
+    return cls is functools.partial
+
+def evaluator():
+    return eval
+
+def where():
+    return os.getpid()
+
+def calls_nothing():
+    return 1
+'''
+
+
+def test_a_handle_offers_what_the_subjects_type_offers(load: Load) -> None:
+    lib = load(LIBRARY)
+    gen = lib.numbers()
+    assert not callable(gen)
+    assert not hasattr(gen, "__len__")
+    assert callable(lib.numbers)
+    assert list(gen) == [1]
+
+    # toolz: @curry on a test's method binds, as it does in one process.
+    class Adder:
+        base = 10
+
+        @lib.curry  # type: ignore[untyped-decorator]
+        def add(self, x: int) -> int:
+            return self.base + x
+
+    assert Adder().add(5) == 15
+    assert (lib.curry.__doc__, lib.curry.__module__) == ("Curry a function.", "lib")
+    assert lib.__doc__ == "A library."
+    assert lib.__version__ == "1.2"
+
+
+def test_handles_pickle_and_copy_in_the_subject(load: Load) -> None:
+    # toolz test_serialization, boltons test_omd_pickle and copy: the object is pickled there, the grader
+    # never unpickles anything of the subject's.
+    import copy
+    import pickle
+
+    lib = load(LIBRARY)
+    curried = lib.curry(max, 3)
+    again = pickle.loads(pickle.dumps(curried))  # noqa: S301 - our own stream, loaded in the subject
+    assert again(1) == 3
+    assert pickle.loads(pickle.dumps(lib.length)) is lib.length  # noqa: S301
+    assert copy.copy(curried)(5) == 5
+    assert copy.deepcopy(curried)(2) == 3
+    # The stream names patchgate's loader and carries the subject's bytes: nothing else runs here.
+    assert b"_unpickle" in pickle.dumps(curried)
+
+
+def test_monkeypatch_of_a_module_attribute_is_undone(load: Load, monkeypatch: pytest.MonkeyPatch) -> None:
+    # parse: monkeypatch.setattr(parse, "datetime", Frozen) read the module's local __dict__, found
+    # nothing and deleted parse.datetime at teardown.
+    lib = load(LIBRARY)
+    original = lib.calls_nothing
+    with monkeypatch.context() as patch:
+        patch.setattr(lib, "calls_nothing", lambda: 2)
+        assert lib.calls_nothing() == 2
+    assert lib.calls_nothing is original
+    assert "calls_nothing" in lib.__dict__
+    assert lib.calls_nothing() == 1
+
+
+def test_values_keep_their_shape(load: Load) -> None:
+    import collections
+
+    lib = load(LIBRARY)
+    pair = lib.grouped()
+    assert (pair.left, pair.right, pair, type(pair).__name__) == (1, 2, (1, 2), "Pair")
+    assert pickle_roundtrip(pair) == (1, 2)
+    # A standard-library class is the grader's own; a list subclass with methods stays a handle.
+    assert type(lib.table()) is dict  # a defaultdict crosses as its base value, as before
+    assert lib.kind() is collections.defaultdict
+    barrel = lib.barrel()
+    assert barrel.lists() == [[1, 2]]
+    assert list(barrel) == [1, 2]
+    # more_itertools peekable[1:3], parse Result[0:2]: a slice crosses by value.
+    assert lib.Peekable([1, 2, 3, 4])[1:3] == [2, 3]
+    assert lib.Peekable("abcd")[::-2] == "db"
+    # A cyclic value is a handle; the identities inside it hold.
+    cyclic = lib.cyclic()
+    assert cyclic[1] is cyclic
+    assert lib.length(cyclic) == 2
+    mine: list[object] = [1]
+    mine.append(mine)
+    assert lib.length(mine) == 2
+
+
+def pickle_roundtrip(value: object) -> object:
+    import pickle
+
+    return pickle.loads(pickle.dumps(value))  # noqa: S301 - the grader's own value
+
+
+def test_exceptions_cross_as_what_they_are(load: Load) -> None:
+    import json
+
+    lib = load(LIBRARY)
+    # more_itertools.AbortThread derives from BaseException: mirrored, not a RuntimeError.
+    with pytest.raises(lib.AbortThread, match="canceled by user"):
+        lib.abort()
+    # A standard-library exception is the grader's own class.
+    with pytest.raises(json.JSONDecodeError):
+        lib.bad_json()
+    # toolz.excepts: the handler gets the test's own exception back, and the change's as its mirror.
+    mine = ValueError("mine")
+
+    def fail() -> None:
+        raise mine
+
+    assert lib.handle(fail, lambda exc: exc) is mine
+    seen = lib.handle(lib.bad_json, lambda exc: exc)
+    assert isinstance(seen, json.JSONDecodeError)
+
+
+def test_the_standard_library_crosses_by_name_and_code_runners_never_come_back(load: Load) -> None:
+    import functools
+    import os
+
+    lib = load(LIBRARY)
+    assert lib.is_partial(functools.partial) is True
+    # eval returned by the change is a handle: calling it evaluates in the subject, never here.
+    evaluator = lib.evaluator()
+    assert evaluator is not eval
+    assert evaluator("__import__('os').getpid()") == lib.where() != os.getpid()
+
+
+def test_the_harness_calls_none_of_the_tests_patched_functions(
+    load: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # boltons test_scrub_does_not_read_the_cwd patches os.getcwd and counts the calls.
+    import os
+
+    lib = load(LIBRARY)
+    calls: list[str] = []
+    real = os.getcwd
+
+    def getcwd() -> str:
+        calls.append("getcwd")
+        return real()
+
+    monkeypatch.setattr(os, "getcwd", getcwd)
+    assert lib.calls_nothing() == 1
+    assert calls == []
+
+
+def test_a_forked_child_of_the_grader_fails_at_once_instead_of_hanging(load: Load) -> None:
+    # toolz test_fold: a multiprocessing pool forks the grader; a child has our socket, not our reader.
+    import os
+
+    lib = load(LIBRARY)
+    assert lib.calls_nothing() == 1
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            lib.calls_nothing()
+            os.write(write, b"answered")
+        except Exception as exc:
+            os.write(write, type(exc).__name__.encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 100) == b"SubjectGone"
+    os.close(read)
+    assert lib.calls_nothing() == 1

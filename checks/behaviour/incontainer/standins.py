@@ -1,0 +1,164 @@
+"""Stand-ins, in the subject, for the grader's objects the change's code was handed.
+
+A test's callback, class or double reaches the change's code as a
+``GraderObject``: each use is a request the grader answers (see
+``handed.py`` for what it refuses). A stand-in offers exactly what the
+object's type offers (``caps``): a plain function is callable and binds as
+a method, a list iterator iterates and has no ``len()``; an object that
+keeps the default identity equality and hash compares and hashes here, by
+identity, without a request. The same grader object always has the same
+stand-in while one is alive, so ``iter(it) is it`` holds.
+"""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+import types
+import weakref
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from . import signatures
+from .handed import ABCS
+
+
+class Caller(Protocol):
+    def callback(self, kind: str, *parts: Any) -> Any: ...
+
+
+class GraderObject:
+    # A grader's object the change's code was given (a callback, a test double): used by request.
+
+    __slots__ = ("__weakref__", "_pg_agent", "_pg_id")
+
+    def __init__(self, agent: Caller, number: int) -> None:
+        object.__setattr__(self, "_pg_agent", agent)
+        object.__setattr__(self, "_pg_id", number)
+
+    def _op(self, name: str, *args: Any) -> Any:
+        return self._pg_agent.callback("op", name, self, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return self._pg_agent.callback("getattr", self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._pg_agent.callback("setattr", self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._pg_agent.callback("delattr", self, name)
+
+    def __repr__(self) -> str:
+        return str(self._op("repr"))
+
+    def __str__(self) -> str:
+        return str(self._op("str"))
+
+    def __dir__(self) -> list[str]:
+        return [str(n) for n in self._op("dir")]
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # The change pickles what it was handed: the pickle, loaded here again, names the same object.
+        return _restore, (object.__getattribute__(self, "_pg_id"),)
+
+
+def _attribute(name: str) -> property:
+    # What a class attribute of ours would answer (__doc__, __module__) is the grader object's to say.
+    return property(lambda self: self._pg_agent.callback("getattr", self, name))
+
+
+def _signature(self: GraderObject) -> inspect.Signature:
+    return signatures.rebuild(self._pg_agent.callback("signature", self))
+
+
+def _bind(self: GraderObject, instance: object, owner: object = None) -> Any:
+    return self if instance is None else types.MethodType(self, instance)  # type: ignore[arg-type]
+
+
+def _exit(self: GraderObject, kind: Any, value: Any, traceback: Any) -> Any:
+    # The exception's class and the exception as a handle; never our traceback.
+    return self._op("exit", kind, value, None)
+
+
+_METHODS: dict[str, dict[str, Callable[..., Any]]] = {
+    "call": {
+        "__call__": lambda self, *a, **k: self._pg_agent.callback("call", self, a, k),
+        "__signature__": property(_signature),  # type: ignore[dict-item]
+    },
+    "len": {"__len__": lambda self: int(self._op("len"))},
+    "bool": {"__bool__": lambda self: bool(self._op("bool"))},
+    "iter": {"__iter__": lambda self: self._op("iter")},
+    "next": {"__next__": lambda self: self._op("next")},
+    "getitem": {"__getitem__": lambda self, key: self._op("getitem", key)},
+    "setitem": {"__setitem__": lambda self, key, value: self._op("setitem", key, value)},
+    "delitem": {"__delitem__": lambda self, key: self._op("delitem", key)},
+    "contains": {"__contains__": lambda self, item: bool(self._op("contains", item))},
+    "enter": {"__enter__": lambda self: self._op("enter")},
+    "exit": {"__exit__": _exit},
+    "reversed": {"__reversed__": lambda self: self._op("reversed")},
+    "index": {"__index__": lambda self: int(self._op("index"))},
+    "lt": {"__lt__": lambda self, other: self._op("lt", other)},
+    "le": {"__le__": lambda self, other: self._op("le", other)},
+    "gt": {"__gt__": lambda self, other: self._op("gt", other)},
+    "ge": {"__ge__": lambda self, other: self._op("ge", other)},
+    "eq": {"__eq__": lambda self, other: self._op("eq", other), "__ne__": lambda s, o: not s._op("eq", o)},
+    "hash": {"__hash__": lambda self: int(self._op("hash"))},
+    "method": {"__get__": _bind},
+}
+_CLASSES: dict[frozenset[str], type[GraderObject]] = {}
+
+
+def standin_class(caps: object) -> type[GraderObject]:
+    """The stand-in class for objects whose type offers ``caps`` (names from ``handed.caps``)."""
+    listed = caps if isinstance(caps, list) else []
+    wanted = frozenset(c for c in listed if isinstance(c, str))
+    found = _CLASSES.get(wanted)
+    if found is None:
+        namespace: dict[str, Any] = {"__slots__": (), "__doc__": _attribute("__doc__"),
+                                     "__module__": _attribute("__module__")}  # fmt: skip
+        for cap in sorted(wanted):
+            namespace.update(_METHODS.get(cap, {}))
+            if cap.startswith("-"):
+                namespace.update(dict.fromkeys(_METHODS.get(cap[1:], {}), None))
+        if "eq" in wanted and "hash" not in wanted:
+            namespace["__hash__"] = GraderObject.__hash__  # defining __eq__ would drop it
+        if "unhashable" in wanted:
+            namespace["__hash__"] = None
+        found = _CLASSES[wanted] = type("GraderObject", (GraderObject,), namespace)
+        for cap in wanted:
+            abc = ABCS.get(cap[4:]) if cap.startswith("abc:") else None
+            if abc is not None:
+                abc.register(found)  # type: ignore[attr-defined]
+    return found
+
+
+class Standins:
+    """One stand-in per grader object while it is alive."""
+
+    def __init__(self, agent: Caller) -> None:
+        self.agent = agent
+        self._alive: weakref.WeakValueDictionary[int, GraderObject] = weakref.WeakValueDictionary()
+        self._caps: dict[int, object] = {}
+        _CURRENT[:] = [self]
+
+    def get(self, number: int, caps: object) -> GraderObject:
+        found = self._alive.get(number)
+        if found is None:
+            found = standin_class(caps)(self.agent, number)
+            self._alive[number] = found
+            self._caps[number] = caps
+        return found
+
+    def restore(self, number: int) -> GraderObject:
+        if number not in self._caps:
+            raise pickle.UnpicklingError(f"patchgate: no test object number {number}")
+        return self.get(number, self._caps[number])
+
+
+_CURRENT: list[Standins] = []
+
+
+def _restore(number: int) -> GraderObject:
+    if not _CURRENT:
+        raise pickle.UnpicklingError("patchgate: no grader to name this test object")
+    return _CURRENT[0].restore(number)
