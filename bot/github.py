@@ -146,6 +146,17 @@ class GitHubApp:
         self._cache = MemCacheStrategy()
         self._retry = Retry(settings.github_retries, settings.retry_backoff_s, settings.max_rate_limit_wait_s)
 
+    def as_app(self) -> GitHub[Any]:
+        """Return a client acting as the App itself (JWT): installation look-ups only."""
+        return GitHub(
+            self._auth,
+            base_url=self.settings.github_api_url + "/",
+            user_agent="patchgate",
+            timeout=self.settings.http_timeout_s,
+            http_cache=False,
+            auto_retry=self._retry,
+        )
+
     def installation(self, installation_id: int) -> Installation:
         """Return a client acting as ``installation_id``."""
         gh = GitHub(
@@ -266,6 +277,15 @@ class Installation:
                 f"{path} at {ref[:12]}: unexpected encoding {data.get('encoding')!r}", retryable=False
             )
         return base64.b64decode(str(data.get("content", ""))).decode("utf-8", "replace")
+
+    async def commit_sha(self, repository: str, ref: str) -> str:
+        """Return the commit sha ``ref`` (a branch, tag or sha) names."""
+        owner, name = repository.split("/", 1)
+        # https://docs.github.com/en/rest/commits/commits#get-a-commit
+        resp = await self._call(
+            f"resolve {ref} in {repository}", lambda: self.gh.rest.repos.async_get_commit(owner, name, ref)
+        )
+        return str(resp.json()["sha"])
 
     async def tarball(self, repository: str, ref: str) -> bytes:
         """Download the tree at ``ref`` as a gzipped tar (one top-level folder, like GitHub's)."""

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from bot import checkrun, metrics
@@ -34,11 +35,12 @@ from bot.ranking import Ranker, enter, withdraw
 from bot.runtokens import run_tokens
 from bot.settings import Settings
 from bot.store import JudgeRow, Store, StoreVerdictCache, run_record
+from bot.suitestore import SuiteStore
 from bot.tables import ABANDONED, CANCELLED, DONE, FAILED, SKIPPED
 from bot.tarballs import TarballCache
 from bot.trees import fetch_workspace, suites_for
 from checks.gate import Runner
-from checks.inputs import JudgeSettings, PipelineInputs, Task
+from checks.inputs import JudgeSettings, PipelineInputs, Suites, Task
 from checks.pipeline import Progress, ShadowSink, Stopped, error_report, run_pipeline
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
 from checks.quality import JudgeRecord
@@ -111,6 +113,8 @@ class Services:
     # executor would queue the heartbeats' short database calls behind long pipelines.
     pipelines: Executor
     tarballs: TarballCache | None = None
+    # Where the suites come from (PATCHGATE_TEST_STORE); None: the setting, read as a directory.
+    suites: SuiteStore | None = None
 
 
 class _ProgressSender:
@@ -231,7 +235,7 @@ class JobRun:
                 workspace=ws,
                 policy=policy,
                 runner=self.s.runner(),
-                suites=suites_for(self.s.settings.test_store, job.repository),
+                suites=await self._suites(),
                 task=task,
                 provenance=provenance,
                 judge=self.s.judge,
@@ -245,6 +249,12 @@ class JobRun:
             report, shadows = outcome
             await self._deliver(check_run_id, report, shadows)
             await self._compete(pr, policy, check_run_id)
+
+    async def _suites(self) -> Suites:
+        """Return the job's suites; a suites repository the App cannot read sets their ``error``."""
+        if self.s.suites is None:
+            return suites_for(Path(self.s.settings.test_store), self.job.repository)
+        return await self.s.suites.suites(self.job.repository)
 
     async def _compete(self, pr: PullRequest, policy: Policy, check_run_id: int) -> None:
         """Enter the delivered run in its issue's ranking (best of k); advisory, never raises."""

@@ -43,7 +43,8 @@ class Settings(BaseSettings):
     # Where state lives.
     database_url: str = "sqlite:///.state/patchgate.db"
     broker: str = "memory"
-    test_store: Path = Path(".state/suites")
+    # A directory, github:OWNER/REPO[@REF] or a git URL (bot.suitestore).
+    test_store: str | Path = ".state/suites"
     work_dir: Path = Path(".state/work")
 
     # The judge model (litellm); no key means quality is reported as skipped.

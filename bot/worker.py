@@ -28,6 +28,8 @@ from bot.queue import JobQueue
 from bot.runners import LimitedRunner
 from bot.settings import Settings
 from bot.store import Store
+from bot.suitesgithub import GitHubSuites
+from bot.suitestore import SuiteStore
 from bot.tables import ABANDONED
 from bot.tarballs import TarballCache
 from checks.gate import Runner
@@ -83,6 +85,7 @@ class Worker:
             self.name,
             self._pipelines,
             TarballCache(settings.work_dir / "tarballs", settings.tarball_cache_bytes),
+            SuiteStore(settings.test_store, settings.work_dir / "suites", GitHubSuites(self.github)),
         )
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._reaper: asyncio.Task[None] | None = None

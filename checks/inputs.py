@@ -22,6 +22,11 @@ class Suites:
 
     hidden: Path | None = None
     held_out: Path | None = None
+    # The suites' commit when they come from a repository: the report records it for reproduction.
+    commit: str | None = None
+    # Why the suites could not be read (e.g. the App cannot read the suites repository):
+    # behaviour is then an error (neutral), never a pass and never the PR's failure.
+    error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,9 @@ def run_pipeline(
     Raises Stopped when ``inputs.stop()`` gives a reason between two layers.
     """
     ws, policy = inputs.workspace, inputs.policy
-    report = Report(conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha)
+    report = Report(
+        conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha, suites_commit=inputs.suites.commit
+    )
     timings = report.timings
 
     def progress(stage: str) -> None:
@@ -199,6 +201,8 @@ def _behaviour(inputs: PipelineInputs, ctx: GateContext) -> BehaviourResult:
     policy = inputs.policy.behaviour
     if not policy.enabled:
         return BehaviourResult(status="skipped", detail="disabled by policy")
+    if inputs.suites.error is not None:
+        return BehaviourResult(status="error", detail=inputs.suites.error)
     if inputs.suites.hidden is None and inputs.suites.held_out is None:
         return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
     return run_behaviour(ctx, inputs.suites)

@@ -190,6 +190,8 @@ class Report(_Model):
     reasons: list[str] = Field(default_factory=list)
     base_sha: str = ""
     head_sha: str = ""
+    # The commit of the suites repository the behaviour layer ran (None: a plain directory).
+    suites_commit: str | None = None
     shape: ShapeResult = Field(default_factory=ShapeResult)
     behaviour: BehaviourResult = Field(default_factory=BehaviourResult)
     quality: QualityResult = Field(default_factory=QualityResult)

@@ -20,6 +20,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--head", required=True, help="the head ref: the PR's code")
     parser.add_argument("--hidden", type=Path, help="hidden suite directory (outside the repository)")
     parser.add_argument("--held-out", type=Path, help="held-out suite directory (outside the repository)")
+    parser.add_argument(
+        "--suites",
+        metavar="SPEC",
+        help="a test store instead of --hidden/--held-out: a directory, a git repository or "
+        "git+URL[@REF] holding OWNER/REPO/{hidden,held-out}/ (needs --suites-for)",
+    )
+    parser.add_argument("--suites-for", metavar="OWNER/REPO", help="whose suites to take from --suites")
+    parser.add_argument(
+        "--suites-cache",
+        type=Path,
+        default=Path(".state/work/suites"),
+        help="where fetched suites are kept by commit (default: .state/work/suites)",
+    )
     parser.add_argument("--policy", type=Path, help="policy file to use instead of the base tree's")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--out", type=Path, help="write the report here instead of stdout")
@@ -92,6 +105,22 @@ def suites_arg(hidden: Path | None, held_out: Path | None) -> Suites:
     )
 
 
+def store_arg(args: argparse.Namespace) -> Suites:
+    """Return the suites from --suites/--suites-for, fetched (and cached by commit) when a repository."""
+    import asyncio
+
+    from bot.suitestore import SuiteStore
+
+    if args.hidden is not None or args.held_out is not None:
+        raise ValueError("--suites replaces --hidden and --held-out: give one or the other")
+    if not args.suites_for:
+        raise ValueError("--suites needs --suites-for OWNER/REPO (the folder in the store)")
+    suites = asyncio.run(SuiteStore(args.suites, args.suites_cache.resolve()).suites(args.suites_for))
+    if suites.error is not None:
+        raise ValueError(f"--suites: {suites.error}")
+    return suites
+
+
 def task_arg(args: argparse.Namespace) -> Task:
     """Return the task the judge sees from --title, --body(-file) and --issue(-file)."""
 
@@ -118,7 +147,7 @@ def command(args: argparse.Namespace) -> int:
     from sandbox.errors import SandboxError
 
     try:
-        suites = suites_arg(args.hidden, args.held_out)
+        suites = store_arg(args) if args.suites is not None else suites_arg(args.hidden, args.held_out)
         if args.policy is not None and not args.policy.is_file():
             raise ValueError(f"--policy {args.policy}: no such file")
         judge = judge_from_env()  # a PATCHGATE_JUDGE_* value that does not parse is a ValueError

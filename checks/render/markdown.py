@@ -229,7 +229,9 @@ def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[
         summary = candidate
     footer = (
         f"\n\n<sub>patchgate report v{report.version} · base {report.base_sha[:12]}"
-        f" · head {report.head_sha[:12]}</sub>"
+        f" · head {report.head_sha[:12]}"
+        + (f" · suites {report.suites_commit[:12]}" if report.suites_commit else "")
+        + "</sub>"
     )
     if len((summary + footer).encode()) <= limit:
         summary += footer

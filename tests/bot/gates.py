@@ -150,3 +150,32 @@ def inputs_gate(
     return Report(
         conclusion="success", base_sha=ws.base_sha, head_sha=ws.head_sha, reasons=[json.dumps(seen)]
     )
+
+
+def suites_gate(
+    inputs: PipelineInputs, *, on_progress: Progress | None = None, on_shadow: ShadowSink | None = None
+) -> Report:
+    """Report the suites the worker resolved: their commit, their test files (as hidden n/n), or why not.
+
+    The conclusion is the real decision's (checks.decide) on a behaviour result
+    made from the suites alone, so an unreadable suites repository shows as it would.
+    """
+    from checks.decide import decide
+
+    ws, suites = inputs.workspace, inputs.suites
+    report = Report(conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha)
+    report.suites_commit = suites.commit
+    if suites.error is not None:
+        report.behaviour = BehaviourResult(status="error", detail=suites.error)
+    else:
+        files = sorted(p.name for p in suites.hidden.iterdir()) if suites.hidden else []
+        report.behaviour = BehaviourResult(
+            status="passed",
+            detail="hidden files: " + ", ".join(files),
+            suites=[SuiteResult(name="hidden", kind="hidden", status="passed", passed=len(files),
+                                total=len(files), pass_rate=1.0)],
+        )  # fmt: skip
+    report.quality = QualityResult(status="skipped", detail="no judge model configured")
+    decision = decide(report.shape, report.behaviour, report.quality, inputs.policy)
+    report.conclusion, report.reasons = decision.conclusion, [*decision.reasons, report.behaviour.detail]
+    return report

@@ -8,6 +8,8 @@ It speaks the few endpoints patchgate uses, the way GitHub does:
   local repository with one top-level folder, behind a redirect like
   codeload's); a pull's commits (``git log`` of base..head); issues (set with
   ``set_issue``; 403 when the installation lacks the ``issues`` permission);
+  a commit by ref (``GET /repos/{repo}/commits/{ref}``, the sha only), and the
+  installation covering a repository (App JWT; 404 unless set in ``installations``);
 - check runs: every create/update body is validated against githubkit's
   request models (and GitHub's size limits) and recorded; annotations
   accumulate across updates as on GitHub;
@@ -82,6 +84,8 @@ class FakeGitHub:
     problems: list[str] = field(default_factory=list)
     conversions: dict[str, dict[str, Any]] = field(default_factory=dict)
     issues: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    # Repositories whose installation the App may look up (GET /repos/{repo}/installation).
+    installations: dict[str, int] = field(default_factory=dict)
     # What installation tokens may do (the App's granted permissions).
     permissions: dict[str, str] = field(
         default_factory=lambda: {
@@ -257,6 +261,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._token(method, int(m.group(1)))
         if m := re.fullmatch(r"/_codeload/([^/]+/[^/]+)/legacy\.tar\.gz/(.+)", path):
             return self._tarball(m.group(1), m.group(2))
+        if m := re.fullmatch(r"/repos/([^/]+/[^/]+)/installation", path):
+            return self._repo_installation(method, m.group(1))
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)", path)
         if m is None:
             return self._send(404, {"message": "Not Found"})
@@ -284,6 +290,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
         if method == "GET" and (p := re.fullmatch(r"/commits/([^/]+)/check-runs", rest)):
             return self._list_runs(repo, p.group(1), query)
+        if method == "GET" and (p := re.fullmatch(r"/commits/([^/]+)", rest)):
+            return self._commit(repo, unquote(p.group(1)))
         if method == "POST" and rest == "/check-runs":
             return self._create_run(repo, body)
         if method == "PATCH" and (p := re.fullmatch(r"/check-runs/(\d+)", rest)):
@@ -327,6 +335,42 @@ class _Handler(BaseHTTPRequestHandler):
                 "repository_selection": "all",
             },
         )
+
+    def _app_jwt(self) -> bool:
+        auth = self.headers.get("Authorization", "")
+        try:
+            claims = jwt.decode(auth.removeprefix("Bearer "), self.fake.public_key, algorithms=["RS256"])
+        except jwt.PyJWTError:
+            return False
+        return str(claims.get("iss")) == str(self.fake.app_id)
+
+    def _repo_installation(self, method: str, repo: str) -> int:
+        """GET /repos/{repo}/installation, as the App: the installation covering ``repo``, or 404."""
+        if not self._app_jwt():
+            return self._send(401, {"message": "A JSON web token could not be decoded"})
+        with self.fake.lock:
+            inst = self.fake.installations.get(repo)
+        if method != "GET" or inst is None or inst in self.fake.removed_installations:
+            return self._send(404, {"message": "Not Found"})
+        owner = repo.split("/", 1)[0]
+        account = {"login": owner, "id": 1, "type": "Organization"}
+        return self._send(
+            200,
+            {
+                "id": inst, "account": account, "app_id": self.fake.app_id, "target_type": "Organization",
+                "repository_selection": "selected", "permissions": dict(self.fake.permissions),
+            },
+        )  # fmt: skip
+
+    def _commit(self, repo: str, ref: str) -> int:
+        """GET /repos/{repo}/commits/{ref}: the commit a ref names (only the fields patchgate reads)."""
+        if repo not in self.fake.repos:
+            return self._send(404, {"message": "Not Found"})
+        sha = self._git(repo, "rev-parse", "--verify", f"{ref}^{{commit}}")
+        if sha.returncode != 0:
+            return self._send(422, {"message": f"No commit found for SHA: {ref}"})
+        value = sha.stdout.decode().strip()
+        return self._send(200, {"sha": value, "url": f"{self.fake.url}/repos/{repo}/commits/{value}"})
 
     def _git(self, repo: str, *args: str) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(
