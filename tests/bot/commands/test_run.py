@@ -236,7 +236,8 @@ def test_help_documents_the_exit_codes() -> None:
         "0  success",
         "1  failure",
         "2  usage or configuration error",
-        "3  neutral or action_required",
+        "3  neutral",
+        "4  action_required",
     ):
         assert line in done.stdout
 
