@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import select, update
@@ -115,6 +115,16 @@ class Deliveries(Database):
             )
         if number is None:
             return None, f"{req.trigger}: no pull request known for {req.head_sha[:12]}"
+        if not req.head_sha:  # a comment command: the PR's latest gated head
+            head = s.scalar(
+                select(Job.head_sha)
+                .where(Job.repository == req.repository, Job.pr_number == number)
+                .order_by(Job.id.desc())
+                .limit(1)
+            )
+            if head is None:
+                return None, f"{req.trigger}: patchgate has not gated {req.repository}#{number}"
+            req = replace(req, head_sha=head)
         key = run_key(req.repository, number, req.head_sha)
         if not req.rerun:
             existing = s.scalar(

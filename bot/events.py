@@ -31,11 +31,19 @@ ROUTES: dict[str, frozenset[str]] = {
     "check_run": frozenset({"rerequested", "requested_action"}),
     "installation": frozenset({"created", "deleted", "suspend", "unsuspend", "new_permissions_accepted"}),
     "installation_repositories": frozenset({"added", "removed"}),
+    # Comment commands (/patchgate rerun|judge|explain); an edited comment is not a new command.
+    "issue_comment": frozenset({"created"}),
 }
 # Check-run buttons (`actions`): identifiers are at most 20 characters.
 # https://docs.github.com/en/rest/checks/runs#check-runs-and-requested-actions
 RERUN = "rerun"
 JUDGE = "judge"
+# Comment commands and who may give them: people with write access to the repository, by
+# the comment's author_association.
+# https://docs.github.com/en/graphql/reference/enums#commentauthorassociation
+COMMANDS = frozenset({"rerun", "judge", "explain"})
+TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+EXPLAIN = "issue_comment.explain"
 # Triggers of the job that takes a closed or merged PR out of its issue's ranking (bot/ranking.py).
 WITHDRAWN_CLOSED = "pull_request.closed"
 WITHDRAWN_MERGED = "pull_request.merged"
@@ -156,13 +164,36 @@ class InstallationPayload(_Lenient):
     repositories_removed: list[RepositoryRef] = Field(default_factory=list)
 
 
-Payload = PullRequestPayload | CheckSuitePayload | CheckRunPayload | InstallationPayload
+class Comment(_Lenient):
+    id: int
+    body: str | None = ""
+    author_association: str = "NONE"
+    user: Account | None = None
+
+
+class CommentedIssue(_Lenient):
+    number: int
+    # Present (an object of links) only when the issue is a pull request:
+    # https://docs.github.com/en/webhooks/webhook-events-and-payloads#issue_comment
+    pull_request: dict[str, Any] | None = None
+
+
+class IssueCommentPayload(_Lenient):
+    action: str
+    issue: CommentedIssue
+    comment: Comment
+    repository: Repository
+    installation: Installation | None = None
+
+
+Payload = PullRequestPayload | CheckSuitePayload | CheckRunPayload | InstallationPayload | IssueCommentPayload
 _MODELS: dict[str, type[Payload]] = {
     "pull_request": PullRequestPayload,
     "check_suite": CheckSuitePayload,
     "check_run": CheckRunPayload,
     "installation": InstallationPayload,
     "installation_repositories": InstallationPayload,
+    "issue_comment": IssueCommentPayload,
 }
 
 
@@ -236,6 +267,8 @@ def route(event: str, payload: Payload) -> list[Action]:
     if payload.installation is None:
         return [Ignore("the delivery names no installation")]
     inst, repo = payload.installation.id, payload.repository.full_name
+    if isinstance(payload, IssueCommentPayload):
+        return [_comment_command(inst, repo, payload)]
     if isinstance(payload, PullRequestPayload):
         pr = payload.pull_request
         if payload.action == "closed":
@@ -290,6 +323,34 @@ def route(event: str, payload: Payload) -> list[Action]:
             external_id=run.external_id,
         )
     ]
+
+
+def command_of(body: str) -> str | None:
+    """Return the command a comment gives (``/patchgate rerun`` on its first line), or None."""
+    words = body.strip().split("\n", 1)[0].split()
+    if len(words) == 2 and words[0] == "/patchgate" and words[1] in COMMANDS:
+        return words[1]
+    return None
+
+
+def _comment_command(inst: int, repo: str, payload: IssueCommentPayload) -> Action:
+    comment, number = payload.comment, payload.issue.number
+    command = command_of(comment.body or "")
+    if command is None:
+        return Ignore("the comment gives no /patchgate command")
+    if payload.issue.pull_request is None:
+        return Ignore(f"/patchgate {command} on an issue, not a pull request")
+    login = comment.user.login if comment.user else "?"
+    if comment.author_association not in TRUSTED_ASSOCIATIONS:
+        # Anyone may comment on a public PR; reruns and judge calls cost compute and money.
+        log.info("ignored /patchgate %s on %s#%s by %s (%s)", command, repo, number, login,
+                 comment.author_association)  # fmt: skip
+        return Ignore(f"/patchgate {command} by {login} ({comment.author_association}): "
+                      "only owners, members and collaborators may give commands")  # fmt: skip
+    # No sha in the payload: the PR's latest gated head is rerun (bot.deliveries finds it).
+    return GateRequest(
+        inst, repo, "", f"issue_comment.{command}", number, rerun=True, judge_anyway=command == "judge"
+    )
 
 
 def _installation(event: str, payload: InstallationPayload) -> InstallationChange:

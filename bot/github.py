@@ -287,6 +287,43 @@ class Installation:
         )
         return str(resp.json()["sha"])
 
+    async def find_comment(self, repository: str, number: int, marker: str) -> int | None:
+        """Return the id of the first comment on PR ``number`` whose body holds ``marker``."""
+        owner, name = repository.split("/", 1)
+        # https://docs.github.com/en/rest/issues/comments#list-issue-comments (a PR is an issue here)
+        for page in range(1, 11):  # 1,000 comments: a PR busier than that gets a fresh comment
+
+            async def listed(page: int = page) -> Any:
+                issues = self.gh.rest.issues
+                resp = await issues.async_list_comments(owner, name, number, per_page=100, page=page)
+                return resp.json()
+
+            what = f"list comments of {repository}#{number}"
+            comments: list[dict[str, Any]] = await self._call(what, listed)
+            for comment in comments:
+                if marker in str(comment.get("body") or ""):
+                    return int(comment["id"])
+            if len(comments) < 100:
+                return None
+        return None
+
+    async def comment(self, repository: str, number: int, body: str, *, comment_id: int | None = None) -> int:
+        """Create a comment on PR ``number``, or edit ``comment_id`` in place; return its id."""
+        owner, name = repository.split("/", 1)
+        # https://docs.github.com/en/rest/issues/comments#create-an-issue-comment
+        # https://docs.github.com/en/rest/issues/comments#update-an-issue-comment
+        if comment_id is None:
+            resp = await self._call(
+                f"comment on {repository}#{number}",
+                lambda: self.gh.rest.issues.async_create_comment(owner, name, number, body=body),
+            )
+        else:
+            resp = await self._call(
+                f"edit comment {comment_id} on {repository}",
+                lambda: self.gh.rest.issues.async_update_comment(owner, name, comment_id, body=body),
+            )
+        return int(resp.json()["id"])
+
     async def tarball(self, repository: str, ref: str) -> bytes:
         """Download the tree at ``ref`` as a gzipped tar (one top-level folder, like GitHub's)."""
         owner, name = repository.split("/", 1)

@@ -26,7 +26,8 @@ from typing import Any, Protocol
 from bot import checkrun, metrics
 from bot.candidates import CandidateRow
 from bot.checkrun import UpdateBody
-from bot.events import WITHDRAWN_CLOSED, WITHDRAWN_MERGED, PullRequest, classify
+from bot.commenting import check_run_url, explain, post_summary
+from bot.events import EXPLAIN, WITHDRAWN_CLOSED, WITHDRAWN_MERGED, PullRequest, classify
 from bot.github import GitHubError, Installation, InstallationGone
 from bot.judging import judge_anyway, stored_records
 from bot.leases import JobView
@@ -176,6 +177,11 @@ class JobRun:
         if job.trigger in (WITHDRAWN_CLOSED, WITHDRAWN_MERGED):
             await self._withdraw()
             return
+        if job.trigger == EXPLAIN:  # a reply comment, no check run of its own
+            detail = await explain(self.client, self.s.store, self.s.settings.github_url, job.repository,
+                                   job.pr_number)  # fmt: skip
+            await self.finish(DONE, detail=detail)
+            return
         if job.cancel_reason:
             await self._cancel(job.cancel_reason)
             return
@@ -248,6 +254,9 @@ class JobRun:
         if outcome is not None:
             report, shadows = outcome
             await self._deliver(check_run_id, report, shadows)
+            url = check_run_url(self.s.settings.github_url, job.repository, check_run_id)
+            mode = policy.report.comment
+            await post_summary(self.client, job.repository, job.pr_number, report, mode=mode, url=url)
             await self._compete(pr, policy, check_run_id)
 
     async def _suites(self) -> Suites:

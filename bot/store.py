@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from bot.candidates import Candidates
 from bot.deliveries import Deliveries, Recorded
 from bot.leases import JobView, Leases
-from bot.tables import JudgeRecord, Run, VerdictCache
+from bot.tables import Job, JudgeRecord, Run, VerdictCache
 from checks.quality.calibration import JudgeRecord as CalibrationRecord
 from checks.report import CriterionResult, Report
 
@@ -118,6 +118,18 @@ class Store(Deliveries, Leases, Candidates):
     def run_report(self, job_id: int) -> dict[str, Any] | None:
         with self._tx() as s:
             return s.scalar(select(Run.report).where(Run.job_id == job_id))
+
+    def latest_run(self, repository: str, pr_number: int) -> tuple[dict[str, Any], int | None] | None:
+        """Return the newest stored report of a PR and its job's check run id (``/patchgate explain``)."""
+        with self._tx() as s:
+            row = s.execute(
+                select(Run.report, Job.check_run_id)
+                .join(Job, Job.id == Run.job_id)
+                .where(Run.repository == repository, Run.pr_number == pr_number)
+                .order_by(Run.id.desc())
+                .limit(1)
+            ).first()
+            return (row[0], row[1]) if row is not None else None
 
     def run_count(self) -> int:
         with self._tx() as s:

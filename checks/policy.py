@@ -163,6 +163,14 @@ class Ranking(_Model):
         return templates
 
 
+class ReportOptions(_Model):
+    """Where the report goes besides the check run."""
+
+    # One sticky PR comment (edited in place on each run) with the conclusion and the layer table:
+    # off, on-failure (created when a run does not succeed, then kept up to date) or always.
+    comment: Literal["off", "on-failure", "always"] = "off"
+
+
 class Policy(_Model):
     """The whole repository policy; a missing file means these defaults."""
 
@@ -178,6 +186,7 @@ class Policy(_Model):
     strength: Strength = Field(default_factory=Strength)
     quality: Quality = Field(default_factory=Quality)
     ranking: Ranking = Field(default_factory=Ranking)
+    report: ReportOptions = Field(default_factory=ReportOptions)
 
 
 class PolicyError(Exception):

@@ -63,7 +63,8 @@ def _table(header: list[str], rows: list[list[str]], total: int, max_rows: int =
     return lines
 
 
-def _layer_table(report: Report) -> str:
+def layer_table(report: Report) -> str:
+    """Return the three layers as a markdown table: result and headline numbers of each."""
     rows = [
         ("shape", report.shape.status, shape_numbers(report.shape)),
         ("behaviour", report.behaviour.status, behaviour_numbers(report.behaviour)),
@@ -204,7 +205,7 @@ def render_title(report: Report) -> str:
 
 def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[str, str]:
     """Return (title, summary); the summary is cut at a section boundary to fit ``limit`` bytes."""
-    head = [f"### {escape(headline(report), 1000)}", "", _layer_table(report)]
+    head = [f"### {escape(headline(report), 1000)}", "", layer_table(report)]
     if report.reasons and report.conclusion != "success":
         head += ["", *[f"- {escape(r, 1000)}" for r in report.reasons]]
     summary = "\n".join(head)

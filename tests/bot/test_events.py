@@ -182,3 +182,81 @@ def test_classify(case: tuple[Policy, str, list[str], str, bool, str]) -> None:
 def test_run_key() -> None:
     assert run_key("o/r", 5, "abc") == "o/r#5@abc"
     assert run_key("o/r", 5, "abc", "d1") == "o/r#5@abc~d1"
+
+
+def comment_payload(body: str, association: str = "MEMBER", *, on_pull: bool = True) -> dict[str, object]:
+    """GitHub's issue_comment.created example, made a PR comment (its example is on an issue)."""
+    data = copy.deepcopy(fixture("issue_comment.created"))
+    data["installation"] = {"id": 77, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNzc="}
+    data["comment"]["body"] = body
+    data["comment"]["author_association"] = association
+    if on_pull:
+        api = "https://api.github.com/repos/Codertocat/Hello-World/pulls/1"
+        data["issue"]["pull_request"] = {
+            "url": api, "html_url": "https://github.com/Codertocat/Hello-World/pull/1",
+            "diff_url": "https://github.com/Codertocat/Hello-World/pull/1.diff",
+            "patch_url": "https://github.com/Codertocat/Hello-World/pull/1.patch", "merged_at": None,
+        }  # fmt: skip
+    return data
+
+
+def test_issue_comment_created_is_routed_and_githubs_example_parses() -> None:
+    assert routed("issue_comment", "created") and not routed("issue_comment", "edited")
+    example = parse("issue_comment", fixture("issue_comment.created"))
+    assert isinstance(example, events.IssueCommentPayload)
+    assert (example.issue.number, example.comment.author_association) == (1, "OWNER")
+    # The example comment is on an issue and names no installation: nothing to do.
+    assert route("issue_comment", example) == [Ignore("the delivery names no installation")]
+
+
+@pytest.mark.parametrize(
+    ("body", "command"),
+    [
+        ("/patchgate rerun", "rerun"),
+        ("  /patchgate judge  \nplease", "judge"),
+        ("/patchgate explain\r\n", "explain"),
+        ("/patchgate", None),
+        ("/patchgate deploy", None),
+        ("/patchgate rerun now", None),
+        ("please /patchgate rerun", None),
+        ("LGTM", None),
+    ],
+)
+def test_command_of(body: str, command: str | None) -> None:
+    assert events.command_of(body) == command
+
+
+@pytest.mark.parametrize("association", ["OWNER", "MEMBER", "COLLABORATOR"])
+def test_comment_commands_of_trusted_authors_become_jobs(association: str) -> None:
+    for command, judge in (("rerun", False), ("judge", True), ("explain", False)):
+        data = comment_payload(f"/patchgate {command}", association)
+        [req] = route("issue_comment", parse("issue_comment", data))
+        assert req == GateRequest(
+            77, "Codertocat/Hello-World", "", f"issue_comment.{command}", 1, rerun=True, judge_anyway=judge
+        )
+
+
+@pytest.mark.parametrize("association", ["CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "FIRST_TIMER", "NONE"])
+def test_comment_commands_of_others_are_ignored_and_logged(
+    association: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = comment_payload("/patchgate rerun", association)
+    with caplog.at_level("INFO", logger="bot.events"):
+        [ignored] = route("issue_comment", parse("issue_comment", data))
+    assert isinstance(ignored, Ignore)
+    assert ignored.reason == (
+        f"/patchgate rerun by Codertocat ({association}): "
+        "only owners, members and collaborators may give commands"
+    )
+    logged = f"ignored /patchgate rerun on Codertocat/Hello-World#1 by Codertocat ({association})"
+    assert logged in caplog.text
+
+
+def test_comments_that_are_not_commands_or_not_on_a_pull_are_ignored() -> None:
+    assert route("issue_comment", parse("issue_comment", comment_payload("LGTM"))) == [
+        Ignore("the comment gives no /patchgate command")
+    ]
+    on_issue = comment_payload("/patchgate rerun", on_pull=False)
+    assert route("issue_comment", parse("issue_comment", on_issue)) == [
+        Ignore("/patchgate rerun on an issue, not a pull request")
+    ]

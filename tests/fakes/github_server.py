@@ -10,6 +10,7 @@ It speaks the few endpoints patchgate uses, the way GitHub does:
   ``set_issue``; 403 when the installation lacks the ``issues`` permission);
   a commit by ref (``GET /repos/{repo}/commits/{ref}``, the sha only), and the
   installation covering a repository (App JWT; 404 unless set in ``installations``);
+  a PR's comments (list, create, edit; 403 without issues or pull_requests write);
 - check runs: every create/update body is validated against githubkit's
   request models (and GitHub's size limits) and recorded; annotations
   accumulate across updates as on GitHub;
@@ -86,13 +87,15 @@ class FakeGitHub:
     issues: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     # Repositories whose installation the App may look up (GET /repos/{repo}/installation).
     installations: dict[str, int] = field(default_factory=dict)
+    # PR comments by id: repository, number, body (issues/{n}/comments).
+    comments: dict[int, dict[str, Any]] = field(default_factory=dict)
     # What installation tokens may do (the App's granted permissions).
     permissions: dict[str, str] = field(
         default_factory=lambda: {
             "checks": "write",
             "contents": "read",
             "issues": "read",
-            "pull_requests": "read",
+            "pull_requests": "write",
             "metadata": "read",
         }
     )
@@ -165,6 +168,12 @@ class FakeGitHub:
                 for c in self.calls
                 if (method is None or c.method == method) and re.search(path_regex, c.path)
             ]
+
+    def comments_on(self, repository: str, number: int) -> list[dict[str, Any]]:
+        """The comments of a PR, oldest first (a copy)."""
+        with self.lock:
+            return [dict(c) for _, c in sorted(self.comments.items())
+                    if (c["repository"], c["number"]) == (repository, number)]  # fmt: skip
 
     def check_run_calls(self, repository: str) -> list[Call]:
         """Every create/update of a check run in ``repository``, in order (failed ones too)."""
@@ -279,6 +288,10 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(403, {"message": "Resource not accessible by integration"})
             issue = self.fake.issues.get((repo, int(p.group(1))))
             return self._send(200, issue) if issue is not None else self._send(404, {"message": "Not Found"})
+        if p := re.fullmatch(r"/issues/(\d+)/comments", rest):
+            return self._issue_comments(method, repo, int(p.group(1)), query, body)
+        if method == "PATCH" and (p := re.fullmatch(r"/issues/comments/(\d+)", rest)):
+            return self._edit_comment(repo, int(p.group(1)), body)
         if method == "GET" and (p := re.fullmatch(r"/contents/(.+)", rest)):
             return self._contents(repo, p.group(1), query.get("ref", ["HEAD"])[0])
         if method == "GET" and (p := re.fullmatch(r"/tarball/(.+)", rest)):
@@ -335,6 +348,62 @@ class _Handler(BaseHTTPRequestHandler):
                 "repository_selection": "all",
             },
         )
+
+    def _may_comment(self) -> bool:
+        # Either permission lets an App write a PR's comments:
+        # https://docs.github.com/en/rest/issues/comments#create-an-issue-comment
+        perms = self.fake.permissions
+        return "write" in (perms.get("issues"), perms.get("pull_requests"))
+
+    def _comment_json(self, comment_id: int, c: dict[str, Any]) -> dict[str, Any]:
+        api = f"{self.fake.url}/repos/{c['repository']}/issues/comments/{comment_id}"
+        return {
+            "id": comment_id, "node_id": f"IC_{comment_id}", "url": api, "body": c["body"],
+            "html_url": f"https://github.com/{c['repository']}/pull/{c['number']}#issuecomment-{comment_id}",
+            "issue_url": f"{self.fake.url}/repos/{c['repository']}/issues/{c['number']}",
+            "user": {"login": "patchgate[bot]", "id": 1, "type": "Bot"}, "author_association": "NONE",
+            "created_at": c["created_at"], "updated_at": c["updated_at"],
+        }  # fmt: skip
+
+    def _issue_comments(
+        self, method: str, repo: str, number: int, query: dict[str, list[str]], body: Any
+    ) -> int:
+        """List (paginated, oldest first) or create the comments of issue/PR ``number``."""
+        if method == "GET":
+            per_page = min(int(query.get("per_page", ["30"])[0]), 100)
+            page = int(query.get("page", ["1"])[0])
+            with self.fake.lock:
+                mine = [(i, c) for i, c in sorted(self.fake.comments.items())
+                        if (c["repository"], c["number"]) == (repo, number)]  # fmt: skip
+                shown = mine[(page - 1) * per_page : page * per_page]
+                return self._send(200, [self._comment_json(i, c) for i, c in shown])
+        if method != "POST":
+            return self._send(404, {"message": "Not Found"})
+        if not self._may_comment():
+            return self._send(403, {"message": "Resource not accessible by integration"})
+        if not isinstance(body, dict) or not isinstance(body.get("body"), str):
+            return self._send(422, {"message": "Invalid request: body is required"})
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        with self.fake.lock:
+            comment_id = 1000 + len(self.fake.comments)
+            self.fake.comments[comment_id] = {
+                "repository": repo, "number": number, "body": body["body"],
+                "created_at": now, "updated_at": now, "edits": 0,
+            }  # fmt: skip
+            return self._send(201, self._comment_json(comment_id, self.fake.comments[comment_id]))
+
+    def _edit_comment(self, repo: str, comment_id: int, body: Any) -> int:
+        if not self._may_comment():
+            return self._send(403, {"message": "Resource not accessible by integration"})
+        with self.fake.lock:
+            c = self.fake.comments.get(comment_id)
+            if c is None or c["repository"] != repo:
+                return self._send(404, {"message": "Not Found"})
+            if not isinstance(body, dict) or not isinstance(body.get("body"), str):
+                return self._send(422, {"message": "Invalid request: body is required"})
+            c["body"], c["edits"] = body["body"], c["edits"] + 1
+            c["updated_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            return self._send(200, self._comment_json(comment_id, c))
 
     def _app_jwt(self) -> bool:
         auth = self.headers.get("Authorization", "")

@@ -25,10 +25,11 @@ def test_the_manifest_asks_for_exactly_what_patchgate_needs() -> None:
         "contents": "read",
         # The linked issue's text, which the judge reads as the task (docs/service.md).
         "issues": "read",
-        "pull_requests": "read",
+        # The sticky summary comment and the replies to comment commands (docs/service.md).
+        "pull_requests": "write",
         "metadata": "read",
     }
-    assert sorted(manifest["default_events"]) == ["check_run", "check_suite", "pull_request"]
+    assert sorted(manifest["default_events"]) == ["check_run", "check_suite", "issue_comment", "pull_request"]
     assert manifest["hook_attributes"]["active"] is True
 
 
