@@ -177,10 +177,8 @@ class JobRun:
         if job.trigger in (WITHDRAWN_CLOSED, WITHDRAWN_MERGED):
             await self._withdraw()
             return
-        if job.trigger == EXPLAIN:  # a reply comment, no check run of its own
-            detail = await explain(self.client, self.s.store, self.s.settings.github_url, job.repository,
-                                   job.pr_number)  # fmt: skip
-            await self.finish(DONE, detail=detail)
+        if job.trigger == EXPLAIN:
+            await self._explain()
             return
         if job.cancel_reason:
             await self._cancel(job.cancel_reason)
@@ -291,6 +289,20 @@ class JobRun:
         except Exception as exc:  # advisory: a closed PR must never get a neutral check run for this
             log.exception("job %s: ranking after #%s %s failed", job.id, job.pr_number, state)
             detail = f"ranking failed: {type(exc).__name__}: {exc}"
+        await self.finish(DONE, detail=detail)
+
+    async def _explain(self) -> None:
+        """Reply to /patchgate explain, and never with a check run.
+
+        Not even a neutral one on a failure: a later run of the same name would
+        stand in for the real verdict on a required check.
+        """
+        job, s = self.job, self.s
+        try:
+            detail = await explain(self.client, s.store, s.settings.github_url, job.repository, job.pr_number)
+        except (GitHubError, InstallationGone) as exc:
+            log.warning("job %s: the explain reply failed: %s", job.id, exc)
+            detail = f"the explain reply failed: {exc}"
         await self.finish(DONE, detail=detail)
 
     async def _judge_inputs(self, pr: PullRequest) -> tuple[Task, tuple[str, ...]]:

@@ -138,3 +138,18 @@ def test_commands_from_others_and_on_ungated_prs_do_nothing(
     delivery = comment_on(pull, "/patchgate explain", "OWNER")
     assert server.post("issue_comment", delivery, delivery="dup-1").status_code == 202
     assert server.post("issue_comment", delivery, delivery="dup-1").json()["status"] == "duplicate"
+
+
+def test_an_explain_reply_github_refuses_adds_no_check_run(
+    server: Server, github: FakeGitHub, tmp_path: Path, read_only: None
+) -> None:
+    pull = make_pull(github, tmp_path, "explainfail", scenario={"findings": 1})
+    server.post("pull_request", pull.payload("opened"))
+    wait_for(pull.completed, 60, "the run")
+    server.post("issue_comment", comment_on(pull, "/patchgate explain"))
+    [job] = wait_for(
+        lambda: [j for j in jobs(server, "octo/explainfail") if j["trigger"] == "issue_comment.explain"
+                 and j["state"] == "done"], 60, "the explain job")  # fmt: skip
+    assert "the explain reply failed" in job["detail"] and job["check_run_id"] is None
+    # Only the gate's own run: a neutral one would stand in for the failure on a required check.
+    assert [r["conclusion"] for r in pull.runs()] == ["failure"]
