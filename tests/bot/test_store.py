@@ -188,6 +188,21 @@ def test_runs_are_stored_and_replaced_on_a_second_attempt(store: Store) -> None:
     assert store.run_count() == 1
 
 
+def test_a_comment_command_takes_the_prs_latest_head_and_explain_its_latest_run(store: Store) -> None:
+    command = GateRequest(11, "octo/repo", "", "issue_comment.rerun", 7, rerun=True)
+    assert store.record_delivery("c0", "issue_comment", "created", [command]).job_ids == ()
+    assert store.latest_run("octo/repo", 7) is None
+    [first] = store.record_delivery("d1", "pull_request", "opened", [opened(SHA1)]).job_ids
+    [second] = store.record_delivery("d2", "pull_request", "synchronize", [opened(SHA2)]).job_ids
+    [rerun] = store.record_delivery("c1", "issue_comment", "created", [command]).job_ids
+    assert [j.head_sha for j in store.jobs() if j.id == rerun] == [SHA2]
+    store.save_run(RunRecord(first, "octo/repo", 7, SHA1, "0" * 40, "failure", {"conclusion": "failure"}))
+    store.save_run(RunRecord(second, "octo/repo", 7, SHA2, "0" * 40, "success", {"conclusion": "success"}))
+    store.set_check_run(second, 99)
+    assert store.latest_run("octo/repo", 7) == ({"conclusion": "success"}, 99)
+    assert store.latest_run("octo/repo", 8) is None
+
+
 def test_judge_records_and_verdict_cache(store: Store) -> None:
     [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
     store.add_judge_record(job, "octo/repo", SHA1, JudgeRow("m", "default", False, True, shadow=True))
