@@ -70,3 +70,19 @@ def test_a_suites_repository_the_app_cannot_read_is_neutral(
     assert run["conclusion"] == "neutral", summary
     assert "suites repository org/suites-hidden: the App is not installed on it (404)" in summary
     assert github.calls_to("GET", "^/repos/org/suites-hidden/tarball/") == []
+
+
+def test_a_ref_the_suites_repository_lacks_is_neutral(
+    make_server: Callable[..., Server], github: FakeGitHub, tmp_path: Path
+) -> None:
+    _suites_repo(github, tmp_path, "suites-ref", "octo/sgr")
+    github.installations["org/suites-ref"] = SUITES_INSTALLATION
+    server = make_server(PATCHGATE_TEST_STORE="github:org/suites-ref@v9")
+    server.gate = "tests.bot.gates:suites_gate"
+    server.start()
+    pull = make_pull(github, tmp_path, "sgr")
+    server.post("pull_request", pull.payload("opened"))
+    run = wait_for(pull.completed, 60, "the check run")
+    summary = run["output"]["summary"]
+    assert run["conclusion"] == "neutral", summary
+    assert "suites repository org/suites-ref: resolve v9 in org/suites-ref: GitHub answered 422" in summary
