@@ -58,7 +58,8 @@ def test_the_judge_reads_the_linked_issue_and_the_note_sees_the_co_author(
     assert saw["provenance"][0] == "patchbot[bot]"
     assert "Claude <noreply@anthropic.com>" in saw["provenance"]
     # Only this repository's issue was read; other/repo#5 is not the App's to read.
-    reads = github.calls_to("GET", r"/issues/")
+    # (The fake GitHub is shared: other tests' repositories are not this test's business.)
+    reads = github.calls_to("GET", r"^/repos/(octo/linked|other/repo)/issues/")
     assert [c.path for c in reads] == ["/repos/octo/linked/issues/12"]
     assert github.calls_to("GET", r"^/repos/octo/linked/pulls/1/commits$")
     # The shadow verdict's tokens and cost are stored with it.
