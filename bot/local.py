@@ -7,7 +7,7 @@ from pathlib import Path
 
 from checks.gate import Runner
 from checks.inputs import JudgeSettings, PipelineInputs, Suites, Task
-from checks.pipeline import error_report, run_pipeline
+from checks.pipeline import Progress, error_report, run_pipeline
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
 from checks.refusal import refused_report
 from checks.report import Report
@@ -70,7 +70,9 @@ def judge_from_env() -> JudgeSettings | None:
     return Settings().judge()
 
 
-def gate_local(run: LocalRun, runner: Runner, *, image: str | None = None) -> Report:
+def gate_local(
+    run: LocalRun, runner: Runner, *, image: str | None = None, on_progress: Progress | None = None
+) -> Report:
     """Export base...head, read the base policy, and run the whole pipeline.
 
     A tree beyond bounds is a report too (see checks.refusal); the exported
@@ -99,11 +101,11 @@ def gate_local(run: LocalRun, runner: Runner, *, image: str | None = None) -> Re
             provenance=tuple(provenance),
         )
         if run.database is None or run.judge is None:
-            return run_pipeline(inputs, image=image)
-        return _with_store(inputs, run.database, image)
+            return run_pipeline(inputs, image=image, on_progress=on_progress)
+        return _with_store(inputs, run.database, image, on_progress)
 
 
-def _with_store(inputs: PipelineInputs, url: str, image: str | None) -> Report:
+def _with_store(inputs: PipelineInputs, url: str, image: str | None, on_progress: Progress | None) -> Report:
     """Run the pipeline with a store's verdict cache and calibration records, as the service does."""
     from bot.judging import stored_records
     from bot.localruns import ensure_sqlite_dir
@@ -114,6 +116,6 @@ def _with_store(inputs: PipelineInputs, url: str, image: str | None) -> Report:
     try:
         store.migrate()
         inputs = replace(inputs, verdict_cache=StoreVerdictCache(store), judge_records=stored_records(store))
-        return run_pipeline(inputs, image=image)
+        return run_pipeline(inputs, image=image, on_progress=on_progress)
     finally:
         store.close()

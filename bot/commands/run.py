@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from checks.inputs import Suites, Task
@@ -40,6 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     extra.add_argument("--markdown", type=Path, metavar="FILE", help="also write the check-run summary here")
     extra.add_argument("--sarif", type=Path, metavar="FILE", help="also write the findings in SARIF here")
     extra.add_argument("--json", type=Path, metavar="FILE", help="also write the JSON report here")
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="say on stderr as each layer finishes (default: when stderr is a terminal)",
+    )
     extra.add_argument(
         "--workflow-commands",
         action="store_true",
@@ -139,6 +146,28 @@ def task_arg(args: argparse.Namespace) -> Task:
     )
 
 
+def progress_printer(wanted: bool | None) -> Callable[[str, Report], None] | None:
+    """Return a callback saying on stderr which layer finished, or None when nobody is watching."""
+    if not (wanted if wanted is not None else sys.stderr.isatty()):
+        return None
+    import time
+
+    from checks.render.numbers import behaviour_numbers, shape_numbers
+
+    start = time.monotonic()
+
+    def say(stage: str, report: Report) -> None:
+        if stage == "shape":
+            detail = f"{report.shape.status} · {shape_numbers(report.shape)}"
+        elif stage == "behaviour":
+            detail = f"{report.behaviour.status} · {behaviour_numbers(report.behaviour)}"
+        else:
+            detail = "done"
+        print(f"patchgate: {stage} {detail} ({time.monotonic() - start:.0f}s)", file=sys.stderr, flush=True)
+
+    return say
+
+
 def command(args: argparse.Namespace) -> int:
     from bot.local import LocalRun, gate_local, judge_from_env
     from bot.stdout import to_stderr
@@ -162,7 +191,7 @@ def command(args: argparse.Namespace) -> int:
     try:
         # Only the report reaches stdout, whatever the judge's library prints on a failure.
         with to_stderr():
-            report = gate_local(run, DockerSandbox())
+            report = gate_local(run, DockerSandbox(), on_progress=progress_printer(args.progress))
     except WorkspaceError as exc:
         print(f"patchgate run: {exc}", file=sys.stderr)
         return 2

@@ -274,3 +274,18 @@ def test_sigterm_removes_the_runs_containers(calc_repo: GitRepo, tmp_path: Path)
         for leftover in client.containers.list(all=True, filters=mine):
             leftover.remove(force=True)
         client.close()
+
+
+@pytest.mark.docker
+def test_progress_goes_to_stderr_when_asked_and_never_to_stdout(calc_repo: GitRepo, suite: Path) -> None:
+    argv = ("run", "--repo", calc_repo.path, "--base", "main", "--head", "agent/sub", "--hidden", suite,
+            "--format", "json")  # fmt: skip
+    shown = patchgate(*argv, "--progress")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["conclusion"] == "success"
+    said = [line for line in shown.stderr.splitlines() if line.startswith("patchgate: ")]
+    assert [line.split()[1] for line in said] == ["shape", "behaviour", "done"], said
+    assert said[1].startswith("patchgate: behaviour passed · hidden 2/2")
+    # Not a terminal and not asked: nothing.
+    quiet = patchgate(*argv)
+    assert not [line for line in quiet.stderr.splitlines() if line.startswith("patchgate: ")]
