@@ -1,6 +1,6 @@
 """Judge calibration: how often the judge agrees with execution, from plain shadow records.
 
-Rates carry Wilson intervals (statsmodels); Cohen's kappa (scikit-learn)
+Rates carry Wilson intervals (scipy); Cohen's kappa (computed from the 2x2 counts)
 carries a percentile bootstrap interval (scipy), seeded so a table is
 reproducible. A model is *calibrated* once it has at least ``min_n`` records
 of PRs whose tests failed: the false-acceptance rate is the number that
@@ -10,6 +10,7 @@ exists to catch.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,27 +83,24 @@ def rate(count: int, n: int) -> Rate:
     """Return ``count``/``n`` with its Wilson score interval."""
     if n == 0:
         return Rate(count, n)
-    from statsmodels.stats.proportion import proportion_confint  # heavy: only when asked
+    from scipy.stats import binomtest  # heavy: only when asked
 
-    low, high = proportion_confint(count, n, alpha=1 - CONFIDENCE, method="wilson")
-    return Rate(count, n, float(low), float(high))
+    interval = binomtest(count, n).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
+    return Rate(count, n, float(interval.low), float(interval.high))
 
 
 @lru_cache(maxsize=65536)
 def _kappa_of_counts(counts: tuple[int, int, int, int]) -> float:
     """Cohen's kappa of a 2x2 table (exec, judge) = (0,0), (0,1), (1,0), (1,1); NaN when undefined."""
-    from sklearn.exceptions import UndefinedMetricWarning
-    from sklearn.metrics import cohen_kappa_score
-
-    with warnings.catch_warnings():
-        # Both raters constant and equal: kappa is undefined; NaN says so.
-        warnings.simplefilter("ignore", UndefinedMetricWarning)
-        return float(
-            cohen_kappa_score(
-                [0, 0, 1, 1], [0, 1, 0, 1],
-                labels=[0, 1], sample_weight=list(counts), replace_undefined_by=np.nan,
-            )
-        )
+    c00, c01, c10, c11 = counts
+    n = c00 + c01 + c10 + c11
+    if n == 0:
+        return math.nan
+    agreed = (c00 + c11) / n
+    # What two raters with these marginals would agree on by chance.
+    chance = ((c00 + c01) * (c00 + c10) + (c10 + c11) * (c01 + c11)) / n**2
+    # Both raters constant and equal: kappa is undefined; NaN says so.
+    return math.nan if chance == 1 else (agreed - chance) / (1 - chance)
 
 
 def _kappa(execution: np.ndarray, judge: np.ndarray) -> float:
