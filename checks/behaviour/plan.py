@@ -212,7 +212,8 @@ def plan_one(
     limits = Limits(timeout_s=timeout_s or policy.timeout_s, memory_mb=policy.memory_mb)
     messages = staging.messages and tree == "head"
     if part == "pytest" and staging.suite.in_process:
-        return _in_process(label, tree, root, staging, nonce=nonce, limits=limits, messages=messages)
+        return _in_process(label, tree, root, staging, nonce=nonce, limits=limits, messages=messages,
+                           overlay=overlay)  # fmt: skip
     private = write_private(
         staging.work / f"private-{secrets.token_hex(8)}", staging.suite, part, nonce=nonce,
         messages=messages, modules=list(staging.modules), policy=policy,
@@ -244,7 +245,7 @@ def plan_one(
 
 
 def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: str, limits: Limits,
-                messages: bool) -> RunPlan:  # fmt: skip
+                messages: bool, overlay: tuple[Mount, ...] = ()) -> RunPlan:  # fmt: skip
     """Plan a run of an in-process suite: pytest and the change's code share a process (forgeable)."""
     # A random name: nothing in the tree can have planted a file there in advance.
     report = f"/tmp/pg-{secrets.token_hex(12)}.jsonl"  # noqa: S108 - a path inside the container
@@ -262,7 +263,7 @@ def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: 
     spec = RunSpec(
         image=staging.image,
         argv=argv,
-        copy_in=(Mount(root, CONTAINER_REPO),),
+        copy_in=(Mount(root, CONTAINER_REPO), *overlay),
         mounts=(Mount(staging.harness, CONTAINER_HARNESS), Mount(staging.staged, CONTAINER_SUITE)),
         workdir=CONTAINER_REPO,
         env=env,

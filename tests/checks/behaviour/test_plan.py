@@ -103,3 +103,21 @@ def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path)
                 for option in ("--rootdir /grader/suite", "--confcutdir /grader/suite", "-p no:cacheprovider", "-p pytest_timeout"):
                     assert option in argv
                 assert "pythonpath" not in argv
+
+
+def test_a_mutant_overlay_reaches_both_kinds_of_run(tmp_path: Path) -> None:
+    from checks.behaviour.plan import plan_one
+    from sandbox.spec import Mount
+
+    root = suite_dir(tmp_path)
+    overlay = (Mount(tmp_path / "module.py", f"{CONTAINER_REPO}/calc/__init__.py"),)
+    for in_process in (False, True):
+        if in_process:
+            (root / "patchgate-suite.yml").write_text("isolation: in-process\n")
+        suite = load_suite(root, "hidden")
+        assert suite.in_process is in_process
+        staging = Staging(suite=suite, image="img", harness=tmp_path, staged=tmp_path, work=tmp_path,
+                          policy=Behaviour(), messages=False)  # fmt: skip
+        plan = plan_one(staging, "pytest", "mutant 1", "head", tmp_path, overlay=overlay, timeout_s=30)
+        assert plan.spec.copy_in == (Mount(tmp_path, CONTAINER_REPO), *overlay)
+        assert plan.spec.limits.timeout_s == 30
