@@ -17,7 +17,6 @@ import builtins
 import contextlib
 import copy
 import importlib
-import io
 import json
 import operator
 import os
@@ -32,14 +31,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import codec, reaping, signatures
+from . import ambient, codec, reaping, signatures
 from .handed import caps
 from .lines import Lines
 from .peer import Peer, PeerGone
 from .standins import GraderObject, Standins
 
 CONNECT_S = 60.0
-CAPTURE_CHARS = 1_000_000
 MAX_RESULT_BYTES = 256 * 1024
 _WATCHDOG_GRACE_S = 5.0
 _HEADER = struct.Struct(">Q")
@@ -87,28 +85,40 @@ class Objects:
     def __init__(self) -> None:
         self.by_id: dict[int, object] = {}
         self._numbers: dict[int, int] = {}
+        self._sent: dict[int, int] = {}
         self._next = 0
         self._lock = threading.Lock()
 
     def number(self, obj: object) -> int:
+        """Number ``obj`` for a handle the grader is sent (each send is counted, see ``release``)."""
         with self._lock:
             found = self._numbers.get(id(obj))
-            if found is not None:
-                return found
-            self._next += 1
-            self.by_id[self._next] = obj
-            self._numbers[id(obj)] = self._next
-            return self._next
+            if found is None:
+                self._next += 1
+                found = self._next
+                self.by_id[found] = obj
+                self._numbers[id(obj)] = found
+            self._sent[found] = self._sent.get(found, 0) + 1
+            return found
 
     def get(self, number: object) -> object:
         if not isinstance(number, int) or number not in self.by_id:
             raise LookupError(f"no object number {number!r}")
         return self.by_id[number]
 
-    def release(self, numbers: object) -> None:
+    def release(self, released: object) -> None:
+        """Drop what the grader no longer holds: [number, times its handle was received] each."""
         with self._lock:
-            for number in numbers if isinstance(numbers, list) else []:
-                obj = self.by_id.pop(number, None) if isinstance(number, int) else None
+            for entry in released if isinstance(released, list) else []:
+                if not (isinstance(entry, list) and len(entry) == 2 and all(type(x) is int for x in entry)):
+                    continue
+                number, seen = entry
+                left = self._sent.get(number, 0) - seen
+                if left > 0:
+                    self._sent[number] = left  # sent again since: a newer handle holds it
+                    continue
+                self._sent.pop(number, None)
+                obj = self.by_id.pop(number, None)
                 if obj is not None:
                     self._numbers.pop(id(obj), None)
 
@@ -123,6 +133,8 @@ class Agent:
         self.standins = Standins(self)
         self._local = threading.local()
         self.mirrors: dict[int, type[BaseException]] = {}
+        self.grader_classes: dict[int, type[BaseException]] = {}
+        self.grader_class_ids: dict[type, int] = {}
         self._busy_since: float | None = None
         self._deadline = 0.0
 
@@ -134,10 +146,12 @@ class Agent:
         if isinstance(value, BaseException):
             # Handed to a test's callback (toolz.excepts' handler): the grader's own exception when it
             # came from there, else one built as if raised.
-            gref = getattr(value, "_patchgate_gref", None) if type(value).__module__ == "builtins" else None
+            gref = getattr(value, "_patchgate_gref", None) if self._graders(value) else None
             if isinstance(gref, int):
                 return {codec.TYPE: "obj", "side": "g", "id": gref}
             return {codec.TYPE: "sexc", **self.raised(value)}
+        if isinstance(value, type) and value in self.grader_class_ids:
+            return {codec.TYPE: "obj", "side": "g", "id": self.grader_class_ids[value]}
         tag: dict[str, Any] = {codec.TYPE: "obj", "side": "s", "id": self.objects.number(value)}
         if type(value) is type(sys):
             tag["kind"] = "module"
@@ -146,6 +160,10 @@ class Agent:
         else:
             tag["caps"] = caps(value)  # what its type offers: the grader's handle offers the same
         return tag
+
+    def _graders(self, exc: BaseException) -> bool:
+        """Whether ``exc`` may stand for one the grader raised (a built-in, or a test class's stand-in)."""
+        return type(exc).__module__ == "builtins" or type(exc) in self.grader_class_ids
 
     def _exception_class(self, cls: type[BaseException]) -> dict[str, Any]:
         bases = [b for b in cls.__bases__ if issubclass(b, BaseException)]
@@ -174,6 +192,8 @@ class Agent:
         if tag.get(codec.TYPE) == "obj" and tag.get("side") == "s":
             return self.objects.get(tag.get("id"))
         if tag.get(codec.TYPE) == "obj" and tag.get("side") == "g" and isinstance(tag.get("id"), int):
+            if tag.get("kind") == "exc_class":
+                return self._grader_class(int(tag["id"]), tag)
             return self.standins.get(int(tag["id"]), tag.get("caps"))
         if tag.get(codec.TYPE) == "gexc":
             return self._grader_exception(tag)
@@ -181,22 +201,46 @@ class Agent:
             return codec.from_stdlib(tag)
         raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
 
+    def _grader_class(self, number: int, tag: dict[str, Any]) -> type[BaseException]:
+        """Our class standing for a test's exception class (one per class), a subclass of its bases."""
+        found = self.grader_classes.get(number)
+        if found is None:
+            bases = tuple(b for b in (self.decode(x) for x in tag.get("bases") or [])
+                          if isinstance(b, type) and issubclass(b, BaseException))  # fmt: skip
+            namespace = {"__module__": str(tag.get("module")), "__qualname__": str(tag.get("qualname"))}
+            try:
+                found = type(str(tag.get("name")), bases or (Exception,), namespace)
+            except TypeError:  # bases whose layouts conflict: keep the first
+                found = type(str(tag.get("name")), bases[:1] or (Exception,), namespace)
+            self.grader_classes[number] = found
+            self.grader_class_ids[found] = number
+        return found
+
     def _grader_exception(self, tag: dict[str, Any]) -> BaseException:
-        """Build an exception standing for one the grader raised, catchable by its built-in base."""
-        base = getattr(builtins, str(tag.get("base")), Exception)
-        if not (isinstance(base, type) and issubclass(base, BaseException)):
-            base = Exception
-        text = str(tag.get("text", ""))
+        """Build an exception standing for one the grader raised: of its class's stand-in, or its base."""
         try:
-            exc = base(text)
-        except Exception:
-            exc = Exception(text)
+            cls = self.decode(tag.get("cls")) if "cls" in tag else None
+        except (ValueError, LookupError):
+            cls = None
+        text = str(tag.get("text", ""))
+        exc: BaseException
+        if isinstance(cls, type) and issubclass(cls, BaseException) and cls in self.grader_class_ids:
+            exc = cls.__new__(cls, text)
+            exc.args = (text,)
+        else:
+            base = getattr(builtins, str(tag.get("base")), Exception)
+            if not (isinstance(base, type) and issubclass(base, BaseException)):
+                base = Exception
+            try:
+                exc = base(text)
+            except Exception:
+                exc = Exception(text)
         exc._patchgate_gref = tag.get("gref")  # type: ignore[attr-defined]
         return exc
 
     def raised(self, exc: BaseException) -> dict[str, Any]:
         """Describe an exception for the grader: its class, arguments, text and a handle to it."""
-        gref = getattr(exc, "_patchgate_gref", None) if type(exc).__module__ == "builtins" else None
+        gref = getattr(exc, "_patchgate_gref", None) if self._graders(exc) else None
         try:
             args = self.encode(tuple(BaseException.__dict__["args"].__get__(exc)))
         except Exception:
@@ -220,38 +264,24 @@ class Agent:
         # prints and runs against a deadline (the alarm reaches the main thread alone); a request
         # nested in a callback from one of the change's own threads is served on that thread.
         outer = depth == 1 and threading.current_thread() is threading.main_thread()
-        out, err = io.StringIO(), io.StringIO()
-        saved = sys.stdout, sys.stderr
+        capture = ambient.Capture()
         try:
             if outer:
-                self._sync(request)
+                ambient.apply(request, self.decode)
                 self.objects.release(request.get("release"))
-                sys.stdout, sys.stderr = out, err
                 self._arm(request.get("deadline"))
-            try:
-                answer: dict[str, Any] = {"ok": self._dispatch(request)}
-            except BaseException as exc:  # the change's code may raise anything, SystemExit too
-                answer = {"raise": self.raised(exc)}
+            with capture.during() if outer else contextlib.nullcontext():
+                try:
+                    answer: dict[str, Any] = {"ok": self._dispatch(request)}
+                except BaseException as exc:  # the change's code may raise anything, SystemExit too
+                    answer = {"raise": self.raised(exc)}
         finally:
             if outer:
                 self._disarm()
-                sys.stdout, sys.stderr = saved
             self._local.depth = depth - 1
         if outer:
-            answer["out"] = out.getvalue()[:CAPTURE_CHARS]
-            answer["err"] = err.getvalue()[:CAPTURE_CHARS]
+            answer.update(capture.fields(self.encode))
         return answer
-
-    def _sync(self, request: dict[str, Any]) -> None:
-        """Take the grader's environment and working directory (a test's monkeypatch.setenv/chdir)."""
-        env = request.get("env")
-        if isinstance(env, dict):
-            os.environ.clear()
-            os.environ.update({str(k): str(v) for k, v in env.items()})
-        cwd = request.get("cwd")
-        if isinstance(cwd, str):
-            with contextlib.suppress(OSError):
-                os.chdir(cwd)
 
     def _dispatch(self, request: dict[str, Any]) -> Any:
         op = request.get("op")

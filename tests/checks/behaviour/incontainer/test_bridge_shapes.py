@@ -576,3 +576,102 @@ def test_a_forked_child_of_the_grader_fails_at_once_instead_of_hanging(load: Loa
     assert os.read(read, 100) == b"SubjectGone"
     os.close(read)
     assert lib.calls_nothing() == 1
+
+
+AMBIENT = """
+import random, warnings
+
+class LibraryWarning(UserWarning):
+    pass
+
+def old():
+    warnings.warn("old() is deprecated", DeprecationWarning, stacklevel=2)
+    warnings.warn("and odd", LibraryWarning)
+    return 1
+
+def draws(n):
+    return [random.random() for _ in range(n)]
+"""
+
+
+def test_the_changes_warnings_reach_the_tests_filters(load: Load) -> None:
+    # toolz test_compat_warn: pytest.warns(DeprecationWarning) around the change's call saw nothing.
+    lib = load(AMBIENT)
+    with pytest.warns(DeprecationWarning, match="deprecated"), pytest.warns(lib.LibraryWarning):
+        assert lib.old() == 1
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DeprecationWarning):
+            lib.old()
+
+
+def test_the_tests_random_seed_reaches_the_change_and_nothing_comes_back(load: Load) -> None:
+    # more_itertools SampleTests: seed(0) in the test, then mi.sample() drew from an unseeded generator.
+    import random
+
+    lib = load(AMBIENT)
+    random.seed(1234)
+    first = lib.draws(3)
+    random.seed(1234)
+    assert first == [random.random() for _ in range(3)]  # noqa: S311 - a test's draws
+    # The change's draws never move the test's generator: only the test's own seeds travel.
+    random.seed(99)
+    mine = random.getstate()
+    lib.draws(5)
+    assert random.getstate() == mine
+    assert lib.draws(1) != lib.draws(1)
+
+
+UNTIL = """
+def until(fn, errors):
+    out = []
+    try:
+        while True:
+            out.append(fn())
+    except errors as exc:
+        return out, exc
+"""
+
+
+def test_the_changes_except_catches_a_test_exception_class(load: Load) -> None:
+    # more_itertools.iter_except(fizbuzz, (Fiz, Buzz)): the test's classes were stand-ins the change's
+    # `except` could not use.
+    lib = load(UNTIL)
+
+    class Fiz(Exception):
+        pass
+
+    class Buzz(Fiz):
+        pass
+
+    count = iter(range(10))
+
+    def fizbuzz() -> int:
+        i = next(count)
+        if i == 3:
+            raise Buzz("three")
+        return i
+
+    out, exc = lib.until(fizbuzz, (KeyError, Fiz))
+    assert out == [0, 1, 2]
+    assert type(exc) is Buzz  # the test's own exception, back
+
+
+def test_a_handle_collected_late_releases_only_what_it_saw(load: Load) -> None:
+    # more_itertools TestSubfactorial: "no object number 54032" - a handle in a reference cycle was
+    # finalized after a newer handle for the same object had arrived, and released the object.
+    import gc
+
+    lib = load("class Box:\n    pass\n\nBOX = Box()\n\ndef box():\n    return BOX\n")
+    first = lib.box()
+    bridge = object.__getattribute__(first, "_pg_bridge")
+    number = object.__getattribute__(first, "_pg_id")
+    del bridge.handles[number]  # as when the collector has cleared the weak reference, not yet finalized
+    second = lib.box()
+    assert second is not first
+    del first
+    gc.collect()
+    second.label = "still there"
+    assert second.label == "still there"

@@ -1,0 +1,301 @@
+"""Handles: the grader's stand-ins for the subject's objects and modules; every use is a request.
+
+A handle's class offers what the subject's type offers (``remote_class``):
+a handle to a generator has no ``len()`` and is not callable; a handle to
+a descriptor binds on a test's class. Equality and ordering between a
+handle and a test's own value are never asked of the subject
+(``NotImplemented``): an object of the change's own class that claims to
+equal anything cannot learn or match the test's expected value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import pickle
+import types
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import signatures
+from .handed import ABCS
+
+if TYPE_CHECKING:
+    from .proxy import Bridge
+
+
+class SubjectGone(Exception):
+    """The code under test stopped answering (it exited, crashed or hung)."""
+
+
+class SubjectTimeout(Exception):
+    """A call into the code under test ran past its test's time budget."""
+
+
+def is_handle(value: object) -> bool:
+    """Whether ``value`` is one of our handles (by its exact type: nothing can claim to be one)."""
+    return type(value) in _HANDLE_TYPES or type(value) is RemoteModule
+
+
+def number(value: object) -> int:
+    return int(object.__getattribute__(value, "_pg_id"))
+
+
+def _bridge(value: object) -> Bridge:
+    bridge: Bridge = object.__getattribute__(value, "_pg_bridge")
+    return bridge
+
+
+def _op(name: str) -> Callable[..., Any]:
+    def apply(self: Remote, *args: Any) -> Any:
+        return _bridge(self).request("op", name=name, args=_bridge(self).encode([self, *args]))
+
+    apply.__name__ = f"__{name}__"
+    return apply
+
+
+def _reflected(name: str) -> Callable[..., Any]:
+    def apply(self: Remote, other: Any) -> Any:
+        return _bridge(self).request("op", name=name, args=_bridge(self).encode([other, self]))
+
+    return apply
+
+
+def _compare(name: str) -> Callable[..., Any]:
+    def compare(self: Remote, other: object) -> Any:
+        if not is_handle(other):
+            # Never hand a test's expected value to the subject to agree with.
+            return NotImplemented
+        return _bridge(self).request("op", name=name, args=_bridge(self).encode([self, other]))
+
+    return compare
+
+
+class Remote:
+    """A handle to one object of the subject; every use is a request.
+
+    A handle's class offers what the object's type offers (``remote_class``):
+    a handle to a generator has no ``len()`` and is not callable.
+    """
+
+    __slots__ = ("__weakref__", "_pg_bridge", "_pg_id", "_pg_seen")
+
+    def __init__(self, bridge: Bridge, number: int) -> None:
+        object.__setattr__(self, "_pg_bridge", bridge)
+        object.__setattr__(self, "_pg_id", number)
+        object.__setattr__(self, "_pg_seen", 0)
+
+    def __del__(self) -> None:
+        # How many times this handle was received: the subject drops its object once every time it
+        # sent it is accounted for (a handle collected late, with a newer one alive, releases only its own).
+        with contextlib.suppress(Exception):  # interpreter shutdown
+            _bridge(self).released.append([number(self), object.__getattribute__(self, "_pg_seen")])
+
+    def __getattr__(self, name: str) -> Any:
+        return _bridge(self).request("getattr", obj=number(self), name=name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _bridge(self).request("setattr", obj=number(self), name=name, value=_bridge(self).encode(value))
+
+    def __delattr__(self, name: str) -> None:
+        _bridge(self).request("delattr", obj=number(self), name=name)
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return bool(_reflected("isinstance")(self, instance))
+
+    def __subclasscheck__(self, subclass: Any) -> bool:
+        return bool(_reflected("issubclass")(self, subclass))
+
+    def __hash__(self) -> int:
+        return int(_op("hash")(self))
+
+    def __repr__(self) -> str:
+        return str(_op("repr")(self))
+
+    def __str__(self) -> str:
+        return str(_op("str")(self))
+
+    def __format__(self, spec: str) -> str:
+        return str(_op("format")(self, spec))
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # pickle.dumps(handle) pickles in the subject: our stream holds its bytes and how to load them
+        # there again, never anything the grader would unpickle itself.
+        data = _op("pickle")(self, protocol)
+        if not isinstance(data, bytes):
+            raise TypeError("patchgate: the code under test did not pickle its object")
+        return _unpickle, (data,)
+
+    def __copy__(self) -> Any:
+        return _op("copy")(self)
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return _op("deepcopy")(self)
+
+    __dir__ = _op("dir")
+    __int__ = _op("int")
+    __float__ = _op("float")
+    __complex__ = _op("complex")
+    __round__ = _op("round")
+    __abs__ = _op("abs")
+    __neg__ = _op("neg")
+    __pos__ = _op("pos")
+    __invert__ = _op("invert")
+    __eq__ = _compare("eq")
+    __ne__ = _compare("ne")
+    __lt__ = _compare("lt")
+    __le__ = _compare("le")
+    __gt__ = _compare("gt")
+    __ge__ = _compare("ge")
+
+
+def _call(self: Remote, *args: Any, **kwargs: Any) -> Any:
+    bridge = _bridge(self)
+    encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
+    return bridge.request("call", obj=number(self), **encoded)
+
+
+def _exit(self: Remote, *exc: Any) -> Any:
+    # The traceback and the grader's exception stay here; the subject sees that one was raised.
+    kind, value, _ = exc
+    builtin = kind is None or kind.__module__ == "builtins"
+    return _op("exit")(self, kind if builtin else Exception, value, None)
+
+
+_OFFERED: dict[str, dict[str, Any]] = {
+    "call": {"__call__": _call},
+    "len": {"__len__": lambda self: int(_op("len")(self))},
+    "bool": {"__bool__": lambda self: bool(_op("bool")(self))},
+    "contains": {"__contains__": lambda self, item: bool(_op("contains")(self, item))},
+    "iter": {"__iter__": _op("iter")},
+    "next": {"__next__": _op("next")},
+    "reversed": {"__reversed__": _op("reversed")},
+    "getitem": {"__getitem__": _op("getitem")},
+    "setitem": {"__setitem__": _op("setitem")},
+    "delitem": {"__delitem__": _op("delitem")},
+    "index": {"__index__": _op("index")},
+    "enter": {"__enter__": _op("enter")},
+    "exit": {"__exit__": _exit},
+    # A descriptor of the change's (a function, toolz.curry) binds on a test's class as in one process.
+    "get": {"__get__": lambda self, instance, owner=None: _op("get")(self, instance, owner)},
+}
+_CLASSES: dict[frozenset[str] | None, type[Remote]] = {}
+_HANDLE_TYPES: set[type] = set()
+
+
+def remote_class(caps: object) -> type[Remote]:
+    """The handle class for objects whose type offers ``caps`` (None: unknown, so everything)."""
+    key = frozenset(c for c in caps if isinstance(c, str)) if isinstance(caps, list) else None
+    found = _CLASSES.get(key)
+    if found is None:
+        wanted = set(_OFFERED) if key is None else key
+        # x.__doc__ and x.__module__ are the subject's to say (x.__class__ stays a real class: isinstance
+        # against an ABC reads it).
+        namespace: dict[str, Any] = {
+            "__slots__": (),
+            **{n: _remote_attribute(n) for n in ("__doc__", "__module__")},
+        }
+        for cap in sorted(wanted & set(_OFFERED)):
+            namespace.update(_OFFERED[cap])
+        for cap in sorted(c[1:] for c in wanted if c.startswith("-") and c[1:] in _OFFERED):
+            namespace.update(dict.fromkeys(_OFFERED[cap], None))
+        if "unhashable" in wanted:
+            namespace["__hash__"] = None
+        elif key is not None and "hash" not in key:
+            namespace["__hash__"] = object.__hash__  # identity, as the subject's own type hashes
+        found = _CLASSES[key] = type("Remote", (Remote,), namespace)
+        _HANDLE_TYPES.add(found)
+        for cap in wanted:
+            abc = ABCS.get(cap[4:]) if cap.startswith("abc:") else None
+            if abc is not None:
+                abc.register(found)  # type: ignore[attr-defined]
+    return found
+
+
+_CURRENT: list[Bridge] = []  # the bridge of this process (pickles load through it)
+
+
+def _unpickle(data: bytes) -> Any:
+    """Load, in the subject, an object the subject pickled (see ``Remote.__reduce_ex__``)."""
+    if not _CURRENT:
+        raise pickle.UnpicklingError("patchgate: no subject to load this object in")
+    return _CURRENT[0].request("unpickle", data=_CURRENT[0].encode(data))
+
+
+def _remote_attribute(name: str) -> property:
+    def get(self: Remote) -> Any:
+        return _bridge(self).request("getattr", obj=number(self), name=name)
+
+    return property(get)
+
+
+def _remote_signature(self: Remote) -> inspect.Signature:
+    return signatures.rebuild(_op("signature")(self))
+
+
+Remote.__signature__ = property(_remote_signature)  # type: ignore[attr-defined]
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift",
+              "and", "or", "xor", "divmod"):  # fmt: skip
+    setattr(Remote, f"__{_name}__", _op(_name))
+    setattr(Remote, f"__r{_name}__", _reflected(_name))
+
+
+class RemoteModule(types.ModuleType):
+    """A module of the repository as the grader sees it: its attributes live in the subject."""
+
+    def __init__(self, name: str, handle: Remote, names: list[str]) -> None:
+        super().__init__(name)
+        object.__setattr__(self, "_pg_handle", handle)
+        object.__setattr__(self, "_pg_id", number(handle))
+        object.__setattr__(self, "_pg_bridge", _bridge(handle))
+        object.__setattr__(self, "__all__", names)
+
+    def __getattr__(self, name: str) -> Any:
+        handle = object.__getattribute__(self, "_pg_handle")
+        if not (name.startswith("__") and name.endswith("__")):
+            return getattr(handle, name)
+        if name in _MODULE_OWN:
+            raise AttributeError(name)
+        # Other dunders (__version__, __file__) are the module's; the import machinery and inspect
+        # probe them with hasattr, so a subject that is gone means "no such attribute".
+        try:
+            return getattr(handle, name)
+        except (SubjectGone, SubjectTimeout):
+            raise AttributeError(name) from None
+
+    @property
+    def __dict__(self) -> Mapping[str, Any]:  # type: ignore[override]
+        # The module's namespace is the subject's: monkeypatch and mock.patch read it to restore.
+        return _Namespace(object.__getattribute__(self, "_pg_handle"))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("__") and name.endswith("__"):
+            object.__setattr__(self, name, value)
+            return
+        setattr(object.__getattribute__(self, "_pg_handle"), name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(object.__getattribute__(self, "_pg_handle"), name)
+
+    def __dir__(self) -> list[str]:
+        return list(object.__getattribute__(self, "__all__"))
+
+
+_MODULE_OWN = frozenset({"__builtins__", "__getattr__", "__wrapped__", "__path__", "__test__", "__class__"})
+
+
+class _Namespace(Mapping[str, Any]):
+    """A module's namespace in the subject, read by request."""
+
+    def __init__(self, handle: Remote) -> None:
+        self._handle = handle
+
+    def __getitem__(self, name: str) -> Any:
+        return _op("vars_get")(self._handle, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_op("vars_keys")(self._handle))
+
+    def __len__(self) -> int:
+        return len(_op("vars_keys")(self._handle))
