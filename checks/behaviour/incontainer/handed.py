@@ -31,7 +31,7 @@ import io
 import numbers
 import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 from . import codec, signatures
@@ -45,7 +45,8 @@ _CAPS = {
     "call": "__call__", "len": "__len__", "iter": "__iter__", "next": "__next__",
     "getitem": "__getitem__", "setitem": "__setitem__", "delitem": "__delitem__",
     "contains": "__contains__", "enter": "__enter__", "exit": "__exit__", "bool": "__bool__",
-    "reversed": "__reversed__", "index": "__index__", "lt": "__lt__", "le": "__le__",
+    "reversed": "__reversed__", "index": "__index__", "int": "__int__", "float": "__float__",
+    "lt": "__lt__", "le": "__le__",
     "gt": "__gt__", "ge": "__ge__", "eq": "__eq__", "hash": "__hash__",
 }  # fmt: skip
 OPS: dict[str, Callable[..., Any]] = {
@@ -53,10 +54,41 @@ OPS: dict[str, Callable[..., Any]] = {
     "getitem": lambda o, k: o[k], "contains": lambda o, x: x in o, "eq": lambda o, x: o == x,
     "setitem": lambda o, k, v: o.__setitem__(k, v), "delitem": lambda o, k: o.__delitem__(k),
     "lt": lambda o, x: o < x, "le": lambda o, x: o <= x, "gt": lambda o, x: o > x, "ge": lambda o, x: o >= x,
-    "reversed": reversed, "index": lambda o: o.__index__(),
+    "reversed": reversed, "index": lambda o: o.__index__(), "int": int, "float": float,
     "dir": lambda o: [n for n in dir(o) if not n.startswith("_")],
     "enter": lambda o: o.__enter__(), "exit": lambda o, a, b, c: o.__exit__(a, b, c),
 }  # fmt: skip
+
+
+class PublicNamespace(MutableMapping[str, Any]):
+    """A test object's ``__dict__`` as the change may use it: its public names only."""
+
+    def __init__(self, target: object) -> None:
+        self._target = target
+
+    def _names(self) -> dict[str, Any]:
+        return vars(self._target)
+
+    def __getitem__(self, name: str) -> Any:
+        if not isinstance(name, str) or name.startswith("_"):
+            raise KeyError(name)
+        return self._names()[name]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        if not isinstance(name, str) or name.startswith("_"):
+            raise KeyError(f"patchgate: the code under test may not set {name!r} of a test object")
+        self._names()[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        if not isinstance(name, str) or name.startswith("_"):
+            raise KeyError(name)
+        del self._names()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([k for k in self._names() if isinstance(k, str) and not k.startswith("_")])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 class Sealed:
@@ -166,9 +198,10 @@ class Handed:
         target = self.target(request.get("obj"))
         if op == "getattr":
             name = str(request.get("name"))
-            if name == "__dict__" and isinstance(target, types.FunctionType):
-                # What decorators copy (functools.update_wrapper): a function's public attributes.
-                return {k: v for k, v in vars(target).items() if not k.startswith("_")}
+            if name == "__dict__" and hasattr(target, "__dict__") and not isinstance(target, type):
+                # What decorators copy (functools.update_wrapper) and caching descriptors write
+                # (boltons cachedproperty): the public attributes, and only those, as a live view.
+                return PublicNamespace(target)
             refused = name.startswith("_") and name not in METADATA
             if refused or (isinstance(target, _FRAMED) and name.startswith(_FRAME_PREFIXES)):
                 # Private attributes, code, globals, closures, defaults or a generator's frame

@@ -97,6 +97,8 @@ _METHODS: dict[str, dict[str, Callable[..., Any]]] = {
     "exit": {"__exit__": _exit},
     "reversed": {"__reversed__": lambda self: self._op("reversed")},
     "index": {"__index__": lambda self: int(self._op("index"))},
+    "int": {"__int__": lambda self: int(self._op("int"))},
+    "float": {"__float__": lambda self: float(self._op("float"))},
     "lt": {"__lt__": lambda self, other: self._op("lt", other)},
     "le": {"__le__": lambda self, other: self._op("le", other)},
     "gt": {"__gt__": lambda self, other: self._op("gt", other)},

@@ -675,3 +675,56 @@ def test_a_handle_collected_late_releases_only_what_it_saw(load: Load) -> None:
     gc.collect()
     second.label = "still there"
     assert second.label == "still there"
+
+
+CACHING = '''
+class cachedproperty:
+    """boltons.cacheutils.cachedproperty: caches on the instance's __dict__."""
+    def __init__(self, func):
+        self.func = func
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.func.__name__] = self.func(obj)
+        return value
+
+def names(obj):
+    return sorted(obj.__dict__)
+
+def peek(obj, name):
+    return obj.__dict__[name]
+
+def as_int(obj):
+    return int(obj), float(obj)
+'''
+
+
+def test_a_test_objects_dict_is_its_public_names_only(load: Load) -> None:
+    lib = load(CACHING)
+    calls: list[int] = []
+
+    class Proper:
+        def __init__(self) -> None:
+            self._secret = 4242
+            self.shown = 1
+
+        @lib.cachedproperty  # type: ignore[untyped-decorator]
+        def useful(self) -> int:
+            calls.append(1)
+            return 7
+
+    proper = Proper()
+    assert (proper.useful, proper.useful, calls) == (7, 7, [1])
+    assert lib.names(proper) == ["shown", "useful"]
+    with pytest.raises(KeyError):
+        lib.peek(proper, "_secret")
+
+    class Number:
+        def __int__(self) -> int:
+            return 3
+
+        def __float__(self) -> float:
+            return 3.5
+
+    # more_itertools IsSortedTests: key=int over a test's objects.
+    assert lib.as_int(Number()) == (3, 3.5)
