@@ -10,7 +10,7 @@ import pytest
 
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.layer import grade_runs
-from checks.behaviour.plan import RunPlan, Tree, plan_runs
+from checks.behaviour.plan import RunPlan, Staging, Tree, plan_runs
 from checks.behaviour.result import SuiteOutcome
 from checks.behaviour.store import Suite, load_suite
 from checks.policy import Behaviour
@@ -56,7 +56,8 @@ def setup(tmp_path: Path) -> tuple[Suite, list[RunPlan], dict[Tree, Path]]:
     trees["base"].mkdir()
     plans = []
     for part in ("pytest", "cases"):
-        plans += plan_runs(suite, part, image="i", trees=trees, harness=tmp_path, staged=root, work=tmp_path, policy=POLICY, messages=True)
+        staging = Staging(suite=suite, image="i", harness=tmp_path, staged=root, work=tmp_path, policy=POLICY, messages=True)
+        plans += plan_runs(staging, part, trees)
     return suite, plans, trees
 
 
