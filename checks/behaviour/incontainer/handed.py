@@ -39,13 +39,17 @@ from . import codec, signatures
 NEVER_HANDED = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
 _FRAMED = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 _FRAME_PREFIXES = ("gi_", "cr_", "ag_")
-METADATA = frozenset({"__name__", "__qualname__", "__module__", "__doc__", "__annotations__", "__wrapped__"})
+METADATA = frozenset({
+    "__name__", "__qualname__", "__module__", "__doc__", "__annotations__", "__wrapped__",
+    "__isabstractmethod__",
+})  # fmt: skip
 # What a type offers, by the special method that offers it (see the subject's GraderObject).
 _CAPS = {
     "call": "__call__", "len": "__len__", "iter": "__iter__", "next": "__next__",
     "getitem": "__getitem__", "setitem": "__setitem__", "delitem": "__delitem__",
     "contains": "__contains__", "enter": "__enter__", "exit": "__exit__", "bool": "__bool__",
     "reversed": "__reversed__", "index": "__index__", "int": "__int__", "float": "__float__",
+    "set_name": "__set_name__",
     "lt": "__lt__", "le": "__le__",
     "gt": "__gt__", "ge": "__ge__", "eq": "__eq__", "hash": "__hash__",
 }  # fmt: skip

@@ -178,6 +178,8 @@ _OFFERED: dict[str, dict[str, Any]] = {
     "exit": {"__exit__": _exit},
     # A descriptor of the change's (a function, toolz.curry) binds on a test's class as in one process.
     "get": {"__get__": lambda self, instance, owner=None: _op("get")(self, instance, owner)},
+    # boltons InstancePartial learns its name when a test's class is made.
+    "set_name": {"__set_name__": _op("set_name")},
 }
 _CLASSES: dict[frozenset[str] | None, type[Remote]] = {}
 _HANDLE_TYPES: set[type] = set()

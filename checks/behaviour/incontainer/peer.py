@@ -6,12 +6,14 @@ of the other side's requests carries ``"in": m``, the request it serves: the
 other side hands it to the thread waiting for m's answer, which serves it
 before it goes on waiting - so a callback that calls back runs on the thread
 that made the call, as it would in one process. A request with no ``in``
-(the other side's main line, or a thread the code under test started) is
-*free*: ``serve_forever`` serves those on its caller's thread (the
-subject's main thread), or, with ``free_threads``, threads of this end
-serve them (the grader: a test's callback called from the change's own
-thread runs on a thread of the grader, never on a test's thread that
-happens to be waiting).
+(the other side's main line, or a thread it started) is *free*: one sent
+from the other side's main thread (``"main": true``) is served by
+``serve_forever`` on its caller's thread (the subject's main thread, where
+its deadline alarm lands); any other, with ``free_threads``, by threads of
+this end (a test's callback called from the change's own thread runs on a
+thread of the grader, never on a test's thread that happens to be
+waiting; calls from a test's own threads run at once in the subject, as
+they would in one process).
 
 One reader thread per end takes every message off the socket and routes
 it. An answer no thread waits for (its request was abandoned) is dropped.
@@ -48,17 +50,22 @@ class PeerTimeout(PeerGone):
 class Peer:
     """Send requests from any thread, route what arrives, serve the other side's requests."""
 
-    def __init__(self, sock: socket.socket, handler: Handler, *, free_threads: int = 0) -> None:
+    def __init__(
+        self, sock: socket.socket, handler: Handler, *, free_threads: int = 0, mainline: bool = False
+    ) -> None:
         self.sock = sock
         self.handler = handler
         self.broken: str | None = None
-        # With free_threads, free requests are served by up to that many threads of ours.
+        # With free_threads, free requests are served by up to that many threads of ours; with
+        # mainline, those from the other side's main thread by serve_forever.
         self.free_threads = free_threads
+        self.mainline = mainline
         self._seq = itertools.count(1)
         self._send_lock = threading.Lock()
         self._lock = threading.Lock()
         self._waiting: dict[int, Box] = {}
         self._free: Box = queue.SimpleQueue()
+        self._pool: Box = queue.SimpleQueue()
         self._workers = 0
         self._idle = 0
         self._local = threading.local()
@@ -165,16 +172,19 @@ class Peer:
         owner = message.get("in")
         with self._lock:
             box = self._waiting.get(owner) if type(owner) is int else None
-            if box is None and self.free_threads and self._idle == 0 and self._workers < self.free_threads:
+            mainline = self.mainline and message.get("main", True) is True
+            if box is None and (mainline or not self.free_threads):
+                box = self._free
+            if box is None and self._idle == 0 and self._workers < self.free_threads:
                 self._workers += 1
                 threading.Thread(target=self._work, name="patchgate-serve", daemon=True).start()
-        (box or self._free).put(message)
+        (box or self._pool).put(message)
 
     def _work(self) -> None:
         while True:
             with self._lock:
                 self._idle += 1
-            incoming = self._free.get()
+            incoming = self._pool.get()
             with self._lock:
                 self._idle -= 1
             if incoming is None:
@@ -189,8 +199,9 @@ class Peer:
             if self.broken is None:
                 self.broken = why
             boxes = list(self._waiting.values())
-            sleepers = self._workers + 1
+            workers = self._workers
         for box in boxes:
             box.put(None)
-        for _ in range(sleepers):
-            self._free.put(None)
+        self._free.put(None)
+        for _ in range(workers):
+            self._pool.put(None)

@@ -46,6 +46,7 @@ class Bridge:
         self.broken = broken
         self.handles: weakref.WeakValueDictionary[int, Remote] = weakref.WeakValueDictionary()
         self.handed = Handed()
+        self.modules: dict[int, RemoteModule] = {}
         self.mirrors = mirrors.Mirrors(self.decode, self.handed)
         self.released: list[list[int]] = []
         self.deadline_at: float | None = None
@@ -68,6 +69,8 @@ class Bridge:
         left = (self.deadline_at - time.monotonic()) if self.deadline_at else self.default_deadline_s
         left = max(left, 0.5)
         message: dict[str, Any] = {"op": op, **fields, "deadline": max(left - _SUBJECT_MARGIN_S, 0.25)}
+        # From a test's own thread: served at once on a thread of the subject, not after the main line.
+        message["main"] = threading.current_thread() is threading.main_thread()
         with self._lock:
             self._outbound.add(message, self.encode)
             if self.released:
@@ -125,12 +128,26 @@ class Bridge:
             return self.handed.resolve(number)
         if tag.get("kind") == "exc_class":
             return self.mirrors.mirror(number, tag)
+        if tag.get("kind") == "module":
+            return self._module(number, tag)
         handle = self.handles.get(number)
         if handle is None:
             handle = remote_class(tag.get("caps"))(self, number)
             self.handles[number] = handle
         object.__setattr__(handle, "_pg_seen", object.__getattribute__(handle, "_pg_seen") + 1)
         return handle
+
+    def _module(self, number: int, tag: dict[str, Any]) -> RemoteModule:
+        """One RemoteModule per module of the subject, imported or read off its parent (`pkg.sub`)."""
+        found = self.modules.get(number)
+        if found is None:
+            names = self.request("names", obj=number)
+            doc = self.request("getattr", obj=number, name="__doc__")
+            handle = remote_class([])(self, number)
+            found = RemoteModule(str(tag.get("name")), handle, [str(n) for n in names])
+            found.__doc__ = doc if isinstance(doc, str) else None
+            self.modules[number] = found
+        return found
 
     # -- the subject's requests (callbacks into the grader's objects) ---------------------------
 
@@ -155,9 +172,7 @@ class Importer(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec: Any) -> types.ModuleType:
         try:
-            handle = self.bridge.request("import", name=spec.name)
-            names = self.bridge.request("names", obj=handles.number(handle))
-            doc = self.bridge.request("getattr", obj=handles.number(handle), name="__doc__")
+            module = self.bridge.request("import", name=spec.name)
         except (SubjectGone, SubjectTimeout) as exc:
             raise ImportError(f"{spec.name}: {exc}", name=spec.name) from None
         except Exception:
@@ -165,9 +180,16 @@ class Importer(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         except BaseException as exc:  # SystemExit at import: that module fails to import, nothing more
             why = f"importing {spec.name} raised {type(exc).__name__}: {exc}"
             raise ImportError(why, name=spec.name) from None
-        module = RemoteModule(spec.name, handle, [str(n) for n in names])
-        module.__doc__ = doc if isinstance(doc, str) else None
+        if type(module) is not RemoteModule:
+            raise ImportError(f"{spec.name}: the subject did not import a module", name=spec.name)
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
-        return None
+        number = handles.number(module)
+        if vars(types.ModuleType)["__dict__"].__get__(module).get("_pg_executed"):
+            # importlib.reload: the subject runs the module again.
+            self.bridge.request("reload", obj=number)
+        object.__setattr__(module, "_pg_executed", True)
+        # The import system called every module of ours a package; the subject's says what it is.
+        package = self.bridge.request("getattr", obj=number, name="__package__")
+        object.__setattr__(module, "__package__", package if isinstance(package, str) else None)

@@ -40,6 +40,8 @@ from .standins import GraderObject, Standins
 CONNECT_S = 60.0
 MAX_RESULT_BYTES = 256 * 1024
 _WATCHDOG_GRACE_S = 5.0
+# Threads serving calls from a test's own threads at once (more wait their turn).
+FREE_THREADS = 8
 _HEADER = struct.Struct(">Q")
 _RESULT_FIELDS = ("status", "value", "exception", "missing_module", "detail", "lines")
 # The change's lines traced in this process (see lines.py); None until the grader names the files.
@@ -74,6 +76,7 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "iadd": operator.iadd, "isub": operator.isub, "imul": operator.imul, "ior": operator.ior,
     "iand": operator.iand, "callable": callable,
     "get": lambda o, i, c: type(o).__get__(o, i, c), "signature": signatures.describe,
+    "set_name": lambda o, c, n: type(o).__set_name__(o, c, n),
     "pickle": pickle.dumps, "copy": copy.copy, "deepcopy": copy.deepcopy,
     "vars_get": lambda o, k: vars(o)[k], "vars_keys": lambda o: list(vars(o)),
 }  # fmt: skip
@@ -129,7 +132,7 @@ class Agent:
     def __init__(self, sock: socket.socket, repo: str) -> None:
         self.repo = repo
         self.objects = Objects()
-        self.peer = Peer(sock, self.handle)
+        self.peer = Peer(sock, self.handle, free_threads=FREE_THREADS, mainline=True)
         self.standins = Standins(self)
         self._local = threading.local()
         self.mirrors: dict[int, type[BaseException]] = {}
@@ -154,7 +157,7 @@ class Agent:
             return {codec.TYPE: "obj", "side": "g", "id": self.grader_class_ids[value]}
         tag: dict[str, Any] = {codec.TYPE: "obj", "side": "s", "id": self.objects.number(value)}
         if type(value) is type(sys):
-            tag["kind"] = "module"
+            tag.update(kind="module", name=str(getattr(value, "__name__", "?")))
         elif isinstance(value, type) and issubclass(value, BaseException):
             tag.update(self._exception_class(value))
         else:
@@ -297,6 +300,8 @@ class Agent:
             return RECORDER.executed() if RECORDER is not None else None
         if op == "import":
             return self.encode(importlib.import_module(str(request["name"])))
+        if op == "reload":
+            return self.encode(importlib.reload(self.objects.get(request.get("obj"))))  # type: ignore[arg-type]
         if op == "unpickle":
             data = self.decode(request.get("data"))
             return self.encode(pickle.loads(data if isinstance(data, bytes) else b""))  # noqa: S301 - our own object's bytes, loaded in the sandbox

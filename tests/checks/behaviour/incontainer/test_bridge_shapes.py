@@ -37,7 +37,7 @@ def load(tmp_path: Path) -> Iterator[Load]:
             pass_fds=(theirs.fileno(),),
         )
         theirs.close()
-        importer = Importer(Bridge(Peer(mine, lambda request: {})), ["lib"])
+        importer = Importer(Bridge(Peer(mine, lambda request: {})), ["lib", "pkg"])
         sys.meta_path.insert(0, importer)
         started.append((process, mine, importer))
         import lib  # type: ignore[import-not-found]
@@ -728,3 +728,84 @@ def test_a_test_objects_dict_is_its_public_names_only(load: Load) -> None:
 
     # more_itertools IsSortedTests: key=int over a test's objects.
     assert lib.as_int(Number()) == (3, 3.5)
+
+
+MEETING = '''
+import threading
+
+ROOM = threading.Barrier(2, timeout=10)
+
+def meet():
+    return ROOM.wait() in (0, 1)
+
+class named:
+    """boltons InstancePartial: a descriptor that learns its name from the class it is put on."""
+    name = None
+    def __set_name__(self, owner, name):
+        self.name = name
+    def __get__(self, instance, owner=None):
+        return self.name
+
+class abstract:
+    def __init__(self, func):
+        self.func = func
+    @property
+    def __isabstractmethod__(self):
+        return getattr(self.func, "__isabstractmethod__", False)
+'''
+
+
+def test_calls_from_the_tests_threads_run_at_once_in_the_subject(load: Load) -> None:
+    # boltons socketutils: a server thread of the test and the test itself both in the change's code,
+    # each waiting for the other; the subject served one request at a time and both timed out.
+    lib = load(MEETING)
+    results: list[bool] = []
+    other = threading.Thread(target=lambda: results.append(lib.meet()))
+    other.start()
+    results.append(lib.meet())
+    other.join(15)
+    assert results == [True, True]
+
+
+def test_a_descriptor_of_the_change_learns_its_name_and_abstractness_from_a_tests_class(load: Load) -> None:
+    # boltons InstancePartial (__set_name__) and cachedmethod over an abstractmethod (__isabstractmethod__).
+    import abc
+
+    lib = load(MEETING)
+
+    class Greeter:
+        greet = lib.named()
+
+    assert Greeter().greet == "greet"
+
+    class Car(abc.ABC):
+        @lib.abstract  # type: ignore[untyped-decorator]
+        @abc.abstractmethod
+        def hand(self) -> None: ...
+
+    with pytest.raises(TypeError, match="abstract"):
+        Car()  # type: ignore[abstract]
+
+
+def test_a_submodule_read_off_its_package_is_the_imported_one(load: Load, tmp_path: Path) -> None:
+    # toolz test_tlz (m1 is m2, __package__) and test_compat_warn (importlib.reload warns again).
+    import importlib
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from . import sub\n")
+    (tmp_path / "pkg" / "sub.py").write_text("import warnings\nwarnings.warn('loaded', DeprecationWarning)\n")
+    load("")
+    with pytest.warns(DeprecationWarning, match="loaded"):
+        import pkg  # type: ignore[import-not-found]
+
+    early = pkg.sub
+    import pkg.sub as imported
+
+    try:
+        assert early is imported
+        assert (pkg.__package__, imported.__package__) == ("pkg", "pkg")
+        with pytest.warns(DeprecationWarning, match="loaded"):
+            importlib.reload(imported)
+    finally:
+        for name in ("pkg", "pkg.sub"):
+            sys.modules.pop(name, None)
