@@ -49,7 +49,8 @@ _CAPS = {
     "getitem": "__getitem__", "setitem": "__setitem__", "delitem": "__delitem__",
     "contains": "__contains__", "enter": "__enter__", "exit": "__exit__", "bool": "__bool__",
     "reversed": "__reversed__", "index": "__index__", "int": "__int__", "float": "__float__",
-    "set_name": "__set_name__",
+    "set_name": "__set_name__", "iadd": "__iadd__", "isub": "__isub__", "imul": "__imul__",
+    "ior": "__ior__", "iand": "__iand__",
     "lt": "__lt__", "le": "__le__",
     "gt": "__gt__", "ge": "__ge__", "eq": "__eq__", "hash": "__hash__",
 }  # fmt: skip

@@ -180,6 +180,8 @@ _OFFERED: dict[str, dict[str, Any]] = {
     "get": {"__get__": lambda self, instance, owner=None: _op("get")(self, instance, owner)},
     # boltons InstancePartial learns its name when a test's class is made.
     "set_name": {"__set_name__": _op("set_name")},
+    # x |= y is the object's own __ior__ when its type has one (boltons FrozenDict refuses it).
+    **{cap: {f"__{cap}__": _op(cap)} for cap in ("iadd", "isub", "imul", "ior", "iand")},
 }
 _CLASSES: dict[frozenset[str] | None, type[Remote]] = {}
 _HANDLE_TYPES: set[type] = set()

@@ -809,3 +809,29 @@ def test_a_submodule_read_off_its_package_is_the_imported_one(load: Load, tmp_pa
     finally:
         for name in ("pkg", "pkg.sub"):
             sys.modules.pop(name, None)
+
+
+INPLACE = """
+class Frozen(dict):
+    def __ior__(self, other):
+        raise TypeError("a Frozen cannot change")
+
+class Bag:
+    def __init__(self):
+        self.items = []
+    def __iadd__(self, more):
+        self.items.extend(more)
+        return self
+"""
+
+
+def test_an_in_place_operator_is_the_objects_own(load: Load) -> None:
+    # boltons test_frozendict_ior: without __ior__ on the handle, `fd |= x` fell back to `fd = fd | x`.
+    lib = load(INPLACE)
+    frozen = lib.Frozen(a=1)
+    with pytest.raises(TypeError, match="cannot change"):
+        frozen |= {"b": 2}
+    bag = original = lib.Bag()
+    bag += [1, 2]
+    assert bag is original
+    assert bag.items == [1, 2]
