@@ -1,0 +1,211 @@
+"""Which share of real projects' own tests pass isolated: prints figures (not a test).
+
+For each project below, its sdist (pinned, from the package index through
+pip) is unpacked; the library is the repository (base = head = the source
+tree without its tests) and its test folder is a hidden suite. The suite
+runs through patchgate's behaviour plan in a real DockerSandbox twice:
+isolated (the default: tests in the grader, the library in the subject)
+and with ``isolation: in-process``. Printed per project: tests collected
+in-process, passed in-process, passed isolated, and the share
+(isolated / in-process). Tests that pass in-process but not isolated are
+listed with the first line of their failure, to say why.
+
+One run of each mode (the head's first run); the figures come from the
+report file, never from pytest's output.
+
+Usage: .venv/bin/python bench/isolation.py [--project NAME ...] [--failures 20]
+       [--sdists DIR] [--keep DIR] [--stderr]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from checks.behaviour.outcomes import RunLog, parse_log  # noqa: E402 - after the path set-up above
+from checks.behaviour.plan import Staging, module_names, plan_one, stage_suite, write_harness  # noqa: E402
+from checks.behaviour.store import SUITE_CONFIG, load_suite  # noqa: E402
+from checks.policy import Behaviour  # noqa: E402
+from sandbox.docker import DockerSandbox  # noqa: E402
+from sandbox.images import ensure_base_image  # noqa: E402
+from sandbox.process import run_process  # noqa: E402
+from sandbox.spec import RunResult  # noqa: E402
+
+POLICY = Behaviour(timeout_s=1800, memory_mb=2048, import_timeout_s=120, show_hidden_failures="ids+messages")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A pure-Python project whose sdist ships its tests and needs nothing but pytest."""
+
+    name: str
+    version: str
+    # Paths in the sdist that hold tests -> where they go in the suite ("" is its root).
+    tests: tuple[tuple[str, str], ...]
+
+
+PROJECTS = (
+    Project("more-itertools", "11.2.1", (("tests", ""),)),
+    Project("boltons", "26.2.0", (("tests", ""),)),
+    Project("toolz", "1.2.0", (("toolz/tests", ""), ("toolz/sandbox/tests", "sandbox"))),
+    Project("inflection", "0.5.1", (("test_inflection.py", "test_inflection.py"),)),
+    Project("parse", "1.22.4", (("tests", ""),)),
+)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One project's numbers: tests collected in-process, and which passed in each mode."""
+
+    collected: frozenset[str]
+    in_process: dict[str, str]
+    isolated: dict[str, str]
+
+    @property
+    def share(self) -> float:
+        passed = [t for t, o in self.in_process.items() if o == "passed"]
+        both = [t for t in passed if self.isolated.get(t) == "passed"]
+        return len(both) / len(passed) if passed else 0.0
+
+
+def fetch(project: Project, sdists: Path) -> Path:
+    """Return the project's sdist, downloading it with pip when it is not there yet."""
+    sdists.mkdir(parents=True, exist_ok=True)
+    stem = project.name.replace("-", "_")
+    for pattern in (f"{stem}-{project.version}.tar.gz", f"{project.name}-{project.version}.tar.gz"):
+        found = sorted(sdists.glob(pattern))
+        if found:
+            return found[0]
+    argv = (sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+            "--dest", str(sdists), f"{project.name}=={project.version}")  # fmt: skip
+    run_process(argv, check=True, timeout=300, what=f"downloading {project.name}")
+    return fetch(project, sdists)
+
+
+def unpack(sdist: Path, project: Project, work: Path) -> tuple[Path, Path, Path]:
+    """Split the sdist into a repository tree and two suites (isolated, in-process)."""
+    with tarfile.open(sdist) as tar:
+        tar.extractall(work / "sdist", filter="data")
+    (source,) = (work / "sdist").iterdir()
+    tree, suite = work / "repo", work / "suite"
+    shutil.copytree(source, tree)
+    suite.mkdir()
+    for inside, dest in project.tests:
+        path = tree / inside
+        target = suite / dest if dest else suite
+        if path.is_dir():
+            shutil.copytree(path, target, dirs_exist_ok=True)
+            shutil.rmtree(path)
+        else:
+            shutil.copyfile(path, target)
+            path.unlink()
+    in_process = work / "suite-in-process"
+    shutil.copytree(suite, in_process)
+    (in_process / SUITE_CONFIG).write_text("isolation: in-process\n")
+    return tree, suite, in_process
+
+
+def run_once(
+    box: DockerSandbox, image: str, tree: Path, suite_root: Path, work: Path
+) -> tuple[RunLog, RunResult]:
+    """Run the suite once on the tree (a head run, as the layer plans it) and parse its report."""
+    suite = load_suite(suite_root, "hidden")
+    staging = Staging(
+        suite=suite,
+        image=image,
+        harness=write_harness(work / "harness", POLICY),
+        staged=stage_suite(suite, work / "staged"),
+        work=work,
+        policy=POLICY,
+        messages=True,
+        modules=tuple(module_names(tree)),
+    )
+    plan = plan_one(staging, "pytest", "head 1", "head", tree)
+    result = box.run(plan.spec)
+    return parse_log(result.files.get(plan.report), plan.nonce, "pytest"), result
+
+
+def outcomes(run_log: RunLog) -> dict[str, str]:
+    found: dict[str, str] = {t: o.kind for t, o in run_log.tests.items()}
+    for problem in run_log.collect_problems:
+        found[f"{problem.path} (module)"] = "error"
+    return found
+
+
+def measure(
+    box: DockerSandbox, image: str, project: Project, work: Path, args: argparse.Namespace
+) -> Figures:
+    """Run one project's suite in both modes; print what the isolated run lost, and why."""
+    tree, suite, in_process = unpack(fetch(project, args.sdists), project, work)
+    logs: dict[str, tuple[RunLog, RunResult]] = {}
+    for mode, root in (("in-process", in_process), ("isolated", suite)):
+        logs[mode] = run_once(box, image, tree, root, work / mode)
+        run_log, result = logs[mode]
+        trouble = run_log.problems or run_log.subject_errors or not run_log.finished
+        if trouble or args.stderr:
+            print(f"  [{mode}] exit {result.exit_code}, finished {run_log.finished}, "
+                  f"problems {run_log.problems}, subject {run_log.subject_errors}")  # fmt: skip
+            print("  " + result.stderr[-3000:].decode("utf-8", "replace").replace("\n", "\n  "))
+    inp, iso = logs["in-process"][0], logs["isolated"][0]
+    figures = Figures(inp.collected, outcomes(inp), outcomes(iso))
+    lost = [t for t, o in figures.in_process.items() if o == "passed" and figures.isolated.get(t) != "passed"]
+    for problem in iso.collect_problems:
+        print(f"  [isolated] {problem.path} did not import: {problem.message}")
+    for test_id in lost[: args.failures]:
+        outcome = iso.tests.get(test_id)
+        why = f"{outcome.kind}: {outcome.message}" if outcome else "not reported"
+        print(f"  lost {test_id}: {why}")
+    if len(lost) > args.failures:
+        print(f"  ... and {len(lost) - args.failures} more")
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--project", action="append", help="only these projects (PyPI names)")
+    parser.add_argument("--failures", type=int, default=20, help="lost tests to list per project")
+    parser.add_argument("--sdists", type=Path, default=Path(tempfile.gettempdir()) / "patchgate-bench-sdists")
+    parser.add_argument("--keep", type=Path, help="keep the trees, suites and plans here")
+    parser.add_argument("--stderr", action="store_true", help="print every run's stderr tail")
+    args = parser.parse_args()
+    chosen = [p for p in PROJECTS if not args.project or p.name in args.project]
+    image = ensure_base_image()
+    box = DockerSandbox(max_concurrency=1, labels={"patchgate.bench": "isolation"})
+    rows = []
+    scratch = args.keep or Path(tempfile.mkdtemp(prefix="patchgate-isolation-"))
+    try:
+        for project in chosen:
+            print(f"{project.name} {project.version}")
+            work = scratch / project.name
+            if work.exists():
+                shutil.rmtree(work)
+            work.mkdir(parents=True)
+            rows.append((project, measure(box, image, project, work, args)))
+    finally:
+        if args.keep is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    print()
+    print(f"{'project':<22} {'tests':>6} {'in-process':>11} {'isolated':>9} {'share':>7}")
+    total = passed_in = passed_iso = 0
+    for project, fig in rows:
+        p_in = sum(o == "passed" for o in fig.in_process.values())
+        p_iso = sum(fig.isolated.get(t) == "passed" for t, o in fig.in_process.items() if o == "passed")
+        total, passed_in, passed_iso = total + len(fig.collected), passed_in + p_in, passed_iso + p_iso
+        label = f"{project.name} {project.version}"
+        print(f"{label:<22} {len(fig.collected):>6} {p_in:>11} {p_iso:>9} {fig.share:>7.1%}")
+    if len(rows) > 1 and passed_in:
+        print(f"{'all':<22} {total:>6} {passed_in:>11} {passed_iso:>9} {passed_iso / passed_in:>7.1%}")
+
+
+if __name__ == "__main__":
+    main()
