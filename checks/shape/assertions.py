@@ -138,8 +138,9 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def _parametrize_cases(fn: Function, aliases: dict[str, str]) -> list[ast.expr]:
-    cases: list[ast.expr] = []
+def parametrize_values(fn: Function, aliases: dict[str, str]) -> list[ast.List | ast.Tuple | None]:
+    """Return each ``@pytest.mark.parametrize``'s argvalues node, None where it is not a literal list."""
+    found: list[ast.List | ast.Tuple | None] = []
     for deco in fn.decorator_list:
         if not isinstance(deco, ast.Call):
             continue
@@ -150,9 +151,12 @@ def _parametrize_cases(fn: Function, aliases: dict[str, str]) -> list[ast.expr]:
         for kw in deco.keywords:
             if kw.arg == "argvalues":
                 values = kw.value
-        if isinstance(values, ast.List | ast.Tuple):
-            cases += values.elts
-    return cases
+        found.append(values if isinstance(values, ast.List | ast.Tuple) else None)
+    return found
+
+
+def _parametrize_cases(fn: Function, aliases: dict[str, str]) -> list[ast.expr]:
+    return [case for values in parametrize_values(fn, aliases) if values is not None for case in values.elts]
 
 
 def _expectation(node: ast.AST, tautology: bool) -> Expectation:

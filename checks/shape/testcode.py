@@ -6,7 +6,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from checks.shape.assertions import Expectation, expectations
+from checks.shape.assertions import Expectation, expectations, parametrize_values
 from checks.shape.pysource import dotted, import_aliases, resolve
 
 MODULE_SCOPE = "<module>"
@@ -180,21 +180,10 @@ def _live(owner: ast.AST, field_name: str, statements: list[ast.AST]) -> list[as
 
 
 def _cases(node: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, str]) -> int | None:
-    total = 0
-    for deco in node.decorator_list:
-        if not isinstance(deco, ast.Call):
-            continue
-        name = dotted(deco.func)
-        if name is None or resolve(name, aliases) != "pytest.mark.parametrize":
-            continue
-        values = deco.args[1] if len(deco.args) > 1 else None
-        for kw in deco.keywords:
-            if kw.arg == "argvalues":
-                values = kw.value
-        if not isinstance(values, ast.List | ast.Tuple):
-            return None
-        total += len(values.elts)
-    return total
+    found = parametrize_values(node, aliases)
+    if any(values is None for values in found):
+        return None
+    return sum(len(values.elts) for values in found if values is not None)
 
 
 class _SkipFinder(ast.NodeVisitor):
