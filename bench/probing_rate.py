@@ -31,9 +31,21 @@ from sandbox.process import run_process  # noqa: E402
 
 # Popular, well-maintained, and varied: web frameworks, clients, CLIs, ORMs, a test runner.
 PACKAGES = (
-    "requests==2.32.3", "flask==3.1.0", "werkzeug==3.1.3", "jinja2==3.1.6", "click==8.1.8",
-    "httpx==0.28.1", "rich==13.9.4", "attrs==25.1.0", "pydantic==2.10.6", "fastapi==0.115.8",
-    "sqlalchemy==2.0.38", "django==5.1.6", "urllib3==2.3.0", "packaging==24.2", "pytest==8.3.4",
+    "requests==2.32.3",
+    "flask==3.1.0",
+    "werkzeug==3.1.3",
+    "jinja2==3.1.6",
+    "click==8.1.8",
+    "httpx==0.28.1",
+    "rich==13.9.4",
+    "attrs==25.1.0",
+    "pydantic==2.10.6",
+    "fastapi==0.115.8",
+    "sqlalchemy==2.0.38",
+    "django==5.1.6",
+    "urllib3==2.3.0",
+    "packaging==24.2",
+    "pytest==8.3.4",
 )
 
 

@@ -53,7 +53,9 @@ class Candidates(Database):
             found.issue, found.state, found.title, found.author = row.issue, OPEN, row.title, row.author
             found.base_sha, found.head_sha = row.base_sha, row.head_sha
             found.head_repository, found.job_id, found.check_run_id = (
-                row.head_repository, row.job_id, row.check_run_id,
+                row.head_repository,
+                row.job_id,
+                row.check_run_id,
             )
             found.updated_at = time.time()
             return before

@@ -56,7 +56,6 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-
 class Database:
     """A connection to the store's database and the transaction helpers the parts share."""
 

@@ -371,8 +371,14 @@ class JobRun:
         def on_shadow(record: JudgeRecord) -> None:
             shadows.append(
                 JudgeRow(
-                    record.model, record.rubric, record.execution_passed, record.judge_passed, True,
-                    record.prompt_tokens, record.completion_tokens, record.cost_usd,
+                    record.model,
+                    record.rubric,
+                    record.execution_passed,
+                    record.judge_passed,
+                    True,
+                    record.prompt_tokens,
+                    record.completion_tokens,
+                    record.cost_usd,
                 )
             )
 

@@ -59,9 +59,7 @@ class RunTokens:
 def run_tokens(settings: Settings) -> RunTokens:
     """Return the service's token keys: the run-token key (or the webhook secret's), then the previous one."""
     current = settings.run_token_key
-    first = (
-        current.get_secret_value().encode() if current is not None else settings.require_webhook_secret()
-    )
+    first = current.get_secret_value().encode() if current is not None else settings.require_webhook_secret()
     keys = [_derive(first)]
     if settings.run_token_previous_key is not None:
         keys.append(_derive(settings.run_token_previous_key.get_secret_value().encode()))

@@ -79,8 +79,13 @@ class JudgeRow:
     def record(self) -> CalibrationRecord:
         """Return this row as the plain record checks.quality's statistics take."""
         return CalibrationRecord(
-            self.execution_passed, self.judge_passed, self.model, self.rubric,
-            self.prompt_tokens, self.completion_tokens, self.cost_usd,
+            self.execution_passed,
+            self.judge_passed,
+            self.model,
+            self.rubric,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cost_usd,
         )
 
 
@@ -158,8 +163,14 @@ class Store(Deliveries, Leases, Candidates):
         with self._tx() as s:
             return [
                 JudgeRow(
-                    r.model, r.rubric, r.execution_passed, r.judge_passed, r.shadow,
-                    r.prompt_tokens, r.completion_tokens, r.cost_usd,
+                    r.model,
+                    r.rubric,
+                    r.execution_passed,
+                    r.judge_passed,
+                    r.shadow,
+                    r.prompt_tokens,
+                    r.completion_tokens,
+                    r.cost_usd,
                 )
                 for r in s.scalars(select(JudgeRecord).order_by(JudgeRecord.id))
             ]

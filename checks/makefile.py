@@ -42,7 +42,8 @@ def recipe_of_tests(text: str) -> dict[str, object]:
     """Return the test targets' rules, what they depend on, the variables they use, and the includes."""
     rules, variables, includes = _parse(text)
     pending = [
-        t for t, (_, recipe) in rules.items()
+        t
+        for t, (_, recipe) in rules.items()
         if _TEST_TARGET.search(t) or any(_TEST_COMMAND.search(line) for line in recipe)
     ]
     chosen: set[str] = set()

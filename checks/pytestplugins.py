@@ -28,7 +28,7 @@ def addopts_plugins(addopts: str, where: str) -> list[str]:
         # argparse reads `-qp xdist` and `-qpxdist` as -q then -p with a value.
         for j, flag in enumerate(token[1:], start=1):
             if flag == "p":
-                value = token[j + 1:] or (tokens[i + 1] if i + 1 < len(tokens) else "")
+                value = token[j + 1 :] or (tokens[i + 1] if i + 1 < len(tokens) else "")
                 out.append(f"`-p {value}` ({where})")
                 break
             if flag in _VALUED_SHORT:

@@ -167,8 +167,7 @@ class DockerSandbox:
         tmpfs = {CONTAINER_TMP: f"rw,exec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777"}
         for root in writable_roots(spec.copy_in):
             tmpfs[root] = (
-                f"rw,exec,nosuid,nodev,size={limits.tmpfs_mb}m,"
-                f"uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"
+                f"rw,exec,nosuid,nodev,size={limits.tmpfs_mb}m,uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755"
             )
         if spec.grader is not None:
             owner = f"uid={GRADER_UID},gid={GRADER_UID}"
@@ -214,9 +213,7 @@ class DockerSandbox:
 class _Execution:
     """One run inside a started container: the command, the sweep, the collection."""
 
-    def __init__(
-        self, client: docker.DockerClient, container: Any, spec: RunSpec, unpack: list[str]
-    ) -> None:
+    def __init__(self, client: docker.DockerClient, container: Any, spec: RunSpec, unpack: list[str]) -> None:
         self.api = client.api
         self.container = container
         self.spec = spec

@@ -33,7 +33,7 @@ GRADER_UID = 10003
 PRIVATE_CAP = 256 * MiB
 SUBJECT_OUTPUT_CAP = 64 * 1024
 _PRIVATE_TIMEOUT_S = 120.0
-_UNPACK = f'umask 077 && tar -x -f - -C {GRADER_HOME} && echo patchgate-private-ok'
+_UNPACK = f"umask 077 && tar -x -f - -C {GRADER_HOME} && echo patchgate-private-ok"
 
 
 def pack_private(private: Sequence[Mount]) -> bytes:
@@ -126,4 +126,3 @@ class SubjectDrain:
         except Exception:  # the container may be gone; the code is informative only
             code = None
         return output, code if isinstance(code, int) else None
-

@@ -83,9 +83,7 @@ def dockerfile_text(*, from_registry: bool = False) -> str:
     return (REGISTRY_DOCKERFILE if from_registry else BASE_DOCKERFILE).read_text()
 
 
-def ensure_base_image(
-    *, from_registry: bool = False, force: bool = False, log: Log | None = None
-) -> str:
+def ensure_base_image(*, from_registry: bool = False, force: bool = False, log: Log | None = None) -> str:
     """Build the base image unless its hashed tag exists; return that tag.
 
     Raises EngineUnavailable without an engine and ImageBuildError when a build
@@ -209,9 +207,7 @@ def _remove_scratch(scratch: Path, say: Log) -> None:
     ]
     for point in sorted(mounted, key=len, reverse=True):
         run_process(["umount", "-l", point], timeout=60)
-    if any(
-        line.split()[1].startswith(prefix) for line in Path("/proc/self/mounts").read_text().splitlines()
-    ):
+    if any(line.split()[1].startswith(prefix) for line in Path("/proc/self/mounts").read_text().splitlines()):
         say(f"left {scratch} in place: something is still mounted inside it")
         return
     shutil.rmtree(scratch, ignore_errors=True)

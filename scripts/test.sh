@@ -19,6 +19,7 @@ echo "[test] service image" >&2
 
 echo "[test] ruff" >&2
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 echo "[test] mypy --strict" >&2
 .venv/bin/mypy
 echo "[test] pytest" >&2

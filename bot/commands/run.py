@@ -185,8 +185,15 @@ def command(args: argparse.Namespace) -> int:
         print(f"patchgate run: {exc}", file=sys.stderr)
         return 2
     run = LocalRun(
-        args.repo, args.base, args.head, suites, args.policy, task=task, judge=judge,
-        author=args.author, database=args.database,
+        args.repo,
+        args.base,
+        args.head,
+        suites,
+        args.policy,
+        task=task,
+        judge=judge,
+        author=args.author,
+        database=args.database,
     )
     try:
         # Only the report reaches stdout, whatever the judge's library prints on a failure.

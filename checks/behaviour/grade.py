@@ -104,9 +104,7 @@ class SuiteGrade:
         return self.passed / self.total if self.total else 0.0
 
 
-def grade_suite(
-    base: Mapping[str, TestOutcome], heads: Sequence[Mapping[str, TestOutcome]]
-) -> SuiteGrade:
+def grade_suite(base: Mapping[str, TestOutcome], heads: Sequence[Mapping[str, TestOutcome]]) -> SuiteGrade:
     """Grade every test of ``base`` (the expected ids, resolved) against the head runs."""
     passed = failed = errors = f2p = f2p_total = p2p = 0
     flaky: list[str] = []

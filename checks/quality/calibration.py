@@ -126,8 +126,14 @@ def kappa_interval(
         # Resamples where kappa is undefined make the interval NaN; that is handled below.
         warnings.simplefilter("ignore", DegenerateDataWarning)
         found = bootstrap(
-            (ex, ju), _kappa, paired=True, vectorized=False, n_resamples=resamples,
-            confidence_level=CONFIDENCE, method="percentile", rng=np.random.default_rng(seed),
+            (ex, ju),
+            _kappa,
+            paired=True,
+            vectorized=False,
+            n_resamples=resamples,
+            confidence_level=CONFIDENCE,
+            method="percentile",
+            rng=np.random.default_rng(seed),
         )
     low, high = float(found.confidence_interval.low), float(found.confidence_interval.high)
     if np.isnan(low) or np.isnan(high):

@@ -210,7 +210,10 @@ def verify(claim: Claim, head_dir: Path, shown: Collection[str]) -> Citation:
 
     def unverified(why: str) -> Citation:
         return Citation(
-            path=claim.path, start_line=claim.start_line, end_line=claim.end_line, quote=claim.quote,
+            path=claim.path,
+            start_line=claim.start_line,
+            end_line=claim.end_line,
+            quote=claim.quote,
             detail=why,
         )
 

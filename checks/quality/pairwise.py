@@ -113,8 +113,15 @@ def compare_pairwise(
     ) -> PairwiseResult:
         preferred, consistent = combine(a_first, b_first)
         return PairwiseResult(
-            preferred, a_first, b_first, consistent, reasons, detail,
-            usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
+            preferred,
+            a_first,
+            b_first,
+            consistent,
+            reasons,
+            detail,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.cost_usd,
         )
 
     try:

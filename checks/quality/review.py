@@ -130,7 +130,9 @@ def run_quality(
     q = policy.quality
     label = false_acceptance_label(records, q.model, q.calibration_min_n)
     result = QualityResult(
-        rubrics=list(q.rubrics), model=q.model, calibration=label,
+        rubrics=list(q.rubrics),
+        model=q.model,
+        calibration=label,
         self_preference=self_preference(provenance, q.model),
     )
     if not q.enabled:
@@ -143,8 +145,11 @@ def run_quality(
         count = token_counter(q.model)
         reserve = max(count(criterion_prompt(c)) for r in rubrics for c in r.criteria) + SCAFFOLD_TOKENS
         ctx = collect(
-            ws, render_task(task.title, task.body, task.issue, hide=model_aliases(q.model)),
-            budget=q.max_prompt_tokens, reserve=reserve, count=count,
+            ws,
+            render_task(task.title, task.body, task.issue, hide=model_aliases(q.model)),
+            budget=q.max_prompt_tokens,
+            reserve=reserve,
+            count=count,
         )
         result.omitted_files = list(ctx.omitted)
         if not ctx.files:

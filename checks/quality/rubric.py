@@ -94,9 +94,7 @@ def parse_rubric(text: str, source: str = "<rubric>") -> Rubric:
     try:
         return Rubric.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
         raise RubricError(f"{source}: {problems}") from exc
 
 

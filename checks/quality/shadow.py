@@ -43,8 +43,13 @@ class ShadowVerdict:
         if self.judge_passed is None:
             return None
         return JudgeRecord(
-            execution_passed, self.judge_passed, self.model, self.rubric,
-            self.prompt_tokens, self.completion_tokens, self.cost_usd,
+            execution_passed,
+            self.judge_passed,
+            self.model,
+            self.rubric,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cost_usd,
         )
 
 
@@ -67,15 +72,24 @@ def run_shadow(ws: Workspace, policy: Policy, task: Task, settings: JudgeSetting
 
     def verdict(judge_passed: bool | None, reason: str = "", detail: str = "") -> ShadowVerdict:
         return ShadowVerdict(
-            judge_passed, q.model, rubric, reason, detail,
-            usage.prompt_tokens, usage.completion_tokens, usage.cost_usd,
+            judge_passed,
+            q.model,
+            rubric,
+            reason,
+            detail,
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.cost_usd,
         )
 
     try:
         count = token_counter(q.model)
         ctx = collect(
-            ws, render_task(task.title, task.body, task.issue, hide=model_aliases(q.model)),
-            budget=q.max_prompt_tokens, reserve=count(SHADOW_PROMPT) + SCAFFOLD_TOKENS, count=count,
+            ws,
+            render_task(task.title, task.body, task.issue, hide=model_aliases(q.model)),
+            budget=q.max_prompt_tokens,
+            reserve=count(SHADOW_PROMPT) + SCAFFOLD_TOKENS,
+            count=count,
         )
         if not ctx.files:
             return verdict(None, detail="nothing to review")

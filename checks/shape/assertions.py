@@ -203,9 +203,9 @@ class ChangedExpectation:
     after: str
 
 
-def compare(base: tuple[Expectation, ...], head: tuple[Expectation, ...]) -> tuple[
-    list[ChangedExpectation], list[Expectation]
-]:
+def compare(
+    base: tuple[Expectation, ...], head: tuple[Expectation, ...]
+) -> tuple[list[ChangedExpectation], list[Expectation]]:
     """Return the checks whose literals changed, and the new tautologies, of one kept test."""
     unmatched = list(base)
     added: list[Expectation] = []

@@ -28,13 +28,28 @@ class Examination:
     notices: list[str] = field(default_factory=list)
 
     def add(
-        self, rule: str, path: str, lines: tuple[int, int], message: str,
-        severity: Severity = "error", *, needs_maintainer: bool = True,
+        self,
+        rule: str,
+        path: str,
+        lines: tuple[int, int],
+        message: str,
+        severity: Severity = "error",
+        *,
+        needs_maintainer: bool = True,
     ) -> None:
-        self.findings.append(Finding(
-            tool=TOOL, rule=rule, path=path, start_line=lines[0], end_line=lines[1],
-            severity=severity, message=message, introduced=True, needs_maintainer=needs_maintainer,
-        ))
+        self.findings.append(
+            Finding(
+                tool=TOOL,
+                rule=rule,
+                path=path,
+                start_line=lines[0],
+                end_line=lines[1],
+                severity=severity,
+                message=message,
+                introduced=True,
+                needs_maintainer=needs_maintainer,
+            )
+        )
 
 
 @dataclass(frozen=True)

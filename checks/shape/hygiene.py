@@ -119,9 +119,12 @@ def _skips(side: Side, exam: Examination) -> None:
         ordered = sorted(marks, key=lambda m: (m.line not in changed, -m.line))
         for mark in sorted(ordered[:added], key=lambda m: m.line):
             where = "at module level" if scope == "<module>" else f"on {scope}"
-            exam.add("skip-added", side.head_path, (mark.line, mark.line), (
-                f"new skip/xfail marker `{mark.name}` {where}: a skipped or xfailed test proves nothing"
-            ))
+            exam.add(
+                "skip-added",
+                side.head_path,
+                (mark.line, mark.line),
+                (f"new skip/xfail marker `{mark.name}` {where}: a skipped or xfailed test proves nothing"),
+            )
 
 
 def _suppressions(side: Side, exam: Examination) -> None:
@@ -132,9 +135,13 @@ def _suppressions(side: Side, exam: Examination) -> None:
     found, old = new_suppressions(base, side.head.text, side.change.lines)
     exam.preexisting += old
     for s in found:
-        exam.add("suppression-added", side.head_path, (s.line, s.line), (
-            f"new suppression comment ({', '.join(s.kinds)}) on a changed line: `{s.comment.strip()[:120]}`"
-        ), "warning")
+        exam.add(
+            "suppression-added",
+            side.head_path,
+            (s.line, s.line),
+            f"new suppression comment ({', '.join(s.kinds)}) on a changed line: `{s.comment.strip()[:120]}`",
+            "warning",
+        )
 
 
 def _code(side: Side, exam: Examination) -> None:
@@ -144,16 +151,27 @@ def _code(side: Side, exam: Examination) -> None:
     path, changed = side.head_path, side.change.lines
     base = side.base.tree if side.base is not None else None
     for hit in _new(plugin_loads, base, side.head.tree, changed, exam):
-        exam.add("pytest-plugin-loaded", path, (hit.line, hit.end_line), (
-            f"{hit.what}: a pytest plugin can rewrite any test's outcome "
-            "(patchgate's suites never load it; the repository's own test runs do)"
-        ))
+        exam.add(
+            "pytest-plugin-loaded",
+            path,
+            (hit.line, hit.end_line),
+            (
+                f"{hit.what}: a pytest plugin can rewrite any test's outcome "
+                "(patchgate's suites never load it; the repository's own test runs do)"
+            ),
+        )
     if PurePosixPath(path).name != "conftest.py":  # a conftest is test-config-edited already
         for hit in _new(hook_definitions, base, side.head.tree, changed, exam):
-            exam.add("pytest-hook-added", path, (hit.line, hit.end_line), (
-                f"{hit.what} outside a conftest.py: loaded as a plugin (pytest_plugins, -p, an entry "
-                "point) it can turn failing tests into passing ones"
-            ), "warning")
+            exam.add(
+                "pytest-hook-added",
+                path,
+                (hit.line, hit.end_line),
+                (
+                    f"{hit.what} outside a conftest.py: loaded as a plugin (pytest_plugins, -p, an entry "
+                    "point) it can turn failing tests into passing ones"
+                ),
+                "warning",
+            )
     if path.endswith(".py") and not is_test_module(path):
         for hit in _new(probes, base, side.head.tree, changed, exam):
             message = f"{hit.what}: {reason(hit.what)}"
@@ -161,8 +179,11 @@ def _code(side: Side, exam: Examination) -> None:
 
 
 def _new(
-    find: Callable[[ast.Module], list[Hit]], base: ast.Module | None, head: ast.Module,
-    changed: frozenset[int], exam: Examination,
+    find: Callable[[ast.Module], list[Hit]],
+    base: ast.Module | None,
+    head: ast.Module,
+    changed: frozenset[int],
+    exam: Examination,
 ) -> list[Hit]:
     fresh, old = new_hits(find(base) if base is not None else [], find(head), changed)
     exam.preexisting += old
@@ -186,9 +207,12 @@ def _stubs(ws: Workspace, sides: list[Side], exam: Examination) -> None:
             constant = stub.kind == "constant-return"
             # A constant return is a guess from names; it is shown, but does not ask for a maintainer.
             exam.add(
-                "stub-body", side.head_path, (stub.line, stub.end_line),
+                "stub-body",
+                side.head_path,
+                (stub.line, stub.end_line),
                 f"{stub.qualname} is a stub ({stub.kind}): {stub.reason}",
-                "warning" if constant else "error", needs_maintainer=not constant,
+                "warning" if constant else "error",
+                needs_maintainer=not constant,
             )
 
 

@@ -21,26 +21,28 @@ _PLUGIN_ENV = frozenset({"PYTEST_PLUGINS", "PYTEST_ADDOPTS", "PYTEST_DISABLE_PLU
 # Calls that write a module's namespace under a name the code computes.
 _NAMESPACE_CALLS = frozenset({"globals", "vars", "locals"})
 # Hooks through which a plugin can change what a test reports, or whether it runs at all.
-OUTCOME_HOOKS = frozenset({
-    "pytest_runtest_makereport",
-    "pytest_runtest_protocol",
-    "pytest_runtest_call",
-    "pytest_runtest_setup",
-    "pytest_runtest_teardown",
-    "pytest_runtest_logreport",
-    "pytest_pyfunc_call",
-    "pytest_report_teststatus",
-    "pytest_collection_modifyitems",
-    "pytest_collect_file",
-    "pytest_pycollect_makeitem",
-    "pytest_ignore_collect",
-    "pytest_sessionfinish",
-    "pytest_configure",
-    "pytest_load_initial_conftests",
-    "pytest_cmdline_main",
-    "pytest_plugin_registered",
-    "pytest_assertrepr_compare",
-})
+OUTCOME_HOOKS = frozenset(
+    {
+        "pytest_runtest_makereport",
+        "pytest_runtest_protocol",
+        "pytest_runtest_call",
+        "pytest_runtest_setup",
+        "pytest_runtest_teardown",
+        "pytest_runtest_logreport",
+        "pytest_pyfunc_call",
+        "pytest_report_teststatus",
+        "pytest_collection_modifyitems",
+        "pytest_collect_file",
+        "pytest_pycollect_makeitem",
+        "pytest_ignore_collect",
+        "pytest_sessionfinish",
+        "pytest_configure",
+        "pytest_load_initial_conftests",
+        "pytest_cmdline_main",
+        "pytest_plugin_registered",
+        "pytest_assertrepr_compare",
+    }
+)
 
 
 def plugin_loads(tree: ast.Module) -> list[Hit]:
@@ -103,4 +105,3 @@ def _namespace(node: ast.AST) -> bool:
 def _module_object(node: ast.expr) -> bool:
     # `setattr(sys.modules[__name__], name, ...)`
     return isinstance(node, ast.Subscript) and dotted(node.value) == "sys.modules"
-

@@ -36,16 +36,34 @@ REASONS = {
 }
 # Qualified names that count wherever they are referenced (a call, an alias, a decorator).
 _NAMES = {
-    "sys._getframe": "frame", "sys._current_frames": "frame", "inspect.stack": "frame",
-    "inspect.currentframe": "frame", "inspect.getouterframes": "frame", "inspect.getinnerframes": "frame",
-    "inspect.trace": "frame", "traceback.walk_stack": "frame", "traceback.extract_stack": "frame",
-    "sys.settrace": "trace", "sys.setprofile": "trace", "threading.settrace": "trace",
-    "threading.setprofile": "trace", "sys.addaudithook": "trace",
-    "gc.get_referrers": "heap", "gc.get_referents": "heap", "gc.get_objects": "heap",
-    "exec": "dynamic", "eval": "dynamic", "compile": "dynamic", "builtins.exec": "dynamic",
-    "builtins.eval": "dynamic", "builtins.compile": "dynamic",
-    "atexit.register": "process", "signal.signal": "process", "signal.alarm": "process",
-    "signal.setitimer": "process", "os._exit": "process",
+    "sys._getframe": "frame",
+    "sys._current_frames": "frame",
+    "inspect.stack": "frame",
+    "inspect.currentframe": "frame",
+    "inspect.getouterframes": "frame",
+    "inspect.getinnerframes": "frame",
+    "inspect.trace": "frame",
+    "traceback.walk_stack": "frame",
+    "traceback.extract_stack": "frame",
+    "sys.settrace": "trace",
+    "sys.setprofile": "trace",
+    "threading.settrace": "trace",
+    "threading.setprofile": "trace",
+    "sys.addaudithook": "trace",
+    "gc.get_referrers": "heap",
+    "gc.get_referents": "heap",
+    "gc.get_objects": "heap",
+    "exec": "dynamic",
+    "eval": "dynamic",
+    "compile": "dynamic",
+    "builtins.exec": "dynamic",
+    "builtins.eval": "dynamic",
+    "builtins.compile": "dynamic",
+    "atexit.register": "process",
+    "signal.signal": "process",
+    "signal.alarm": "process",
+    "signal.setitimer": "process",
+    "os._exit": "process",
 }
 # Names that count only when called: `types.CodeType(...)` builds code; an annotation does not.
 _CALLED = {"types.CodeType": "code", "types.FunctionType": "code"}
@@ -55,13 +73,29 @@ _IMPORT_TIME = {"os.fork": "process", "os.forkpty": "process"}
 _MODULES = {"ctypes": "native", "marshal": "code", "__main__": "modules"}
 # Attributes of frames, tracebacks, generators and code objects, on whatever object.
 _ATTRIBUTES = {
-    "f_back": "frame", "f_locals": "frame", "f_globals": "frame", "f_builtins": "frame", "f_code": "frame",
-    "f_trace": "trace", "tb_frame": "frame", "gi_frame": "frame", "cr_frame": "frame", "ag_frame": "frame",
-    "co_consts": "code", "co_code": "code", "co_names": "code", "__globals__": "modules",
+    "f_back": "frame",
+    "f_locals": "frame",
+    "f_globals": "frame",
+    "f_builtins": "frame",
+    "f_code": "frame",
+    "f_trace": "trace",
+    "tb_frame": "frame",
+    "gi_frame": "frame",
+    "cr_frame": "frame",
+    "ag_frame": "frame",
+    "co_consts": "code",
+    "co_code": "code",
+    "co_names": "code",
+    "__globals__": "modules",
 }
-_IMPORTERS = frozenset({
-    "__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__",
-})
+_IMPORTERS = frozenset(
+    {
+        "__import__",
+        "builtins.__import__",
+        "importlib.import_module",
+        "importlib.__import__",
+    }
+)
 _BUILTINS = frozenset({"exec", "eval", "compile", "__import__", "getattr"})
 _RUNNERS = frozenset({"pytest", "_pytest", "unittest", "nose", "patchgate", "xdist"})
 _GRADER_PATHS = ("/suite", "/grader", "/patchgate")

@@ -80,7 +80,7 @@ def plain_path(path: str) -> str:
     path = posixpath.normpath(path)
     for prefix in (f"{HEAD_MOUNT}/", f"{BASE_MOUNT}/"):
         if path.startswith(prefix):
-            return path[len(prefix):]
+            return path[len(prefix) :]
     return path
 
 

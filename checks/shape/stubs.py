@@ -22,9 +22,15 @@ from checks.shape.pysource import dotted, import_aliases, resolve
 
 StubKind = Literal["pass", "ellipsis", "not-implemented", "docstring-only", "constant-return"]
 
-_EXEMPT_DECORATORS = frozenset({
-    "abstractmethod", "abstractproperty", "abstractclassmethod", "abstractstaticmethod", "overload",
-})
+_EXEMPT_DECORATORS = frozenset(
+    {
+        "abstractmethod",
+        "abstractproperty",
+        "abstractclassmethod",
+        "abstractstaticmethod",
+        "overload",
+    }
+)
 _ABSTRACT = _EXEMPT_DECORATORS - {"overload"}
 _PROTOCOL_BASES = frozenset({"Protocol", "ABC", "ABCMeta"})
 # Base/Abstract as a CamelCase word anywhere (AsyncBaseTransport), or a mixin/interface suffix.
@@ -41,17 +47,74 @@ _NOOP_DOC = re.compile(
     re.I,
 )
 # Leading words of names and docstrings that promise work on the arguments.
-_COMPUTE_VERBS = frozenset({
-    "aggregate", "analyse", "analyze", "apply", "average", "calc", "calculate", "classify", "compare",
-    "compute", "convert", "count", "decode", "deserialize", "detect", "diff", "distance", "encode",
-    "estimate", "evaluate", "extract", "hash", "infer", "interpolate", "mean", "measure", "median",
-    "merge", "normalise", "normalize", "parse", "predict", "process", "rank", "reduce", "score",
-    "serialize", "solve", "sort", "sum", "tokenize", "total", "transform", "validate", "verify",
-    # predicates that take an argument promise to look at it
-    "is", "has", "can", "should",
-    "check", "find", "get", "lookup", "search", "load", "fetch", "read", "build", "render", "format",
-    "generate", "make", "create",
-})
+_COMPUTE_VERBS = frozenset(
+    {
+        "aggregate",
+        "analyse",
+        "analyze",
+        "apply",
+        "average",
+        "calc",
+        "calculate",
+        "classify",
+        "compare",
+        "compute",
+        "convert",
+        "count",
+        "decode",
+        "deserialize",
+        "detect",
+        "diff",
+        "distance",
+        "encode",
+        "estimate",
+        "evaluate",
+        "extract",
+        "hash",
+        "infer",
+        "interpolate",
+        "mean",
+        "measure",
+        "median",
+        "merge",
+        "normalise",
+        "normalize",
+        "parse",
+        "predict",
+        "process",
+        "rank",
+        "reduce",
+        "score",
+        "serialize",
+        "solve",
+        "sort",
+        "sum",
+        "tokenize",
+        "total",
+        "transform",
+        "validate",
+        "verify",
+        # predicates that take an argument promise to look at it
+        "is",
+        "has",
+        "can",
+        "should",
+        "check",
+        "find",
+        "get",
+        "lookup",
+        "search",
+        "load",
+        "fetch",
+        "read",
+        "build",
+        "render",
+        "format",
+        "generate",
+        "make",
+        "create",
+    }
+)
 
 
 _NOT_IMPLEMENTED = frozenset({"NotImplementedError", "builtins.NotImplementedError", "NotImplemented"})

@@ -42,9 +42,7 @@ def find_suppressions(text: str) -> list[Suppression]:
     return out
 
 
-def new_suppressions(
-    base: str | None, head: str, changed: frozenset[int]
-) -> tuple[list[Suppression], int]:
+def new_suppressions(base: str | None, head: str, changed: frozenset[int]) -> tuple[list[Suppression], int]:
     """Return the suppressions on ``changed`` head lines that the base did not have, and how many it did.
 
     A suppression counts as old when the base has the same kind on the same

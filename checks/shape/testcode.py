@@ -13,24 +13,26 @@ MODULE_SCOPE = "<module>"
 
 # Canonical names whose presence skips or xfails a test; `pytest.skip.Exception` and
 # `pytest.mark.skip.with_args` count through their prefix.
-SKIP_NAMES = frozenset({
-    "pytest.mark.skip",
-    "pytest.mark.skipif",
-    "pytest.mark.xfail",
-    "pytest.skip",
-    "pytest.xfail",
-    "pytest.importorskip",
-    "unittest.skip",
-    "unittest.skipIf",
-    "unittest.skipUnless",
-    "unittest.expectedFailure",
-    "unittest.SkipTest",
-    "unittest.case.skip",
-    "unittest.case.skipIf",
-    "unittest.case.skipUnless",
-    "unittest.case.expectedFailure",
-    "unittest.case.SkipTest",
-})
+SKIP_NAMES = frozenset(
+    {
+        "pytest.mark.skip",
+        "pytest.mark.skipif",
+        "pytest.mark.xfail",
+        "pytest.skip",
+        "pytest.xfail",
+        "pytest.importorskip",
+        "unittest.skip",
+        "unittest.skipIf",
+        "unittest.skipUnless",
+        "unittest.expectedFailure",
+        "unittest.SkipTest",
+        "unittest.case.skip",
+        "unittest.case.skipIf",
+        "unittest.case.skipUnless",
+        "unittest.case.expectedFailure",
+        "unittest.case.SkipTest",
+    }
+)
 # unittest's TestCase.skipTest, on whatever the instance is called.
 _SKIP_METHODS = frozenset({"skipTest"})
 # Context managers and helpers that assert on their own.
@@ -91,8 +93,11 @@ def module_facts(tree: ast.Module) -> ModuleFacts:
 
 
 def _collect_tests(
-    body: list[ast.stmt], prefix: str, aliases: dict[str, str],
-    out: dict[str, CollectedTest], helpers: dict[str, CollectedHelper],
+    body: list[ast.stmt],
+    prefix: str,
+    aliases: dict[str, str],
+    out: dict[str, CollectedTest],
+    helpers: dict[str, CollectedHelper],
 ) -> None:
     # pytest collects `test*` functions at module level and in (nested) classes;
     # a later definition of the same name replaces the earlier one, as in Python.

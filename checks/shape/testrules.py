@@ -32,9 +32,11 @@ def check_tests(sides: list[Side], exam: Examination) -> None:
         base, head = _facts(side.base_path, side.base), _facts(side.head_path, side.head)
         if base is None and head is None:
             continue
-        files.append(ChangedTestModule(
-            side.base_path, side.head_path, base.tests if base else {}, head.tests if head else {}
-        ))
+        files.append(
+            ChangedTestModule(
+                side.base_path, side.head_path, base.tests if base else {}, head.tests if head else {}
+            )
+        )
         if base is not None and head is not None and side.head_path is not None:
             _helpers(side.head_path, base.helpers, head.helpers, side.change.lines, exam)
         elif head is not None and side.head_path is not None:
@@ -79,21 +81,34 @@ def _lost(lost: list[LostTest], sides: list[Side], exam: Examination) -> None:
 def _kept(k: KeptTest, exam: Examination) -> None:
     span = (k.head.line, k.head.end_line)
     if k.head.asserts < k.base.asserts:
-        exam.add("assert-weakened", k.head_path, span, (
-            f"test {k.head.qualname} checks less: {k.base.asserts} assertion(s) at base, "
-            f"{k.head.asserts} now (assert, pytest.raises/warns, assert* calls)"
-        ))
+        exam.add(
+            "assert-weakened",
+            k.head_path,
+            span,
+            (
+                f"test {k.head.qualname} checks less: {k.base.asserts} assertion(s) at base, "
+                f"{k.head.asserts} now (assert, pytest.raises/warns, assert* calls)"
+            ),
+        )
     if k.base.cases is not None and k.head.cases is not None and k.head.cases < k.base.cases:
-        exam.add("cases-removed", k.head_path, span, (
-            f"test {k.head.qualname} runs fewer parametrized cases: "
-            f"{k.base.cases} at base, {k.head.cases} now"
-        ))
+        exam.add(
+            "cases-removed",
+            k.head_path,
+            span,
+            (
+                f"test {k.head.qualname} runs fewer parametrized cases: "
+                f"{k.base.cases} at base, {k.head.cases} now"
+            ),
+        )
     _contents(exam, k.head_path, f"test {k.head.qualname}", k.base.expectations, k.head.expectations)
 
 
 def _helpers(
-    path: str, base: dict[str, CollectedHelper], head: dict[str, CollectedHelper],
-    changed: frozenset[int], exam: Examination,
+    path: str,
+    base: dict[str, CollectedHelper],
+    head: dict[str, CollectedHelper],
+    changed: frozenset[int],
+    exam: Examination,
 ) -> None:
     for name, now in head.items():
         was = base.get(name)
@@ -103,10 +118,15 @@ def _helpers(
                     _tautology(exam, path, f"test helper {name}", e)
             continue
         if now.asserts < was.asserts:
-            exam.add("helper-weakened", path, (now.line, now.end_line), (
-                f"test helper {name} checks less: {was.asserts} check(s) at base, {now.asserts} now; "
-                "every test that calls it checks less too"
-            ))
+            exam.add(
+                "helper-weakened",
+                path,
+                (now.line, now.end_line),
+                (
+                    f"test helper {name} checks less: {was.asserts} check(s) at base, {now.asserts} now; "
+                    "every test that calls it checks less too"
+                ),
+            )
         _contents(exam, path, f"test helper {name}", was.expectations, now.expectations)
 
 
@@ -115,19 +135,29 @@ def _contents(
 ) -> None:
     changed, tautologies = compare(base, head)
     for c in changed:
-        exam.add("expected-changed", path, (c.line, c.line), (
-            f"{what} expects something else now: `{c.before}` at base, `{c.after}` now; "
-            "changing what a test expects can make any code pass"
-        ))
+        exam.add(
+            "expected-changed",
+            path,
+            (c.line, c.line),
+            (
+                f"{what} expects something else now: `{c.before}` at base, `{c.after}` now; "
+                "changing what a test expects can make any code pass"
+            ),
+        )
     for e in tautologies:
         _tautology(exam, path, what, e)
 
 
 def _tautology(exam: Examination, path: str, what: str, e: Expectation) -> None:
-    exam.add("assert-tautology", path, (e.line, e.line), (
-        f"{what} checks `{e.text}`, which cannot fail: both sides are the same expression, "
-        "or the value is always true"
-    ))
+    exam.add(
+        "assert-tautology",
+        path,
+        (e.line, e.line),
+        (
+            f"{what} checks `{e.text}`, which cannot fail: both sides are the same expression, "
+            "or the value is always true"
+        ),
+    )
 
 
 def line_after_removal(base: str, head: str, base_line: int, *, max_middle: int = 400) -> int:

@@ -59,7 +59,12 @@ B_ERR = BehaviourResult(status="error", detail="sandbox failure: engine down")
 B_NONE = BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
 B_OVERFIT = BehaviourResult(status="passed", suites=[suite()], overfitting=True)
 B_FORGEABLE = BehaviourResult(status="passed", suites=[suite()], forgeable=True)
-WEAK = StrengthResult(status="measured", changed_lines=4, hidden_covered=0, too_weak=["hidden suite runs 0/4 changed lines (0%), needs 50%"])
+WEAK = StrengthResult(
+    status="measured",
+    changed_lines=4,
+    hidden_covered=0,
+    too_weak=["hidden suite runs 0/4 changed lines (0%), needs 50%"],
+)
 B_WEAK = BehaviourResult(status="passed", suites=[suite()], strength=WEAK)
 Q_SKIP = QualityResult(status="skipped")
 Q_DOWN = QualityResult(status="unavailable", detail="unavailable: timeout")

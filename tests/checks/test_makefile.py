@@ -34,16 +34,24 @@ CASES: list[tuple[str, str, bool]] = [
     ("a variable it uses through another", MAKEFILE.replace("--strict-markers", "-p no:warnings"), True),
     ("a variable appended later", MAKEFILE + "PYTEST_ARGS += -x\n", True),
     ("a prerequisite's recipe", MAKEFILE.replace("python -m build", "python -m build && rm -rf tests"), True),
-    ("a target-specific variable",
-     MAKEFILE.replace("test: build", "test: PYTEST_ARGS = -k nothing\ntest: build"), True),
+    (
+        "a target-specific variable",
+        MAKEFILE.replace("test: build", "test: PYTEST_ARGS = -k nothing\ntest: build"),
+        True,
+    ),
     ("an include", "include extra.mk\n" + MAKEFILE, True),
     ("the test target removed", MAKEFILE.replace("test: build\n\tpytest $(PYTEST_ARGS) tests/\n", ""), True),
     ("a new target running pytest", MAKEFILE + "\nquick:\n\tpytest -x -k fast\n", True),
-    ("pytest hidden behind a line continuation",
-     MAKEFILE + "\nquick:\n\techo start && \\\n\t  py.test -k fast\n", True),
-    ("a define block the recipe uses",
-     MAKEFILE.replace("\tpytest $(PYTEST_ARGS) tests/", "\t$(RUN)") + "define RUN\npytest -k x\nendef\n",
-     True),
+    (
+        "pytest hidden behind a line continuation",
+        MAKEFILE + "\nquick:\n\techo start && \\\n\t  py.test -k fast\n",
+        True,
+    ),
+    (
+        "a define block the recipe uses",
+        MAKEFILE.replace("\tpytest $(PYTEST_ARGS) tests/", "\t$(RUN)") + "define RUN\npytest -k x\nendef\n",
+        True,
+    ),
 ]
 
 

@@ -74,7 +74,8 @@ def test_classify(path: str, kind: str | None) -> None:
 
 def test_added_modified_and_deleted_infrastructure(git_repo: GitRepo, tmp_path: Path) -> None:
     ws = change(
-        git_repo, tmp_path,
+        git_repo,
+        tmp_path,
         {"tests/conftest.py": "A = 1\n", "tox.ini": "[tox]\n", ".github/workflows/ci.yml": "on: push\n"},
         {
             "tests/conftest.py": "A = 2\n",
@@ -94,7 +95,8 @@ def test_added_modified_and_deleted_infrastructure(git_repo: GitRepo, tmp_path: 
 
 def test_unchanged_infrastructure_is_not_listed(git_repo: GitRepo, tmp_path: Path) -> None:
     ws = change(
-        git_repo, tmp_path,
+        git_repo,
+        tmp_path,
         {"conftest.py": "A = 1\n", ".github/workflows/ci.yml": "on: push\n", "sitecustomize.py": "\n"},
         {"src/app.py": "x = 1\n"},
     )
@@ -104,11 +106,14 @@ def test_unchanged_infrastructure_is_not_listed(git_repo: GitRepo, tmp_path: Pat
 def test_rename_is_the_old_path_deleted_and_the_new_one_added(git_repo: GitRepo, tmp_path: Path) -> None:
     body = "import pytest\n\n\n@pytest.fixture\ndef thing():\n    return 1\n" * 5
     ws = change(
-        git_repo, tmp_path,
+        git_repo,
+        tmp_path,
         {"tests/conftest.py": body, "helpers.py": "def f():\n    return 1\n" * 10},
         {
-            "tests/conftest.py": None, "tests/unit/conftest.py": body,
-            "helpers.py": None, "sitecustomize.py": "def f():\n    return 1\n" * 10,
+            "tests/conftest.py": None,
+            "tests/unit/conftest.py": body,
+            "helpers.py": None,
+            "sitecustomize.py": "def f():\n    return 1\n" * 10,
         },
     )
     # git saw renames; the list names both ends of each that are infrastructure.
@@ -124,20 +129,38 @@ def test_rename_is_the_old_path_deleted_and_the_new_one_added(git_repo: GitRepo,
     ("base", "head", "expected"),
     [
         # Only packaging metadata changed: not test configuration.
-        ("[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n",
-         "[metadata]\nname = b\n[tool:pytest]\naddopts = -q\n", None),
-        ("[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n",
-         "[metadata]\nname = a\n[tool:pytest]\naddopts = -q -x\n", ("pytest-config", "modified")),
+        (
+            "[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n",
+            "[metadata]\nname = b\n[tool:pytest]\naddopts = -q\n",
+            None,
+        ),
+        (
+            "[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n",
+            "[metadata]\nname = a\n[tool:pytest]\naddopts = -q -x\n",
+            ("pytest-config", "modified"),
+        ),
         # A plugin option is named as such (the pytest section changed too).
-        ("[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n",
-         "[metadata]\nname = a\n[tool:pytest]\naddopts = -q -p no:randomly\n", ("pytest-plugin", "modified")),
-        ("[metadata]\nname = a\n", "[metadata]\nname = a\n[tool:pytest]\nxfail_strict = false\n",
-         ("pytest-config", "modified")),
+        (
+            "[metadata]\nname = a\n[tool:pytest]\naddopts = -q\n",
+            "[metadata]\nname = a\n[tool:pytest]\naddopts = -q -p no:randomly\n",
+            ("pytest-plugin", "modified"),
+        ),
+        (
+            "[metadata]\nname = a\n",
+            "[metadata]\nname = a\n[tool:pytest]\nxfail_strict = false\n",
+            ("pytest-config", "modified"),
+        ),
         # pytest rejects a bare [pytest] section in setup.cfg, which still changes the run.
-        ("[metadata]\nname = a\n", "[metadata]\nname = a\n[pytest]\naddopts = -x\n",
-         ("pytest-config", "modified")),
-        ("[coverage:run]\nbranch = true\n", "[coverage:run]\nbranch = false\n",
-         ("coverage-config", "modified")),
+        (
+            "[metadata]\nname = a\n",
+            "[metadata]\nname = a\n[pytest]\naddopts = -x\n",
+            ("pytest-config", "modified"),
+        ),
+        (
+            "[coverage:run]\nbranch = true\n",
+            "[coverage:run]\nbranch = false\n",
+            ("coverage-config", "modified"),
+        ),
         (None, "[tool:pytest]\naddopts = -q\n", ("pytest-config", "added")),
         (None, "[metadata]\nname = a\n", None),
         # An empty section still makes pytest read its options from this file.
@@ -159,20 +182,34 @@ def test_setup_cfg_counts_only_when_its_test_sections_change(
 @pytest.mark.parametrize(
     ("base", "head", "expected"),
     [
-        ('[project]\nname = "a"\ndependencies = []\n[tool.pytest.ini_options]\naddopts = "-q"\n',
-         '[project]\nname = "a"\ndependencies = ["x"]\n[tool.pytest.ini_options]\naddopts = "-q"\n', None),
-        ('[project]\nname = "a"\n[tool.pytest.ini_options]\naddopts = "-q"\n',
-         '[project]\nname = "a"\n[tool.pytest.ini_options]\naddopts = "-q --deselect tests/test_x.py"\n',
-         ("pytest-config", "modified")),
+        (
+            '[project]\nname = "a"\ndependencies = []\n[tool.pytest.ini_options]\naddopts = "-q"\n',
+            '[project]\nname = "a"\ndependencies = ["x"]\n[tool.pytest.ini_options]\naddopts = "-q"\n',
+            None,
+        ),
+        (
+            '[project]\nname = "a"\n[tool.pytest.ini_options]\naddopts = "-q"\n',
+            '[project]\nname = "a"\n[tool.pytest.ini_options]\naddopts = "-q --deselect tests/test_x.py"\n',
+            ("pytest-config", "modified"),
+        ),
         # pytest 9's native table.
-        ('[project]\nname = "a"\n', '[project]\nname = "a"\n[tool.pytest]\nxfail_strict = false\n',
-         ("pytest-config", "modified")),
+        (
+            '[project]\nname = "a"\n',
+            '[project]\nname = "a"\n[tool.pytest]\nxfail_strict = false\n',
+            ("pytest-config", "modified"),
+        ),
         # Reformatting the same table is not a change.
-        ('[tool.pytest.ini_options]\naddopts = "-q"\n',
-         '[tool.pytest.ini_options]\naddopts   =   "-q"  # same\n', None),
-        ('[tool.ruff]\nline-length = 100\n', '[tool.ruff]\nline-length = 120\n', None),
-        ('[tool.coverage.run]\nbranch = true\n', '[tool.coverage.run]\nbranch = false\n',
-         ("coverage-config", "modified")),
+        (
+            '[tool.pytest.ini_options]\naddopts = "-q"\n',
+            '[tool.pytest.ini_options]\naddopts   =   "-q"  # same\n',
+            None,
+        ),
+        ("[tool.ruff]\nline-length = 100\n", "[tool.ruff]\nline-length = 120\n", None),
+        (
+            "[tool.coverage.run]\nbranch = true\n",
+            "[tool.coverage.run]\nbranch = false\n",
+            ("coverage-config", "modified"),
+        ),
         (None, '[tool.pytest.ini_options]\naddopts = "-q"\n', ("pytest-config", "added")),
         (None, "[tool.pytest.ini_options]\n", ("pytest-config", "added")),
         (None, '[project]\nname = "a"\n', None),
@@ -182,7 +219,10 @@ def test_setup_cfg_counts_only_when_its_test_sections_change(
     ],
 )
 def test_pyproject_counts_only_when_its_test_tables_change(
-    git_repo: GitRepo, tmp_path: Path, base: str | None, head: str | bytes | None,
+    git_repo: GitRepo,
+    tmp_path: Path,
+    base: str | None,
+    head: str | bytes | None,
     expected: tuple[str, str] | None,
 ) -> None:
     before: Files = {"pyproject.toml": base} if base else {}
@@ -193,7 +233,8 @@ def test_pyproject_counts_only_when_its_test_tables_change(
 
 def test_nested_pyproject_is_examined_too(git_repo: GitRepo, tmp_path: Path) -> None:
     ws = change(
-        git_repo, tmp_path,
+        git_repo,
+        tmp_path,
         {"sub/pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q"\n'},
         {"sub/pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q -k not slow"\n'},
     )
@@ -219,15 +260,21 @@ def test_changes_past_the_changed_file_cap_are_still_found(
 
 def test_restoring_every_change_leaves_nothing_to_restore(git_repo: GitRepo, tmp_path: Path) -> None:
     ws = change(
-        git_repo, tmp_path,
+        git_repo,
+        tmp_path,
         {
-            "tests/conftest.py": "A = 1\n", "setup.cfg": "[tool:pytest]\naddopts = -q\n",
-            ".github/workflows/ci.yml": "on: push\n", "pyproject.toml": '[tool.pytest]\nx = 1\n',
+            "tests/conftest.py": "A = 1\n",
+            "setup.cfg": "[tool:pytest]\naddopts = -q\n",
+            ".github/workflows/ci.yml": "on: push\n",
+            "pyproject.toml": "[tool.pytest]\nx = 1\n",
         },
         {
-            "tests/conftest.py": None, "tests/sub/conftest.py": "A = 1\n",
-            "setup.cfg": "[tool:pytest]\naddopts = -x\n", ".github/workflows/ci.yml": None,
-            "pyproject.toml": '[tool.pytest]\nx = 2\n', "usercustomize.py": "import os\n",
+            "tests/conftest.py": None,
+            "tests/sub/conftest.py": "A = 1\n",
+            "setup.cfg": "[tool:pytest]\naddopts = -x\n",
+            ".github/workflows/ci.yml": None,
+            "pyproject.toml": "[tool.pytest]\nx = 2\n",
+            "usercustomize.py": "import os\n",
         },
     )
     changes = infra_changes(ws)
@@ -272,9 +319,14 @@ def test_a_very_deep_tree_does_not_exhaust_the_recursion_limit(tmp_path: Path) -
 def test_runner_configuration_counts_by_its_test_parts(git_repo: GitRepo, tmp_path: Path) -> None:
     make = "build:\n\tpython -m build\n\ntest:\n\tpytest tests/\n"
     ws = change(
-        git_repo, tmp_path,
-        {"Makefile": make, "hatch.toml": "[envs.default]\n", "setup.py": "setup(name='a')\n",
-         "pytest.ini": "[pytest]\naddopts = -q\n"},
+        git_repo,
+        tmp_path,
+        {
+            "Makefile": make,
+            "hatch.toml": "[envs.default]\n",
+            "setup.py": "setup(name='a')\n",
+            "pytest.ini": "[pytest]\naddopts = -q\n",
+        },
         {
             "Makefile": make.replace("pytest tests/", "pytest tests/ -k 'not parse'"),
             "hatch.toml": '[envs.default.scripts]\ntest = "pytest -x"\n',
@@ -298,9 +350,12 @@ def test_runner_configuration_counts_by_its_test_parts(git_repo: GitRepo, tmp_pa
 def test_runner_configuration_outside_its_test_parts_is_not_listed(git_repo: GitRepo, tmp_path: Path) -> None:
     make = "build:\n\tpython -m build\n\ntest:\n\tpytest tests/\n"
     ws = change(
-        git_repo, tmp_path,
+        git_repo,
+        tmp_path,
         {"Makefile": make, "setup.py": "setup(name='a', version='1')\n"},
-        {"Makefile": make.replace("python -m build", "python -m build --sdist"),
-         "setup.py": "setup(name='a', version='2')\n"},
+        {
+            "Makefile": make.replace("python -m build", "python -m build --sdist"),
+            "setup.py": "setup(name='a', version='2')\n",
+        },
     )
     assert infra_changes(ws) == []

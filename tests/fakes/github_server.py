@@ -120,7 +120,11 @@ class FakeGitHub:
         api = f"{self.url}/repos/{repository}/issues/{number}"
         with self.lock:
             self.issues[(repository, number)] = {
-                **template, "number": number, "title": title, "body": body, "url": api,
+                **template,
+                "number": number,
+                "title": title,
+                "body": body,
+                "url": api,
                 "html_url": f"https://github.com/{repository}/issues/{number}",
             }
 
@@ -487,14 +491,23 @@ class _Handler(BaseHTTPRequestHandler):
             person = {"name": name, "email": email, "date": date}
             commits.append(
                 {
-                    "sha": sha, "node_id": "C_fake", "url": f"{self.fake.url}/repos/{repo}/commits/{sha}",
-                    "html_url": f"https://github.com/{repo}/commit/{sha}", "comments_url": "",
+                    "sha": sha,
+                    "node_id": "C_fake",
+                    "url": f"{self.fake.url}/repos/{repo}/commits/{sha}",
+                    "html_url": f"https://github.com/{repo}/commit/{sha}",
+                    "comments_url": "",
                     "commit": {
-                        "author": person, "committer": person, "message": message.rstrip("\n"),
-                        "comment_count": 0, "url": "", "tree": {"sha": "0" * 40, "url": ""},
+                        "author": person,
+                        "committer": person,
+                        "message": message.rstrip("\n"),
+                        "comment_count": 0,
+                        "url": "",
+                        "tree": {"sha": "0" * 40, "url": ""},
                     },
                     # GitHub matches the author's email to an account; the fake knows none.
-                    "author": None, "committer": None, "parents": [],
+                    "author": None,
+                    "committer": None,
+                    "parents": [],
                 }
             )
         return self._send(200, commits)

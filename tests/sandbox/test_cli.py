@@ -28,9 +28,7 @@ def test_build_without_an_engine_fails_with_the_reason(
 
 
 @pytest.mark.docker
-def test_tag_prints_what_build_builds_without_an_engine(
-    base_image: str, tmp_path: Path
-) -> None:
+def test_tag_prints_what_build_builds_without_an_engine(base_image: str, tmp_path: Path) -> None:
     # The GitHub Action keys its image cache on this before any build: it needs no engine.
     import subprocess
     import sys

@@ -146,7 +146,7 @@ def test_the_repositorys_dependencies_never_move_bandits_or_semgreps(
         "python3 -c 'import click' 2>&1 | tail -n 1; "
         "pysemgrep --version && semgrep --version && "
         "bandit -q -f json /src/app.py | python3 -c 'import json,sys; "
-        "print(sorted(r[\"test_id\"] for r in json.load(sys.stdin)[\"results\"]))'"
+        'print(sorted(r["test_id"] for r in json.load(sys.stdin)["results"]))\''
     )
     try:
         result = sandbox.run(

@@ -77,8 +77,12 @@ def test_second_build_is_a_no_op_and_the_image_has_the_tools(base_image: str) ->
         assert client.api.images(all=True, filters={"label": "patchgate.stage=tools"}) == []
         output = client.containers.run(
             base_image,
-            ["sh", "-c", "python3 --version; pytest --version; ruff --version; mypy --version; "
-             "bandit --version >/dev/null && echo bandit; semgrep --version; id -u"],
+            [
+                "sh",
+                "-c",
+                "python3 --version; pytest --version; ruff --version; mypy --version; "
+                "bandit --version >/dev/null && echo bandit; semgrep --version; id -u",
+            ],
             remove=True,
             network_mode="none",
             environment={"SEMGREP_ENABLE_VERSION_CHECK": "0"},

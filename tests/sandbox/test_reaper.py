@@ -31,9 +31,7 @@ def test_a_killed_owners_container_is_removed_and_a_live_ones_is_not(base_image:
     marker = uuid.uuid4().hex
     mine_only: dict[str, str | list[str] | bool] = {"label": f"patchgate.test-reaper={marker}"}
     client = docker_client()
-    owners = [
-        subprocess.Popen([sys.executable, "-c", OWNER, base_image, marker], cwd=ROOT) for _ in range(2)
-    ]
+    owners = [subprocess.Popen([sys.executable, "-c", OWNER, base_image, marker], cwd=ROOT) for _ in range(2)]
     try:
         deadline = time.monotonic() + 30
         while len(mine := client.containers.list(filters=mine_only, sparse=True)) < 2:

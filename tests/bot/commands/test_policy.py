@@ -14,7 +14,9 @@ from tests.bot.commands.test_run import patchgate
 
 def test_a_valid_file_passes(tmp_path: Path) -> None:
     policy = tmp_path / "p.yml"
-    policy.write_text(f"# yaml-language-server: $schema={POLICY_SCHEMA_ID}\n$schema: {POLICY_SCHEMA_ID}\nbehaviour:\n  enabled: true\n")
+    policy.write_text(
+        f"# yaml-language-server: $schema={POLICY_SCHEMA_ID}\n$schema: {POLICY_SCHEMA_ID}\nbehaviour:\n  enabled: true\n"
+    )
     done = patchgate("policy", "check", policy)
     assert (done.returncode, done.stdout.strip()) == (0, f"{policy}: valid")
 
@@ -69,7 +71,9 @@ def test_patchgate_run_names_the_policy_file_it_read(tmp_path: Path) -> None:
     repo.commit("base", {"a.py": "x = 1\n"})
     policy = tmp_path / "override.yml"
     policy.write_text("behaviour: {enabled: maybe}\n")
-    done = patchgate("run", "--repo", repo.path, "--base", "main", "--head", "main", "--policy", policy, "--format", "json")
+    done = patchgate(
+        "run", "--repo", repo.path, "--base", "main", "--head", "main", "--policy", policy, "--format", "json"
+    )
     report = json.loads(done.stdout)
     assert report["conclusion"] == "action_required"
     assert report["reasons"][0].startswith(f"{policy}: line 1: behaviour.enabled")

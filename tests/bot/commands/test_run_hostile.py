@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - a table of hostile changes reads best one a line
 """`patchgate run` on changes that attack the grader: the conclusion is the wrong code's own (real Docker)."""
 
 from __future__ import annotations
@@ -25,9 +24,17 @@ pytestmark = pytest.mark.docker
 @pytest.mark.parametrize(
     "cheat",
     [None, READ_EXPECTED_FROM_DISK, WALK_THE_CALLERS, PATCH_THE_RECORDER, FORGE_THE_REPORT],
-    ids=["wrong", "expected-values-on-disk", "caller-frames-and-heap", "patch-the-recorder", "forge-the-report"],
+    ids=[
+        "wrong",
+        "expected-values-on-disk",
+        "caller-frames-and-heap",
+        "patch-the-recorder",
+        "forge-the-report",
+    ],
 )
-def test_a_cheating_change_gets_the_wrong_codes_conclusion(git_repo: GitRepo, tmp_path: Path, cheat: str | None) -> None:
+def test_a_cheating_change_gets_the_wrong_codes_conclusion(
+    git_repo: GitRepo, tmp_path: Path, cheat: str | None
+) -> None:
     git_repo.commit("base", dict(BASE))  # type: ignore[arg-type]
     git_repo.branch("agent/half")
     git_repo.commit("half", {"calc/__init__.py": WRONG if cheat is None else _cheating(cheat)})
@@ -37,7 +44,9 @@ def test_a_cheating_change_gets_the_wrong_codes_conclusion(git_repo: GitRepo, tm
         (hidden / name).write_text(text)
     held_out = tmp_path / "held-out"
     held_out.mkdir()
-    (held_out / "test_more.py").write_text("from calc import half\n\n\ndef test_odd():\n    assert half(7) == 3\n")
+    (held_out / "test_more.py").write_text(
+        "from calc import half\n\n\ndef test_odd():\n    assert half(7) == 3\n"
+    )
     done = patchgate(
         "run", "--repo", git_repo.path, "--base", "main", "--head", "agent/half",
         "--hidden", hidden, "--held-out", held_out, "--format", "json",

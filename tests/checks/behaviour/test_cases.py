@@ -61,7 +61,17 @@ def test_load_case_file(tmp_path: Path) -> None:
 def test_runner_plan_never_carries_expectations(tmp_path: Path) -> None:
     cases = load_case_file(write(tmp_path, GOOD), "parse.cases.yml")
     plan = json.dumps(runner_plan(cases))
-    for secret in ("5400", "timedelta", "ValueError", "0.3333", "0.001", "equals", "raises", "approx", "tolerance"):
+    for secret in (
+        "5400",
+        "timedelta",
+        "ValueError",
+        "0.3333",
+        "0.001",
+        "equals",
+        "raises",
+        "approx",
+        "tolerance",
+    ):
         assert secret not in plan
     assert json.loads(plan)["cases"][0] == {
         "id": "parse.cases.yml::hours_and_minutes",

@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - tables of cases read best one case a line
 """The demo's three agent PRs through the behaviour layer, against real Docker."""
 
 from __future__ import annotations
@@ -66,7 +65,12 @@ def test_the_correct_pr_passes(example: Path, behaviour_sandbox: DockerSandbox, 
     result = behaviour(ws, behaviour_sandbox, behaviour_image)
     assert result.status == "passed"
     assert numbers(result) == [("hidden", 21, 21), ("held-out", 14, 14)]
-    assert (result.fail_to_pass, result.fail_to_pass_total, result.pass_to_pass, result.regressions) == (33, 33, 2, 0)
+    assert (result.fail_to_pass, result.fail_to_pass_total, result.pass_to_pass, result.regressions) == (
+        33,
+        33,
+        2,
+        0,
+    )
     assert visible_tests_pass(ws, behaviour_sandbox, behaviour_image)
 
 
@@ -79,7 +83,10 @@ def test_the_plausible_pr_passes_its_own_tests_and_fails_the_hidden_ones(
     assert result.status == "failed"
     assert numbers(result) == [("hidden", 9, 21), ("held-out", 7, 14)]
     failures = {f.id: f.message for f in result.suites[0].failures}
-    assert failures["parse_duration.cases.yml::garbage"] == "expected ValueError to be raised, got datetime.timedelta(0)"
+    assert (
+        failures["parse_duration.cases.yml::garbage"]
+        == "expected ValueError to be raised, got datetime.timedelta(0)"
+    )
     assert failures["test_parse_duration.py::test_rejects[garbage]"] == "Failed: DID NOT RAISE ValueError"
     assert result.suites[1].failures == []
 

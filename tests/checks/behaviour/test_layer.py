@@ -90,7 +90,10 @@ class Gate:
 
 @pytest.fixture
 def gate(
-    make_repo: Callable[[str], GitRepo], tmp_path: Path, behaviour_sandbox: DockerSandbox, behaviour_image: str
+    make_repo: Callable[[str], GitRepo],
+    tmp_path: Path,
+    behaviour_sandbox: DockerSandbox,
+    behaviour_image: str,
 ) -> Gate:
     return Gate(make_repo, tmp_path, behaviour_sandbox, behaviour_image)
 
@@ -101,7 +104,9 @@ def numbers(suite: SuiteResult) -> tuple[int, int]:
 
 def test_a_correct_change_passes_hidden_and_held_out(gate: Gate) -> None:
     ws = gate.change({"calc/__init__.py": RIGHT})
-    held_out = gate.suite("held-out", {"test_more.py": "from calc import half\n\n\ndef test_odd():\n    assert half(7) == 3\n"})
+    held_out = gate.suite(
+        "held-out", {"test_more.py": "from calc import half\n\n\ndef test_odd():\n    assert half(7) == 3\n"}
+    )
     recording = Recording(gate.sandbox)
     result = gate.run(ws, gate.suite("hidden", HIDDEN), held_out, runner=recording, strength={})
     assert result.status == "passed", result
@@ -109,7 +114,12 @@ def test_a_correct_change_passes_hidden_and_held_out(gate: Gate) -> None:
     assert (hidden.name, hidden.kind, numbers(hidden), hidden.pass_rate) == ("hidden", "hidden", (6, 6), 1.0)
     assert (held.name, held.kind, numbers(held)) == ("held-out", "held_out", (1, 1))
     # double passed on base too; half and the cases did not.
-    assert (result.pass_to_pass, result.fail_to_pass, result.fail_to_pass_total, result.regressions) == (1, 6, 6, 0)
+    assert (result.pass_to_pass, result.fail_to_pass, result.fail_to_pass_total, result.regressions) == (
+        1,
+        6,
+        6,
+        0,
+    )
     assert hidden.wall_s and hidden.peak_memory_bytes
     # A held-out run's time and memory are a channel the code under test controls: never shown.
     assert (held.wall_s, held.peak_memory_bytes) == (None, None)
@@ -127,7 +137,9 @@ def test_a_correct_change_passes_hidden_and_held_out(gate: Gate) -> None:
     assert any(m.mutated == "return x / 2" for m in strength.survivors)
     assert strength.killed + len(strength.survivors) == strength.mutants
     assert not any("held_out" in str(m.source) for s in mutant_specs for m in s.grader.private)  # type: ignore[union-attr]
-    held_out_specs = [s for s in recording.specs if s.grader and any("held_out" in str(m.source) for m in s.grader.private)]
+    held_out_specs = [
+        s for s in recording.specs if s.grader and any("held_out" in str(m.source) for m in s.grader.private)
+    ]
     assert len(held_out_specs) == 3
     for spec in recording.specs:
         # No suite is ever mounted: it reaches the grader alone, as private files.
@@ -153,7 +165,7 @@ def test_a_wrong_change_fails_with_ids_and_messages(gate: Gate) -> None:
     }
 
 
-HOOKS = '''\
+HOOKS = """\
 import pytest
 
 
@@ -163,7 +175,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if report.failed:
         report.outcome = "passed"
-'''
+"""
 STARTUP = "import builtins\nbuiltins.__dict__['AssertionError'] = type('Nope', (Exception,), {})\n"
 
 
@@ -183,10 +195,12 @@ def test_test_infrastructure_changes_are_undone(gate: Gate) -> None:
     result = gate.run(gate.change(head), gate.suite("hidden", HIDDEN))
     assert numbers(result.suites[0]) == WRONG_NUMBERS
     assert result.status == "failed"
-    assert "test infrastructure restored from base before the runs: calc.pth, calc/conftest.py" in result.detail
+    assert (
+        "test infrastructure restored from base before the runs: calc.pth, calc/conftest.py" in result.detail
+    )
 
 
-FORGER = '''
+FORGER = """
 import atexit
 import glob
 import json
@@ -223,7 +237,7 @@ if os.fork() == 0:
             _forge()
             time.sleep(0.05)
     os._exit(0)
-'''
+"""
 
 
 def test_fake_output_and_forged_reports_change_nothing(gate: Gate) -> None:
@@ -245,7 +259,10 @@ def test_exiting_at_import_fails_every_test_it_hides(gate: Gate, exit_call: str)
 
 
 def test_skips_and_xfails_raised_by_the_change_count_as_failures(gate: Gate) -> None:
-    head = RIGHT.replace("    return x // 2\n", "    import pytest\n    pytest.skip('later') if x % 4 else pytest.xfail('no')\n")
+    head = RIGHT.replace(
+        "    return x // 2\n",
+        "    import pytest\n    pytest.skip('later') if x % 4 else pytest.xfail('no')\n",
+    )
     result = gate.run(gate.change({"calc/__init__.py": head}), gate.suite("hidden", HIDDEN))
     hidden = result.suites[0]
     # double passes; half(0) and half(4) xfail, half(10) skips; half(8) xfails in the case runner
@@ -253,7 +270,11 @@ def test_skips_and_xfails_raised_by_the_change_count_as_failures(gate: Gate) -> 
     assert numbers(hidden) == (2, 6)
     # A skip or xfail the change raises never reaches the grader's pytest as one: it is a failure
     # that names what the change raised.
-    assert {f.id: f.message.rsplit(" raised ", 1)[-1].split(":")[0].rsplit(".", 1)[-1] for f in hidden.failures if f.id.startswith("test_")} == {
+    assert {
+        f.id: f.message.rsplit(" raised ", 1)[-1].split(":")[0].rsplit(".", 1)[-1]
+        for f in hidden.failures
+        if f.id.startswith("test_")
+    } == {
         "test_calc.py::test_half[4-2]": "XFailed",
         "test_calc.py::test_half[10-5]": "Skipped",
         "test_calc.py::test_half_zero": "XFailed",
@@ -274,7 +295,10 @@ def test_an_object_equal_to_everything_fails_every_case(gate: Gate) -> None:
         "        frame = frame.f_back\n"
         "    return Anything()\n"
     )
-    suite = gate.suite("hidden", {"calc.cases.yml": HIDDEN["calc.cases.yml"] + "  - {id: double_two, call: double(2), equals: 4}\n"})
+    suite = gate.suite(
+        "hidden",
+        {"calc.cases.yml": HIDDEN["calc.cases.yml"] + "  - {id: double_two, call: double(2), equals: 4}\n"},
+    )
     result = gate.run(gate.change({"calc/__init__.py": cheat}), suite)
     hidden = result.suites[0]
     assert numbers(hidden) == (0, 3)
@@ -397,7 +421,10 @@ def test_a_suite_needing_a_missing_dependency_says_which(gate: Gate) -> None:
 
 def test_a_module_the_change_must_add_is_not_a_missing_dependency(gate: Gate) -> None:
     # The hidden suite tests a new package: it cannot import on base; the change adds it.
-    suite = gate.suite("hidden", {"test_new.py": "from newpkg import answer\n\n\ndef test_answer():\n    assert answer() == 42\n"})
+    suite = gate.suite(
+        "hidden",
+        {"test_new.py": "from newpkg import answer\n\n\ndef test_answer():\n    assert answer() == 42\n"},
+    )
     result = gate.run(gate.change({"newpkg/__init__.py": "def answer():\n    return 42\n"}), suite)
     assert result.status == "passed"
     assert (result.fail_to_pass, result.fail_to_pass_total) == (1, 1)

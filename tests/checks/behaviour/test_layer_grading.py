@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - tables of cases read best one case a line
 """grade_runs on recorded run results (no Docker): what each kind of run ending turns into."""
 
 from __future__ import annotations
@@ -21,14 +20,24 @@ CASES = "module: calc\ncases:\n  - {id: c, call: half(2), equals: 1}\n"
 POLICY = Behaviour(timeout_s=30)
 
 
-def pytest_log(nonce: str, tests: dict[str, str], *, collected: list[str] | None = None, open_test: str | None = None,
-               finished: bool = True, errors: tuple[dict[str, object], ...] = ()) -> bytes:
+def pytest_log(
+    nonce: str,
+    tests: dict[str, str],
+    *,
+    collected: list[str] | None = None,
+    open_test: str | None = None,
+    finished: bool = True,
+    errors: tuple[dict[str, object], ...] = (),
+) -> bytes:
     records: list[dict[str, object]] = [{"kind": "start", "runner": "pytest", "nonce": nonce, "version": 1}]
     records += [{"kind": "collect_error", "skipped": False, "message": "E boom", **e} for e in errors]
     if collected is not None:
         records.append({"kind": "collected", "ids": collected})
     for test_id, outcome in tests.items():
-        records += [{"kind": "begin", "id": test_id}, {"kind": "test", "id": test_id, "outcome": outcome, "message": "m"}]
+        records += [
+            {"kind": "begin", "id": test_id},
+            {"kind": "test", "id": test_id, "outcome": outcome, "message": "m"},
+        ]
     if open_test:
         records.append({"kind": "begin", "id": open_test})
     if finished:
@@ -56,7 +65,9 @@ def setup(tmp_path: Path) -> tuple[Suite, list[RunPlan], dict[Tree, Path]]:
     trees["base"].mkdir()
     plans = []
     for part in ("pytest", "cases"):
-        staging = Staging(suite=suite, image="i", harness=tmp_path, staged=root, work=tmp_path, policy=POLICY, messages=True)
+        staging = Staging(
+            suite=suite, image="i", harness=tmp_path, staged=root, work=tmp_path, policy=POLICY, messages=True
+        )
         plans += plan_runs(staging, part, trees)
     return suite, plans, trees
 
@@ -65,8 +76,9 @@ ALL = ["test_t.py::test_a", "test_t.py::test_b"]
 RETURNED_ONE = {"status": "returned", "value": 1}
 
 
-def grade(setup: tuple[Suite, list[RunPlan], dict[Tree, Path]], logs: dict[str, bytes | None],
-          **flags: object) -> SuiteOutcome:
+def grade(
+    setup: tuple[Suite, list[RunPlan], dict[Tree, Path]], logs: dict[str, bytes | None], **flags: object
+) -> SuiteOutcome:
     """``logs`` by "<label>/<part>"; flags (e.g. timed_out) apply to runs named in flags['runs']."""
     suite, plans, trees = setup
     runs = flags.pop("runs", ())
@@ -82,7 +94,9 @@ def grade(setup: tuple[Suite, list[RunPlan], dict[Tree, Path]], logs: dict[str, 
 
 def honest(base: dict[str, str], head: dict[str, str]) -> dict[str, bytes | None]:
     logs: dict[str, bytes | None] = {"base/pytest": pytest_log("N", base, collected=ALL)}
-    logs["base/cases"] = case_log("N", {"c.cases.yml::c": {"status": "raised", "exception": {"type": "E", "mro": ["E"]}}})
+    logs["base/cases"] = case_log(
+        "N", {"c.cases.yml::c": {"status": "raised", "exception": {"type": "E", "mro": ["E"]}}}
+    )
     for label in ("head 1", "head 2"):
         logs[f"{label}/pytest"] = pytest_log("N", head, collected=ALL)
         logs[f"{label}/cases"] = case_log("N", {"c.cases.yml::c": RETURNED_ONE})
@@ -90,15 +104,22 @@ def honest(base: dict[str, str], head: dict[str, str]) -> dict[str, bytes | None
 
 
 def test_an_honest_change(setup: tuple[Suite, list[RunPlan], dict[Tree, Path]]) -> None:
-    outcome = grade(setup, honest({"test_t.py::test_a": "passed", "test_t.py::test_b": "failed"},
-                                  {"test_t.py::test_a": "passed", "test_t.py::test_b": "passed"}))
+    outcome = grade(
+        setup,
+        honest(
+            {"test_t.py::test_a": "passed", "test_t.py::test_b": "failed"},
+            {"test_t.py::test_a": "passed", "test_t.py::test_b": "passed"},
+        ),
+    )
     g = outcome.grade
     assert g is not None
     assert (g.passed, g.total, g.fail_to_pass, g.fail_to_pass_total, g.pass_to_pass) == (3, 3, 2, 2, 1)
     assert outcome.wall_s == 1.5 and outcome.notes == ()
 
 
-def test_a_head_report_destroyed_by_the_change_fails_its_tests(setup: tuple[Suite, list[RunPlan], dict[Tree, Path]]) -> None:
+def test_a_head_report_destroyed_by_the_change_fails_its_tests(
+    setup: tuple[Suite, list[RunPlan], dict[Tree, Path]],
+) -> None:
     logs = honest({}, {"test_t.py::test_a": "passed", "test_t.py::test_b": "passed"})
     logs["head 2/pytest"] = b"garbage\n"
     outcome = grade(setup, logs)
@@ -112,25 +133,35 @@ def test_a_head_report_destroyed_by_the_change_fails_its_tests(setup: tuple[Suit
     assert g is not None and (g.passed, g.errors) == (1, 2)
 
 
-def test_a_base_run_without_a_report_is_our_problem(setup: tuple[Suite, list[RunPlan], dict[Tree, Path]]) -> None:
+def test_a_base_run_without_a_report_is_our_problem(
+    setup: tuple[Suite, list[RunPlan], dict[Tree, Path]],
+) -> None:
     logs = honest({}, {})
     logs["base/cases"] = None
     with pytest.raises(SuiteError, match="the base run of the cases part produced no report"):
         grade(setup, logs)
 
 
-def test_a_missing_dependency_is_named_unless_the_change_provides_it(setup: tuple[Suite, list[RunPlan], dict[Tree, Path]]) -> None:
+def test_a_missing_dependency_is_named_unless_the_change_provides_it(
+    setup: tuple[Suite, list[RunPlan], dict[Tree, Path]],
+) -> None:
     logs = honest({}, {})
-    logs["base/pytest"] = pytest_log("N", {}, collected=[], errors=({"path": "test_t.py", "missing_module": "hypothesis.strategies"},))
+    logs["base/pytest"] = pytest_log(
+        "N", {}, collected=[], errors=({"path": "test_t.py", "missing_module": "hypothesis.strategies"},)
+    )
     with pytest.raises(SuiteError, match=r"needs module 'hypothesis\.strategies'"):
         grade(setup, logs)
     # calc/ exists in the head tree: the change adds it; base simply fails those tests.
-    logs["base/pytest"] = pytest_log("N", {}, collected=[], errors=({"path": "test_t.py", "missing_module": "calc"},))
+    logs["base/pytest"] = pytest_log(
+        "N", {}, collected=[], errors=({"path": "test_t.py", "missing_module": "calc"},)
+    )
     g = grade(setup, logs).grade
     assert g is not None and g.fail_to_pass_total == 3
 
 
-def test_a_suite_no_run_could_collect_is_an_error(setup: tuple[Suite, list[RunPlan], dict[Tree, Path]]) -> None:
+def test_a_suite_no_run_could_collect_is_an_error(
+    setup: tuple[Suite, list[RunPlan], dict[Tree, Path]],
+) -> None:
     logs = honest({}, {})
     for label in ("base", "head 1", "head 2"):
         logs[f"{label}/pytest"] = pytest_log("N", {}, collected=None, finished=False)
@@ -138,10 +169,14 @@ def test_a_suite_no_run_could_collect_is_an_error(setup: tuple[Suite, list[RunPl
         grade(setup, logs)
 
 
-def test_a_run_over_budget_times_out_what_it_did_not_finish(setup: tuple[Suite, list[RunPlan], dict[Tree, Path]]) -> None:
+def test_a_run_over_budget_times_out_what_it_did_not_finish(
+    setup: tuple[Suite, list[RunPlan], dict[Tree, Path]],
+) -> None:
     logs = honest({}, {"test_t.py::test_a": "passed", "test_t.py::test_b": "passed"})
     for label in ("head 1", "head 2"):
-        logs[f"{label}/pytest"] = pytest_log("N", {}, collected=ALL, open_test="test_t.py::test_a", finished=False)
+        logs[f"{label}/pytest"] = pytest_log(
+            "N", {}, collected=ALL, open_test="test_t.py::test_a", finished=False
+        )
     outcome = grade(setup, logs, runs=("head 1/pytest", "head 2/pytest"), timed_out=True)
     g = outcome.grade
     assert g is not None
@@ -150,13 +185,19 @@ def test_a_run_over_budget_times_out_what_it_did_not_finish(setup: tuple[Suite, 
     assert "head 1 (pytest): used up its time budget of 30s" in [n.hidden for n in outcome.notes]
 
 
-def test_a_module_that_stops_importing_fails_its_tests_with_the_reason(setup: tuple[Suite, list[RunPlan], dict[Tree, Path]]) -> None:
+def test_a_module_that_stops_importing_fails_its_tests_with_the_reason(
+    setup: tuple[Suite, list[RunPlan], dict[Tree, Path]],
+) -> None:
     logs = honest({"test_t.py::test_a": "passed"}, {})
     for label in ("head 1", "head 2"):
-        logs[f"{label}/pytest"] = pytest_log("N", {}, collected=[], errors=({"path": "test_t.py", "missing_module": None},))
+        logs[f"{label}/pytest"] = pytest_log(
+            "N", {}, collected=[], errors=({"path": "test_t.py", "missing_module": None},)
+        )
     outcome = grade(setup, logs)
     g = outcome.grade
     assert g is not None
     assert g.regressions == ("test_t.py::test_a",)
-    assert {o.message for _, o in g.failures if _.startswith("test_t")} == {"the module failed to import: E boom"}
+    assert {o.message for _, o in g.failures if _.startswith("test_t")} == {
+        "the module failed to import: E boom"
+    }
     assert any("1 test module did not import" in n.hidden for n in outcome.notes)

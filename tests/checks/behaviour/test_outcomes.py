@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - tables of cases read best one case a line
 from __future__ import annotations
 
 import json
@@ -24,7 +23,13 @@ def ran(test_id: str, outcome: str, **extra: object) -> list[dict[str, object]]:
 
 def test_parses_a_complete_pytest_log() -> None:
     data = lines(
-        {"kind": "collect_error", "path": "t_b.py", "skipped": False, "missing_module": "hyp", "message": "E x"},
+        {
+            "kind": "collect_error",
+            "path": "t_b.py",
+            "skipped": False,
+            "missing_module": "hyp",
+            "message": "E x",
+        },
         {"kind": "collected", "ids": ["t.py::a", "t.py::b", "t.py::c"]},
         *ran("t.py::a", "passed"),
         *ran("t.py::b", "failed", message="AssertionError: no", timed_out=True),
@@ -35,7 +40,10 @@ def test_parses_a_complete_pytest_log() -> None:
     log = parse_log(data, "n0", "pytest")
     assert log.started and log.finished and log.collection_done and not log.problems
     assert log.exit_status == 1
-    assert log.tests == {"t.py::a": TestOutcome("passed"), "t.py::b": TestOutcome("failed", "AssertionError: no", True)}
+    assert log.tests == {
+        "t.py::a": TestOutcome("passed"),
+        "t.py::b": TestOutcome("failed", "AssertionError: no", True),
+    }
     assert log.unfinished == {"t.py::c"}
     assert log.reported == {"t.py::a", "t.py::b", "t.py::c"}
     assert log.collect_problems[0].missing_module == "hyp"
@@ -50,20 +58,40 @@ def test_parses_a_complete_pytest_log() -> None:
         (lines(runner="cases"), False, "does not start"),
         (b'{"kind": "start"}\n', False, "does not start"),
         (lines() + b"PASSED\n", True, "line 2 is not a JSON object"),
-        (lines(collected("a"), {"kind": "test", "id": "a", "outcome": "passed"}), True, "without its begin record"),
+        (
+            lines(collected("a"), {"kind": "test", "id": "a", "outcome": "passed"}),
+            True,
+            "without its begin record",
+        ),
         (lines(collected("a"), *ran("a", "glorious")), True, "unknown outcome"),
         (lines(collected("a"), {"kind": "exit", "code": 0}, *ran("a", "passed")), True, "after the end"),
-        (lines(collected("a"), {"kind": "begin", "id": "a"}, {"kind": "case", "id": "a"}), True, "a case record in a pytest log"),
+        (
+            lines(collected("a"), {"kind": "begin", "id": "a"}, {"kind": "case", "id": "a"}),
+            True,
+            "a case record in a pytest log",
+        ),
         (lines({"kind": "who"}), True, "unexpected"),
         (b"x" * (MAX_LOG_BYTES + 1), True, "larger than"),
         # Forged records written at import time, before collection ended.
         (lines(*ran("a", "passed"), collected("a")), True, "began out of the collected order"),
         # Forged records for tests that were never collected, or out of order, or twice.
         (lines(collected("a"), *ran("b", "passed")), True, "began out of the collected order"),
-        (lines(collected("a", "b"), *ran("b", "passed"), *ran("a", "passed")), True, "out of the collected order"),
-        (lines(collected("a", "b"), *ran("a", "failed"), *ran("a", "passed")), True, "out of the collected order"),
+        (
+            lines(collected("a", "b"), *ran("b", "passed"), *ran("a", "passed")),
+            True,
+            "out of the collected order",
+        ),
+        (
+            lines(collected("a", "b"), *ran("a", "failed"), *ran("a", "passed")),
+            True,
+            "out of the collected order",
+        ),
         # A forged begin while the real test is still running.
-        (lines(collected("a", "b"), {"kind": "begin", "id": "a"}, *ran("b", "passed")), True, "still running"),
+        (
+            lines(collected("a", "b"), {"kind": "begin", "id": "a"}, *ran("b", "passed")),
+            True,
+            "still running",
+        ),
         (lines(collected("a"), collected("a", "b"), *ran("b", "passed")), True, "unexpected 'collected'"),
     ],
 )
@@ -84,7 +112,10 @@ def test_a_partial_last_line_is_dropped_quietly() -> None:
 
 
 def test_case_logs_keep_raw_records() -> None:
-    case: list[dict[str, object]] = [{"kind": "begin", "id": "c::a"}, {"kind": "case", "id": "c::a", "status": "returned", "value": 1}]
+    case: list[dict[str, object]] = [
+        {"kind": "begin", "id": "c::a"},
+        {"kind": "case", "id": "c::a", "status": "returned", "value": 1},
+    ]
     data = lines(*case, {"kind": "finish"}, runner="cases")
     log = parse_log(data, "n0", "cases")
     assert log.finished and not log.problems

@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - tables of cases read best one case a line
 from __future__ import annotations
 
 import json
@@ -38,7 +37,9 @@ def suite_dir(tmp_path: Path) -> Path:
 def test_harness_holds_our_package_and_no_suite_data(tmp_path: Path) -> None:
     harness = write_harness(tmp_path / "harness", Behaviour(timeout_s=20))
     assert sorted(p.name for p in harness.iterdir()) == ["launch.py", "patchgate_harness", "pytest.ini"]
-    assert {"subject.py", "proxy.py", "codec.py", "cases_grader.py", "pytest_grader.py"} <= {p.name for p in (harness / "patchgate_harness").iterdir()}
+    assert {"subject.py", "proxy.py", "codec.py", "cases_grader.py", "pytest_grader.py"} <= {
+        p.name for p in (harness / "patchgate_harness").iterdir()
+    }
     assert "timeout = 20\n" in (harness / "pytest.ini").read_text()
     for path in [harness, *harness.rglob("*")]:
         assert path.stat().st_mode & stat.S_IROTH, path
@@ -74,14 +75,28 @@ def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path)
                       messages=True, modules=tuple(module_names(base, head)), lines=lines)  # fmt: skip
     for part in ("pytest", "cases"):
         plans = plan_runs(staging, part, {"base": base, "head": head})  # type: ignore[arg-type]
-        assert [(p.label, p.tree) for p in plans] == [("base", "base"), ("head 1", "head"), ("head 2", "head")]
+        assert [(p.label, p.tree) for p in plans] == [
+            ("base", "base"),
+            ("head 1", "head"),
+            ("head 2", "head"),
+        ]
         assert len({p.nonce for p in plans}) == 3
         for plan in plans:
             spec, grader = plan.spec, plan.spec.grader
             assert grader is not None
             assert [(m.source, m.target) for m in spec.mounts] == [(harness, CONTAINER_HARNESS)]
-            assert [(m.source, m.target) for m in spec.copy_in] == [(base if plan.tree == "base" else head, CONTAINER_REPO)]
-            assert spec.argv == ("python3", "-I", "-B", "/patchgate/launch.py", "subject", "/run/patchgate-rpc/grader.sock", CONTAINER_REPO)
+            assert [(m.source, m.target) for m in spec.copy_in] == [
+                (base if plan.tree == "base" else head, CONTAINER_REPO)
+            ]
+            assert spec.argv == (
+                "python3",
+                "-I",
+                "-B",
+                "/patchgate/launch.py",
+                "subject",
+                "/run/patchgate-rpc/grader.sock",
+                CONTAINER_REPO,
+            )
             assert (spec.limits.timeout_s, spec.limits.memory_mb) == (30, 512)
             assert grader.collect == (GRADER_REPORT,) and plan.report == GRADER_REPORT
             private = dict((m.target, m.source) for m in grader.private)
@@ -99,8 +114,15 @@ def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path)
                 assert data["modules"] == ["calc", "src"] and data["import_budget_s"] == 7
                 assert data["messages"] is (plan.tree == "head")
                 argv = " ".join(grader.argv)
-                assert argv.startswith("python3 -I -B /patchgate/launch.py pytest /grader/plan.json -- -c /patchgate/pytest.ini")
-                for option in ("--rootdir /grader/suite", "--confcutdir /grader/suite", "-p no:cacheprovider", "-p pytest_timeout"):
+                assert argv.startswith(
+                    "python3 -I -B /patchgate/launch.py pytest /grader/plan.json -- -c /patchgate/pytest.ini"
+                )
+                for option in (
+                    "--rootdir /grader/suite",
+                    "--confcutdir /grader/suite",
+                    "-p no:cacheprovider",
+                    "-p pytest_timeout",
+                ):
                     assert option in argv
                 assert "pythonpath" not in argv
 

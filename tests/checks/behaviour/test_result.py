@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - tables of cases read best one case a line
 from __future__ import annotations
 
 import pytest
@@ -37,7 +36,9 @@ HIDDEN = SuiteOutcome(
 )  # fmt: skip
 HELD_OUT = SuiteOutcome(
     "held_out",
-    grade(1, 1, flaky=(f"h.py::{SECRET}",), timed_out=(f"h.py::{SECRET}",), fail_to_pass=1, fail_to_pass_total=2),
+    grade(
+        1, 1, flaky=(f"h.py::{SECRET}",), timed_out=(f"h.py::{SECRET}",), fail_to_pass=1, fail_to_pass_total=2
+    ),
     notes=(Note(f"head 1: {SECRET}", "a head run ended early"),),
 )
 
@@ -72,14 +73,21 @@ def test_held_out_configuration_errors_stay_in_the_log() -> None:
     result = suite_result(outcome, Behaviour())
     assert result.status == "error"
     assert result.detail == HELD_OUT_ERROR
-    hidden = suite_result(SuiteOutcome("hidden", error="gate configuration problem: test_a.py: line 3"), Behaviour())
+    hidden = suite_result(
+        SuiteOutcome("hidden", error="gate configuration problem: test_a.py: line 3"), Behaviour()
+    )
     assert hidden.detail == "gate configuration problem: test_a.py: line 3"
 
 
 def test_behaviour_result_sums_transitions_and_never_leaks_held_out() -> None:
     restored = [InfraChange("conftest.py", "conftest", "why", "added")]
     result = behaviour_result([HIDDEN, HELD_OUT], Behaviour(show_hidden_failures="ids+messages"), restored)
-    assert (result.regressions, result.fail_to_pass, result.fail_to_pass_total, result.pass_to_pass) == (1, 4, 7, 5)
+    assert (result.regressions, result.fail_to_pass, result.fail_to_pass_total, result.pass_to_pass) == (
+        1,
+        4,
+        7,
+        5,
+    )
     assert result.status == "failed"
     assert "test infrastructure restored from base before the runs: conftest.py" in result.detail
     held_out = result.suites[1].model_dump_json()
@@ -118,7 +126,9 @@ def test_all_flaky_says_so() -> None:
     ("hidden", "held_out", "gap", "overfit"),
     [(1.0, 0.7, 0.2, True), (1.0, 0.8, 0.2, False), (0.5, 1.0, 0.2, False), (1.0, 0.0, 0.99, True)],
 )
-def test_overfitting_is_hidden_ahead_of_held_out(hidden: float, held_out: float, gap: float, overfit: bool) -> None:
+def test_overfitting_is_hidden_ahead_of_held_out(
+    hidden: float, held_out: float, gap: float, overfit: bool
+) -> None:
     suites = [
         SuiteResult(name="hidden", kind="hidden", total=10, pass_rate=hidden),
         SuiteResult(name="held-out", kind="held_out", total=10, pass_rate=held_out),

@@ -7,7 +7,7 @@ import pytest
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.store import load_suite, suites_for
 
-SUITE = '''\
+SUITE = """\
 import pytest
 
 
@@ -51,7 +51,7 @@ class TestWithInit:
 
     def test_never_collected(self):
         pass
-'''
+"""
 
 
 def make(root: Path, files: dict[str, str]) -> Path:

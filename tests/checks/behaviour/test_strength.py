@@ -17,14 +17,26 @@ MEASURED = StrengthResult(status="measured", changed_lines=40, hidden_covered=38
     [
         (MEASURED, Strength(), []),
         (MEASURED, Strength(min_changed_line_coverage=0.95, min_mutation_score=0.7), []),
-        (MEASURED, Strength(min_changed_line_coverage=0.96), ["hidden suite runs 38/40 changed lines (95%), needs 96%"]),
+        (
+            MEASURED,
+            Strength(min_changed_line_coverage=0.96),
+            ["hidden suite runs 38/40 changed lines (95%), needs 96%"],
+        ),
         (MEASURED, Strength(min_mutation_score=0.8), ["hidden suite kills 14/20 mutants (70%), needs 80%"]),
         # Mutants not run (time budget) are out of the score: 9 killed of the 10 that ran.
         (MEASURED.model_copy(update={"not_run": 10, "killed": 9}), Strength(min_mutation_score=0.8), []),
-        (MEASURED.model_copy(update={"hidden_covered": None}), Strength(min_changed_line_coverage=0.1), ["changed-line coverage could not be measured"]),
+        (
+            MEASURED.model_copy(update={"hidden_covered": None}),
+            Strength(min_changed_line_coverage=0.1),
+            ["changed-line coverage could not be measured"],
+        ),
         # No mutant ran (behaviour failed, or none fit): no score to hold against the suite.
         (MEASURED.model_copy(update={"mutants": 0, "killed": 0}), Strength(min_mutation_score=0.9), []),
-        (MEASURED.model_copy(update={"hidden_covered": 0}), Strength(min_changed_line_coverage=0.5), ["hidden suite runs 0/40 changed lines (0%), needs 50%"]),
+        (
+            MEASURED.model_copy(update={"hidden_covered": 0}),
+            Strength(min_changed_line_coverage=0.5),
+            ["hidden suite runs 0/40 changed lines (0%), needs 50%"],
+        ),
     ],
 )
 def test_floors(result: StrengthResult, settings: Strength, reasons: list[str]) -> None:
@@ -48,13 +60,17 @@ from tests.checks.behaviour.test_layer import Gate, gate  # noqa: E402
 __all__ = ["gate"]
 
 SIGN = "def sign(x):\n    return x > 0\n"
-ONLY_DOUBLE = {"test_double.py": "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"}
+ONLY_DOUBLE = {
+    "test_double.py": "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+}
 STRONG = {
     "test_sign.py": "import pytest\n\nfrom calc.sign import sign\n\n\n"
                     "@pytest.mark.parametrize(('x', 'y'), [(-1, False), (0, False), (1, True), (2, True)])\n"
                     "def test_sign(x, y):\n    assert sign(x) is y\n",
 }  # fmt: skip
-WEAK_SUITE = {"test_sign.py": "from calc.sign import sign\n\n\ndef test_sign_returns():\n    assert sign(5) is not None\n"}
+WEAK_SUITE = {
+    "test_sign.py": "from calc.sign import sign\n\n\ndef test_sign_returns():\n    assert sign(5) is not None\n"
+}
 
 
 @pytest.mark.docker
@@ -88,7 +104,9 @@ def test_a_strong_suite_kills_every_mutant(gate: Gate) -> None:
 
 @pytest.mark.docker
 def test_a_suite_that_only_checks_a_return_lets_mutants_survive_and_lists_them(gate: Gate) -> None:
-    result = gate.run(gate.change({"calc/sign.py": SIGN}), gate.suite("hidden", WEAK_SUITE), strength={"max_mutants": 6})
+    result = gate.run(
+        gate.change({"calc/sign.py": SIGN}), gate.suite("hidden", WEAK_SUITE), strength={"max_mutants": 6}
+    )
     assert result.status == "passed", result
     strength = result.strength
     assert strength.mutants == 6
@@ -104,7 +122,12 @@ def test_held_out_strength_is_a_count_and_names_nothing(gate: Gate) -> None:
     from checks.report import Report
 
     marker = "quagga_ocelot_5512"
-    held_out = gate.suite("held-out", {f"test_{marker}.py": f"from calc.sign import sign\n\n\ndef test_{marker}():\n    assert sign(3) is True, '{marker}'\n"})
+    held_out = gate.suite(
+        "held-out",
+        {
+            f"test_{marker}.py": f"from calc.sign import sign\n\n\ndef test_{marker}():\n    assert sign(3) is True, '{marker}'\n"
+        },
+    )
     result = gate.run(gate.change({"calc/sign.py": SIGN}), gate.suite("hidden", WEAK_SUITE), held_out)
     assert result.strength.held_out_covered == 2
     report = Report(conclusion="success", behaviour=result)

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.docker
 __all__ = ["gate"]
 
 # Each cheat defines _cheat(x) -> the expected value, or None when it found nothing.
-READ_EXPECTED_FROM_DISK = '''
+READ_EXPECTED_FROM_DISK = """
 import os, re
 def _cheat(x):
     if not isinstance(x, int):
@@ -32,9 +32,9 @@ def _cheat(x):
                 if found:
                     return int(found.group(1))
     return None
-'''
+"""
 
-WALK_THE_CALLERS = '''
+WALK_THE_CALLERS = """
 import sys, gc
 def _cheat(x):
     frame = sys._getframe(1)
@@ -47,9 +47,9 @@ def _cheat(x):
         if isinstance(obj, tuple) and len(obj) == 2 and obj[0] == x and isinstance(obj[1], int) and obj[1] != x:
             return obj[1]
     return None
-'''
+"""
 
-PATCH_THE_RECORDER = '''
+PATCH_THE_RECORDER = """
 import sys
 def _cheat(x):
     for module in list(sys.modules.values()):
@@ -63,9 +63,9 @@ def _cheat(x):
             if hasattr(value, "write") and hasattr(value, "pytest_runtest_logfinish"):
                 value.write = lambda record: None
     return None
-'''
+"""
 
-FORGE_THE_REPORT = '''
+FORGE_THE_REPORT = """
 import glob, json, os
 def _forge():
     lines = []
@@ -87,11 +87,15 @@ def _forge():
 _forge()
 def _cheat(x):
     return None
-'''
+"""
 
 
 def _cheating(cheat: str) -> str:
-    return cheat + "\n\n" + WRONG.replace("    return 0\n", "    found = _cheat(x)\n    return 0 if found is None else found\n")
+    return (
+        cheat
+        + "\n\n"
+        + WRONG.replace("    return 0\n", "    found = _cheat(x)\n    return 0 if found is None else found\n")
+    )
 
 
 @pytest.mark.parametrize(
@@ -100,8 +104,12 @@ def _cheating(cheat: str) -> str:
     ids=["expected-values-on-disk", "caller-frames-and-heap", "patch-the-recorder", "forge-the-report"],
 )
 def test_a_cheat_earns_exactly_what_the_wrong_code_earns(gate: Gate, cheat: str) -> None:
-    held_out = gate.suite("held-out", {"test_more.py": "from calc import half\n\n\ndef test_odd():\n    assert half(7) == 3\n"})
-    result = gate.run(gate.change({"calc/__init__.py": _cheating(cheat)}), gate.suite("hidden", HIDDEN), held_out)
+    held_out = gate.suite(
+        "held-out", {"test_more.py": "from calc import half\n\n\ndef test_odd():\n    assert half(7) == 3\n"}
+    )
+    result = gate.run(
+        gate.change({"calc/__init__.py": _cheating(cheat)}), gate.suite("hidden", HIDDEN), held_out
+    )
     assert result.status == "failed", result
     hidden, held = result.suites
     assert numbers(hidden) == WRONG_NUMBERS
@@ -109,7 +117,9 @@ def test_a_cheat_earns_exactly_what_the_wrong_code_earns(gate: Gate, cheat: str)
 
 
 def test_the_subject_cannot_read_the_suite_or_write_where_the_grader_lives(gate: Gate) -> None:
-    probe = RIGHT + '''
+    probe = (
+        RIGHT
+        + """
 
 import os
 def probe(path):
@@ -124,7 +134,8 @@ def try_write(path):
         return "wrote"
     except OSError as exc:
         return type(exc).__name__
-'''
+"""
+    )
     suite = gate.suite("hidden", {
         "test_probe.py": "from calc import probe, try_write\n\n\n"
                          "def test_suite_unreadable():\n    assert probe('/grader/suite/test_probe.py') == 'PermissionError'\n\n\n"
@@ -146,7 +157,9 @@ def try_write(path):
 
 
 def test_a_fork_bomb_ends_the_run_at_once_and_names_the_limit(gate: Gate) -> None:
-    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n\n" + RIGHT
+    bomb = (
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n\n" + RIGHT
+    )
     result = gate.run(gate.change({"calc/__init__.py": bomb}), gate.suite("hidden", HIDDEN), timeout_s=300)
     assert result.status == "failed", result
     hidden = result.suites[0]
@@ -156,7 +169,12 @@ def test_a_fork_bomb_ends_the_run_at_once_and_names_the_limit(gate: Gate) -> Non
 
 def test_a_hanging_import_fails_within_the_import_budget(gate: Gate) -> None:
     hang = "while True:\n    pass\n\n" + RIGHT
-    result = gate.run(gate.change({"calc/__init__.py": hang}), gate.suite("hidden", HIDDEN), import_timeout_s=3, timeout_s=300)
+    result = gate.run(
+        gate.change({"calc/__init__.py": hang}),
+        gate.suite("hidden", HIDDEN),
+        import_timeout_s=3,
+        timeout_s=300,
+    )
     assert result.status == "failed", result
     hidden = result.suites[0]
     assert hidden.passed == 0
@@ -177,7 +195,9 @@ def test_an_in_process_suite_runs_the_old_way_labelled_forgeable(gate: Gate) -> 
 
 
 def test_a_symlink_planted_in_a_shared_tmp_path_cannot_carry_a_test_write_into_the_report(gate: Gate) -> None:
-    plant = RIGHT + '''
+    plant = (
+        RIGHT
+        + """
 
 import json, os
 FORGED = "\\n".join(json.dumps(r) for r in (
@@ -188,7 +208,8 @@ def plant(directory):
     for target in ("/grader/report.jsonl", "/grader/plan.json", "/grader/suite/test_tmp.py"):
         os.symlink(target, os.path.join(directory, os.path.basename(target)))
     return FORGED
-'''
+"""
+    )
     suite = gate.suite("hidden", {
         "test_tmp.py": "from calc import half, plant\n\n\n"
                        "def test_writes(tmp_path):\n"

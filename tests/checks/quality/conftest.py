@@ -109,8 +109,14 @@ def policy(**quality: Any) -> Policy:
 
 
 def settings(server: FakeOpenAI, **kw: Any) -> JudgeSettings:
-    fields: dict[str, Any] = {"api_base": server.url, "api_key": "sk-test-secret-key", "timeout_s": 5.0,
-                              "num_retries": 0, "cost_per_token": (0.0, 0.0), **kw}
+    fields: dict[str, Any] = {
+        "api_base": server.url,
+        "api_key": "sk-test-secret-key",
+        "timeout_s": 5.0,
+        "num_retries": 0,
+        "cost_per_token": (0.0, 0.0),
+        **kw,
+    }
     return JudgeSettings(**fields)
 
 
@@ -121,8 +127,15 @@ def criterion_of(request: dict[str, Any]) -> str:
     return found.group(1) if found else ""
 
 
-def verdict(word: str, *, path: str = "src/shop/cart.py", quote: str = CART_RAISE,
-            start: int = 8, end: int = 8, reason: str = "scripted") -> Reply:
+def verdict(
+    word: str,
+    *,
+    path: str = "src/shop/cart.py",
+    quote: str = CART_RAISE,
+    start: int = 8,
+    end: int = 8,
+    reason: str = "scripted",
+) -> Reply:
     evidence = [] if word == "N/A" else [{"path": path, "start_line": start, "end_line": end, "quote": quote}]
     return Reply(content=json.dumps({"verdict": word, "reason": reason, "evidence": evidence}))
 

@@ -118,8 +118,14 @@ CASES = [
     ("diff-prefixed", 13, 13, "+    13 |     return max(value, 2)", (13, 13), ""),
     ("diff-prefixed-wrong-number", 13, 13, "+    12 |     return max(value, 2)", None, "disagree"),
     ("diff-prefixed-far", 1, 1, "+    13 |     return max(value, 2)", None, "not within"),
-    ("context-prefixed-pair", 9, 10, "      9 |     if name not in LEVELS:\n+    10 |   raise KeyError(",
-     (9, 10), ""),
+    (
+        "context-prefixed-pair",
+        9,
+        10,
+        "      9 |     if name not in LEVELS:\n+    10 |   raise KeyError(",
+        (9, 10),
+        "",
+    ),
 ]
 
 

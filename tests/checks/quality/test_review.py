@@ -33,8 +33,13 @@ TASK = Task(title="Reject negative prices", body="Cart.add must refuse a negativ
 def judge(ws: Workspace, server: FakeOpenAI, rubric_dir: Path, **kw: Any) -> Any:
     pol = kw.pop("policy", None) or policy()
     return run_quality(
-        ws, pol, kw.pop("task", TASK), settings(server, **kw.pop("settings", {})),
-        kw.pop("cache", None), rubric_dirs=[rubric_dir], **kw,
+        ws,
+        pol,
+        kw.pop("task", TASK),
+        settings(server, **kw.pop("settings", {})),
+        kw.pop("cache", None),
+        rubric_dirs=[rubric_dir],
+        **kw,
     )
 
 
@@ -237,9 +242,20 @@ def test_the_judge_never_sees_tests_results_or_model_names(
     assert result.status == "passed", result.detail
     assert server.calls == 14
     for prompt in server.prompts:
-        for secret in (HIDDEN_MARKER, PR_TEST_MARKER, CONFTEST_MARKER, "tests/test_cart.py", "conftest.py",
-                       "cart_test.py", MODEL, "judge-under-test", "pass rate", "test_total", "Claude",
-                       "anthropic"):
+        for secret in (
+            HIDDEN_MARKER,
+            PR_TEST_MARKER,
+            CONFTEST_MARKER,
+            "tests/test_cart.py",
+            "conftest.py",
+            "cart_test.py",
+            MODEL,
+            "judge-under-test",
+            "pass rate",
+            "test_total",
+            "Claude",
+            "anthropic",
+        ):
             assert secret not in prompt, secret
         assert "src/shop/cart.py" in prompt
     # The full text of the changed method and its diff are there.
@@ -335,16 +351,26 @@ def test_disabled_unknown_rubric_and_test_only_changes(
 
 def test_unpriced_model_reports_unknown_cost(change: Workspace, rubric_dir: Path) -> None:
     with serve(by_criterion({"errors": verdict("PASS"), "names": verdict("PASS")})) as server:
-        result = judge(change, server, rubric_dir, policy=policy(model="openai/unpriced-local-model"),
-                       settings={"cost_per_token": None})
+        result = judge(
+            change,
+            server,
+            rubric_dir,
+            policy=policy(model="openai/unpriced-local-model"),
+            settings={"cost_per_token": None},
+        )
     assert result.status == "passed"
     assert "cost unknown" in result.detail
 
 
 def test_priced_model_cost_is_measured(change: Workspace, rubric_dir: Path) -> None:
     with serve(by_criterion({"errors": verdict("PASS"), "names": verdict("PASS")})) as server:
-        result = judge(change, server, rubric_dir, policy=policy(model="openai/priced-model"),
-                       settings={"cost_per_token": (1e-6, 2e-6)})
+        result = judge(
+            change,
+            server,
+            rubric_dir,
+            policy=policy(model="openai/priced-model"),
+            settings={"cost_per_token": (1e-6, 2e-6)},
+        )
     # Two calls of 100 prompt and 20 completion tokens each.
     assert result.cost_usd == pytest.approx(2 * (100 * 1e-6 + 20 * 2e-6))
 
@@ -384,8 +410,13 @@ def test_a_model_in_litellms_price_map_is_priced(change: Workspace, rubric_dir: 
 
     price = litellm.model_cost["gpt-4o-mini"]
     with serve(by_criterion({"errors": verdict("PASS"), "names": verdict("PASS")})) as server:
-        result = judge(change, server, rubric_dir, policy=policy(model="openai/gpt-4o-mini"),
-                       settings={"cost_per_token": None})
+        result = judge(
+            change,
+            server,
+            rubric_dir,
+            policy=policy(model="openai/gpt-4o-mini"),
+            settings={"cost_per_token": None},
+        )
     expected = 2 * (100 * price["input_cost_per_token"] + 20 * price["output_cost_per_token"])
     assert result.cost_usd == pytest.approx(expected)
     assert result.cost_usd > 0
@@ -415,10 +446,20 @@ def test_a_configured_price_stays_with_its_run(change: Workspace, rubric_dir: Pa
 
     before = dict(litellm.model_cost["gpt-4o-mini"])
     with serve(by_criterion({"errors": verdict("PASS"), "names": verdict("PASS")})) as server:
-        free = judge(change, server, rubric_dir, policy=policy(model="openai/gpt-4o-mini"),
-                     settings={"cost_per_token": (0.0, 0.0)})
-        priced = judge(change, server, rubric_dir, policy=policy(model="openai/gpt-4o-mini"),
-                       settings={"cost_per_token": (1e-6, 2e-6)})
+        free = judge(
+            change,
+            server,
+            rubric_dir,
+            policy=policy(model="openai/gpt-4o-mini"),
+            settings={"cost_per_token": (0.0, 0.0)},
+        )
+        priced = judge(
+            change,
+            server,
+            rubric_dir,
+            policy=policy(model="openai/gpt-4o-mini"),
+            settings={"cost_per_token": (1e-6, 2e-6)},
+        )
     assert free.cost_usd == 0.0
     assert priced.cost_usd == pytest.approx(2 * (100 * 1e-6 + 20 * 2e-6))
     assert litellm.model_cost["gpt-4o-mini"] == before

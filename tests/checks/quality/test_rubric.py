@@ -10,7 +10,12 @@ from checks.quality.rubric import RubricError, load_rubric, load_rubrics, parse_
 from rubrics import RUBRIC_DIR
 
 CRITERION: dict[str, object] = {
-    "id": "errors", "question": "q?", "pass": "p", "fail": "f", "n_a": "n", "severity": "blocking",
+    "id": "errors",
+    "question": "q?",
+    "pass": "p",
+    "fail": "f",
+    "n_a": "n",
+    "severity": "blocking",
 }
 
 

@@ -82,5 +82,3 @@ def test_record_pairs_the_verdicts() -> None:
     shadow = ShadowVerdict(True, "m", "default")
     assert shadow.record(True) is not None
     assert ShadowVerdict(None, "m", "default").record(True) is None
-
-

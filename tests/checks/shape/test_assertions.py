@@ -104,12 +104,18 @@ BASE = "def test_f():\n    assert f(2) == [4]\n    assert g(2) == 'x'\n"
         ("def test_f():\n    assert (f(2) ==\n            [4])\n    assert g(2) == 'x'\n", ([], [])),
         (BASE + "    assert f(3) == [9]\n", ([], [])),
         # Fail: the expected literal changed, in place or through a variable.
-        ("def test_f():\n    assert f(2) == [5]\n    assert g(2) == 'x'\n",
-         ([("f(2) == [4]", "f(2) == [5]")], [])),
-        ("def test_f():\n    assert f(2) == [4, 5]\n    assert g(2) == 'x'\n",
-         ([("f(2) == [4]", "f(2) == [4, 5]")], [])),
-        ("def test_f():\n    assert f(2) == -4\n    assert g(2) == 'x'\n",
-         ([("f(2) == [4]", "f(2) == -4")], [])),
+        (
+            "def test_f():\n    assert f(2) == [5]\n    assert g(2) == 'x'\n",
+            ([("f(2) == [4]", "f(2) == [5]")], []),
+        ),
+        (
+            "def test_f():\n    assert f(2) == [4, 5]\n    assert g(2) == 'x'\n",
+            ([("f(2) == [4]", "f(2) == [4, 5]")], []),
+        ),
+        (
+            "def test_f():\n    assert f(2) == -4\n    assert g(2) == 'x'\n",
+            ([("f(2) == [4]", "f(2) == -4")], []),
+        ),
         # Fail: replaced by a tautology.
         ("def test_f():\n    assert f(2) == f(2)\n    assert g(2) == 'x'\n", ([], ["f(2) == f(2)"])),
         ("def test_f():\n    assert ( f(2) )==(f(2))\n    assert g(2) == 'x'\n", ([], ["f(2) == f(2)"])),

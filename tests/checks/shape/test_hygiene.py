@@ -49,121 +49,282 @@ def test_the_gate_is_registered() -> None:
 
 CASES: list[tuple[str, Files, Files, Found]] = [
     # --- test-deleted
-    ("test function deleted", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("def test_raises():", "def helper():")},
-     [("test-deleted", "tests/test_m.py", 9)]),  # where it was: an annotation on the spot
-    ("test method deleted", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.split("class TestBox")[0] + "class TestBox:\n    pass\n"},
-     [("test-deleted", "tests/test_m.py", 15)]),
-    ("whole test file deleted", {"tests/test_m.py": TESTS}, {"tests/test_m.py": None},
-     [("test-deleted", "tests/test_m.py", 0)] * 3),
-    ("test renamed, body kept", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("def test_add():", "def test_addition_of_small_numbers():")}, []),
-    ("test file renamed", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": None, "tests/test_math.py": TESTS}, []),
-    ("test moved to another file", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.split("class TestBox")[0],
-      "tests/test_box.py": "class TestBox:" + TESTS.split("class TestBox:")[1]}, []),
-    ("test added", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS + "\n\ndef test_more():\n    assert 3\n"}, []),
-    ("helper deleted from a test file", {"tests/test_m.py": TESTS + "\n\ndef make():\n    return 1\n"},
-     {"tests/test_m.py": TESTS}, []),
+    (
+        "test function deleted",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("def test_raises():", "def helper():")},
+        [("test-deleted", "tests/test_m.py", 9)],
+    ),  # where it was: an annotation on the spot
+    (
+        "test method deleted",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.split("class TestBox")[0] + "class TestBox:\n    pass\n"},
+        [("test-deleted", "tests/test_m.py", 15)],
+    ),
+    (
+        "whole test file deleted",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": None},
+        [("test-deleted", "tests/test_m.py", 0)] * 3,
+    ),
+    (
+        "test renamed, body kept",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("def test_add():", "def test_addition_of_small_numbers():")},
+        [],
+    ),
+    (
+        "test file renamed",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": None, "tests/test_math.py": TESTS},
+        [],
+    ),
+    (
+        "test moved to another file",
+        {"tests/test_m.py": TESTS},
+        {
+            "tests/test_m.py": TESTS.split("class TestBox")[0],
+            "tests/test_box.py": "class TestBox:" + TESTS.split("class TestBox:")[1],
+        },
+        [],
+    ),
+    (
+        "test added",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS + "\n\ndef test_more():\n    assert 3\n"},
+        [],
+    ),
+    (
+        "helper deleted from a test file",
+        {"tests/test_m.py": TESTS + "\n\ndef make():\n    return 1\n"},
+        {"tests/test_m.py": TESTS},
+        [],
+    ),
     # Test files are what checks.testfiles says: Django's app/tests.py and a root testing/ folder too.
-    ("test deleted from app/tests.py", {"app/tests.py": TESTS},
-     {"app/tests.py": TESTS.replace("def test_raises():", "def helper():")},
-     [("test-deleted", "app/tests.py", 9)]),
-    ("empty fake in a root conftest.py", {"conftest.py": "x = 1\n"},
-     {"conftest.py": "x = 1\n\n\nclass FakeClock:\n    def sleep(self, seconds):\n        pass\n"},
-     [("test-config-edited", "conftest.py", 2)]),
-    ("test_* function deleted from non-test code", {"src/db.py": "def test_connection():\n    return True\n"},
-     {"src/db.py": "def check_connection():\n    return bool(1)\n"}, []),
+    (
+        "test deleted from app/tests.py",
+        {"app/tests.py": TESTS},
+        {"app/tests.py": TESTS.replace("def test_raises():", "def helper():")},
+        [("test-deleted", "app/tests.py", 9)],
+    ),
+    (
+        "empty fake in a root conftest.py",
+        {"conftest.py": "x = 1\n"},
+        {"conftest.py": "x = 1\n\n\nclass FakeClock:\n    def sleep(self, seconds):\n        pass\n"},
+        [("test-config-edited", "conftest.py", 2)],
+    ),
+    (
+        "test_* function deleted from non-test code",
+        {"src/db.py": "def test_connection():\n    return True\n"},
+        {"src/db.py": "def check_connection():\n    return bool(1)\n"},
+        [],
+    ),
     # --- assert-weakened
-    ("assert removed", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("    assert 2 + 2 == 4\n", "")},
-     [("assert-weakened", "tests/test_m.py", 4)]),
-    ("assert hollowed into assert True", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert True")},
-     [("assert-weakened", "tests/test_m.py", 4)]),
-    ("pytest.raises removed", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace(
-         "    with pytest.raises(ZeroDivisionError):\n        1 / 0\n", "    1 / 1\n")},
-     [("assert-weakened", "tests/test_m.py", 9)]),
-    ("self.assert* removed", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("        self.assertTrue(True)\n", "")},
-     [("assert-weakened", "tests/test_m.py", 15)]),
-    ("assert rewritten, not removed", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert sum([2, 2]) == 4")}, []),
-    ("asserts added", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert 2 + 2 == 4\n    assert 3 + 3 == 6")}, []),
+    (
+        "assert removed",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("    assert 2 + 2 == 4\n", "")},
+        [("assert-weakened", "tests/test_m.py", 4)],
+    ),
+    (
+        "assert hollowed into assert True",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert True")},
+        [("assert-weakened", "tests/test_m.py", 4)],
+    ),
+    (
+        "pytest.raises removed",
+        {"tests/test_m.py": TESTS},
+        {
+            "tests/test_m.py": TESTS.replace(
+                "    with pytest.raises(ZeroDivisionError):\n        1 / 0\n", "    1 / 1\n"
+            )
+        },
+        [("assert-weakened", "tests/test_m.py", 9)],
+    ),
+    (
+        "self.assert* removed",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("        self.assertTrue(True)\n", "")},
+        [("assert-weakened", "tests/test_m.py", 15)],
+    ),
+    (
+        "assert rewritten, not removed",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert sum([2, 2]) == 4")},
+        [],
+    ),
+    (
+        "asserts added",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert 2 + 2 == 4\n    assert 3 + 3 == 6")},
+        [],
+    ),
     # --- cases-removed
-    ("parametrized cases removed", {"tests/test_p.py": PARAM.format("1, 2, 3")},
-     {"tests/test_p.py": PARAM.format("1")}, [("cases-removed", "tests/test_p.py", 3)]),
-    ("parametrized cases added", {"tests/test_p.py": PARAM.format("1")},
-     {"tests/test_p.py": PARAM.format("1, 2")}, []),
+    (
+        "parametrized cases removed",
+        {"tests/test_p.py": PARAM.format("1, 2, 3")},
+        {"tests/test_p.py": PARAM.format("1")},
+        [("cases-removed", "tests/test_p.py", 3)],
+    ),
+    (
+        "parametrized cases added",
+        {"tests/test_p.py": PARAM.format("1")},
+        {"tests/test_p.py": PARAM.format("1, 2")},
+        [],
+    ),
     # --- skip-added
-    ("pytest.mark.skip added", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("def test_add", "@pytest.mark.skip(reason='flaky')\ndef test_add")},
-     [("skip-added", "tests/test_m.py", 4)]),
-    ("skipif added", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("def test_add", "@pytest.mark.skipif(True, reason='')\ndef test_add")},
-     [("skip-added", "tests/test_m.py", 4)]),
-    ("xfail added through an alias", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": "from pytest import mark as m\n"
-                         + TESTS.replace("def test_add", "@m.xfail\ndef test_add")},
-     [("skip-added", "tests/test_m.py", 5)]),
-    ("pytest.skip() call added", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("    assert 1 + 1", "    pytest.skip('x')\n    assert 1 + 1")},
-     [("skip-added", "tests/test_m.py", 5)]),
-    ("pytestmark added", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("pytest\n", "pytest\n\npytestmark = [pytest.mark.xfail]\n", 1)},
-     [("skip-added", "tests/test_m.py", 3)]),
-    ("unittest.skip and skipTest added",
-     {"tests/test_u.py": UNIT.format(deco="", body="")},
-     {"tests/test_u.py": UNIT.format(deco="    @unittest.skip('x')\n", body="        self.skipTest('no')\n")},
-     [("skip-added", "tests/test_u.py", 4), ("skip-added", "tests/test_u.py", 6)]),
-    ("existing skip kept while the test changes",
-     {"tests/test_s.py": "import pytest\n\n@pytest.mark.skip\ndef test_a():\n    assert 1\n"},
-     {"tests/test_s.py": "import pytest\n\n\n@pytest.mark.skip\ndef test_a():\n    assert 2\n"}, []),
-    ("skip removed", {"tests/test_s.py": "import pytest\n\n@pytest.mark.skip\ndef test_a():\n    assert 1\n"},
-     {"tests/test_s.py": "import pytest\n\ndef test_a():\n    assert 1\n"}, []),
-    ("skip named in a string only", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS + "\n\nDOC = 'use @pytest.mark.skip sparingly'\n"}, []),
+    (
+        "pytest.mark.skip added",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("def test_add", "@pytest.mark.skip(reason='flaky')\ndef test_add")},
+        [("skip-added", "tests/test_m.py", 4)],
+    ),
+    (
+        "skipif added",
+        {"tests/test_m.py": TESTS},
+        {
+            "tests/test_m.py": TESTS.replace(
+                "def test_add", "@pytest.mark.skipif(True, reason='')\ndef test_add"
+            )
+        },
+        [("skip-added", "tests/test_m.py", 4)],
+    ),
+    (
+        "xfail added through an alias",
+        {"tests/test_m.py": TESTS},
+        {
+            "tests/test_m.py": "from pytest import mark as m\n"
+            + TESTS.replace("def test_add", "@m.xfail\ndef test_add")
+        },
+        [("skip-added", "tests/test_m.py", 5)],
+    ),
+    (
+        "pytest.skip() call added",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("    assert 1 + 1", "    pytest.skip('x')\n    assert 1 + 1")},
+        [("skip-added", "tests/test_m.py", 5)],
+    ),
+    (
+        "pytestmark added",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("pytest\n", "pytest\n\npytestmark = [pytest.mark.xfail]\n", 1)},
+        [("skip-added", "tests/test_m.py", 3)],
+    ),
+    (
+        "unittest.skip and skipTest added",
+        {"tests/test_u.py": UNIT.format(deco="", body="")},
+        {
+            "tests/test_u.py": UNIT.format(
+                deco="    @unittest.skip('x')\n", body="        self.skipTest('no')\n"
+            )
+        },
+        [("skip-added", "tests/test_u.py", 4), ("skip-added", "tests/test_u.py", 6)],
+    ),
+    (
+        "existing skip kept while the test changes",
+        {"tests/test_s.py": "import pytest\n\n@pytest.mark.skip\ndef test_a():\n    assert 1\n"},
+        {"tests/test_s.py": "import pytest\n\n\n@pytest.mark.skip\ndef test_a():\n    assert 2\n"},
+        [],
+    ),
+    (
+        "skip removed",
+        {"tests/test_s.py": "import pytest\n\n@pytest.mark.skip\ndef test_a():\n    assert 1\n"},
+        {"tests/test_s.py": "import pytest\n\ndef test_a():\n    assert 1\n"},
+        [],
+    ),
+    (
+        "skip named in a string only",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS + "\n\nDOC = 'use @pytest.mark.skip sparingly'\n"},
+        [],
+    ),
     # --- suppression-added
-    ("noqa added", {"src/m.py": "import os\n"}, {"src/m.py": "import os  # noqa: F401\n"},
-     [("suppression-added", "src/m.py", 1)]),
-    ("type: ignore added", {"src/m.py": "x: int = 1\n"},
-     {"src/m.py": "x: int = 1\ny: int = 'a'  # type: ignore[assignment]\n"},
-     [("suppression-added", "src/m.py", 2)]),
-    ("nosec, nosemgrep and pragma added", {"src/m.py": "x = 1\n"},
-     {"src/m.py": "x = 1\na = int('1')  # nosec\nb = 2  # nosemgrep\nif x:  # pragma: no cover\n    pass\n"},
-     [("suppression-added", "src/m.py", 2), ("suppression-added", "src/m.py", 3),
-      ("suppression-added", "src/m.py", 4)]),
-    ("suppression inside a string literal", {"src/m.py": "x = 1\n"},
-     {"src/m.py": "x = 1\nHELP = 'add # noqa or # type: ignore'\nDOC = '''\n# nosec\n'''\n"}, []),
-    ("suppression already there, other lines changed", {"src/m.py": "import os  # noqa\nx = 1\n"},
-     {"src/m.py": "import os  # noqa\nx = 2\n"}, []),
-    ("suppressed line moved and re-indented", {"src/m.py": "import os  # noqa\n\nx = 1\n"},
-     {"src/m.py": "x = 1\nif x:\n    import os  # noqa\n"}, []),
+    (
+        "noqa added",
+        {"src/m.py": "import os\n"},
+        {"src/m.py": "import os  # noqa: F401\n"},
+        [("suppression-added", "src/m.py", 1)],
+    ),
+    (
+        "type: ignore added",
+        {"src/m.py": "x: int = 1\n"},
+        {"src/m.py": "x: int = 1\ny: int = 'a'  # type: ignore[assignment]\n"},
+        [("suppression-added", "src/m.py", 2)],
+    ),
+    (
+        "nosec, nosemgrep and pragma added",
+        {"src/m.py": "x = 1\n"},
+        {
+            "src/m.py": "x = 1\na = int('1')  # nosec\nb = 2  # nosemgrep\n"
+            "if x:  # pragma: no cover\n    pass\n"
+        },
+        [
+            ("suppression-added", "src/m.py", 2),
+            ("suppression-added", "src/m.py", 3),
+            ("suppression-added", "src/m.py", 4),
+        ],
+    ),
+    (
+        "suppression inside a string literal",
+        {"src/m.py": "x = 1\n"},
+        {"src/m.py": "x = 1\nHELP = 'add # noqa or # type: ignore'\nDOC = '''\n# nosec\n'''\n"},
+        [],
+    ),
+    (
+        "suppression already there, other lines changed",
+        {"src/m.py": "import os  # noqa\nx = 1\n"},
+        {"src/m.py": "import os  # noqa\nx = 2\n"},
+        [],
+    ),
+    (
+        "suppressed line moved and re-indented",
+        {"src/m.py": "import os  # noqa\n\nx = 1\n"},
+        {"src/m.py": "x = 1\nif x:\n    import os  # noqa\n"},
+        [],
+    ),
     # --- stub-body
-    ("new function is pass", {"src/m.py": "x = 1\n"},
-     {"src/m.py": "x = 1\n\n\ndef compute_total(items):\n    pass\n"},
-     [("stub-body", "src/m.py", 4)]),
-    ("new function raises NotImplementedError()", {"src/m.py": "x = 1\n"},
-     {"src/m.py": "x = 1\n\n\ndef parse_date(text):\n    raise NotImplementedError()\n"},
-     [("stub-body", "src/m.py", 4)]),
-    ("new function is a docstring", {"src/m.py": "x = 1\n"},
-     {"src/m.py": 'x = 1\n\n\ndef parse_date(text):\n    """Parse an ISO date."""\n'},
-     [("stub-body", "src/m.py", 4)]),
-    ("existing body replaced by ...", {"src/m.py": "def area(r):\n    return 3.14159 * r * r\n"},
-     {"src/m.py": "def area(r):\n    ...\n"}, [("stub-body", "src/m.py", 1)]),
-    ("constant return where a computation is promised", {"src/m.py": "x = 1\n"},
-     {"src/m.py": "x = 1\n\n\ndef calculate_tax(amount, rate):\n    return 0\n"},
-     [("stub-body", "src/m.py", 4)]),
-    ("empty test", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS + "\n\ndef test_todo():\n    pass\n"},
-     [("stub-body", "tests/test_m.py", 20)]),
-    ("abstract method raising NotImplementedError", {"src/m.py": "x = 1\n"},
-     {"src/m.py": src("""
+    (
+        "new function is pass",
+        {"src/m.py": "x = 1\n"},
+        {"src/m.py": "x = 1\n\n\ndef compute_total(items):\n    pass\n"},
+        [("stub-body", "src/m.py", 4)],
+    ),
+    (
+        "new function raises NotImplementedError()",
+        {"src/m.py": "x = 1\n"},
+        {"src/m.py": "x = 1\n\n\ndef parse_date(text):\n    raise NotImplementedError()\n"},
+        [("stub-body", "src/m.py", 4)],
+    ),
+    (
+        "new function is a docstring",
+        {"src/m.py": "x = 1\n"},
+        {"src/m.py": 'x = 1\n\n\ndef parse_date(text):\n    """Parse an ISO date."""\n'},
+        [("stub-body", "src/m.py", 4)],
+    ),
+    (
+        "existing body replaced by ...",
+        {"src/m.py": "def area(r):\n    return 3.14159 * r * r\n"},
+        {"src/m.py": "def area(r):\n    ...\n"},
+        [("stub-body", "src/m.py", 1)],
+    ),
+    (
+        "constant return where a computation is promised",
+        {"src/m.py": "x = 1\n"},
+        {"src/m.py": "x = 1\n\n\ndef calculate_tax(amount, rate):\n    return 0\n"},
+        [("stub-body", "src/m.py", 4)],
+    ),
+    (
+        "empty test",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS + "\n\ndef test_todo():\n    pass\n"},
+        [("stub-body", "tests/test_m.py", 20)],
+    ),
+    (
+        "abstract method raising NotImplementedError",
+        {"src/m.py": "x = 1\n"},
+        {
+            "src/m.py": src("""
         import abc
 
 
@@ -171,9 +332,15 @@ CASES: list[tuple[str, Files, Files, Found]] = [
             @abc.abstractmethod
             def area(self) -> float:
                 raise NotImplementedError
-     """)}, []),
-    ("protocol, overload, __init__ pass and flag-like constants", {"src/m.py": "x = 1\n"},
-     {"src/m.py": src("""
+     """)
+        },
+        [],
+    ),
+    (
+        "protocol, overload, __init__ pass and flag-like constants",
+        {"src/m.py": "x = 1\n"},
+        {
+            "src/m.py": src("""
         from typing import Protocol, overload
 
 
@@ -199,56 +366,122 @@ CASES: list[tuple[str, Files, Files, Found]] = [
 
         def get_version():
             return "1.0"
-     """)}, []),
-    ("stub already at base, file changed elsewhere", {"src/m.py": "def later(x):\n    pass\n\n\ny = 1\n"},
-     {"src/m.py": "def later(x):\n    pass\n\n\ny = 2\n"}, []),
-    ("stub already at base, its decorator changed",
-     {"src/m.py": "import functools\n\n\n@functools.cache\ndef later(x):\n    pass\n"},
-     {"src/m.py": "import functools\n\n\n@functools.lru_cache\ndef later(x):\n    pass\n"}, []),
+     """)
+        },
+        [],
+    ),
+    (
+        "stub already at base, file changed elsewhere",
+        {"src/m.py": "def later(x):\n    pass\n\n\ny = 1\n"},
+        {"src/m.py": "def later(x):\n    pass\n\n\ny = 2\n"},
+        [],
+    ),
+    (
+        "stub already at base, its decorator changed",
+        {"src/m.py": "import functools\n\n\n@functools.cache\ndef later(x):\n    pass\n"},
+        {"src/m.py": "import functools\n\n\n@functools.lru_cache\ndef later(x):\n    pass\n"},
+        [],
+    ),
     # --- CI, policy, test configuration, start-up hooks
-    ("CI workflow edited", {".github/workflows/ci.yml": "on: push\n"},
-     {".github/workflows/ci.yml": "on: [push]\n"},
-     [("ci-edited", ".github/workflows/ci.yml", 1)]),
+    (
+        "CI workflow edited",
+        {".github/workflows/ci.yml": "on: push\n"},
+        {".github/workflows/ci.yml": "on: [push]\n"},
+        [("ci-edited", ".github/workflows/ci.yml", 1)],
+    ),
     ("docs about CI edited", {"docs/ci.md": "a\n"}, {"docs/ci.md": "b\n"}, []),
-    ("policy edited", {".github/patchgate.yml": "gates: {}\n"},
-     {".github/patchgate.yml": "gates:\n  hygiene:\n    enabled: false\n"},
-     [("policy-edited", ".github/patchgate.yml", 1)]),
-    ("conftest added", {}, {"tests/conftest.py": "import pytest\n"},
-     [("test-config-edited", "tests/conftest.py", 1)]),
-    ("pytest options in pyproject edited", {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q"\n'},
-     {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q --deselect tests/test_m.py::test_add"\n'},
-     [("test-config-edited", "pyproject.toml", 2)]),
-    ("dependencies in pyproject edited", {"pyproject.toml": '[project]\nname = "a"\ndependencies = []\n'},
-     {"pyproject.toml": '[project]\nname = "a"\ndependencies = ["httpx"]\n'}, []),
+    (
+        "policy edited",
+        {".github/patchgate.yml": "gates: {}\n"},
+        {".github/patchgate.yml": "gates:\n  hygiene:\n    enabled: false\n"},
+        [("policy-edited", ".github/patchgate.yml", 1)],
+    ),
+    (
+        "conftest added",
+        {},
+        {"tests/conftest.py": "import pytest\n"},
+        [("test-config-edited", "tests/conftest.py", 1)],
+    ),
+    (
+        "pytest options in pyproject edited",
+        {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q"\n'},
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\n"
+            'addopts = "-q --deselect tests/test_m.py::test_add"\n'
+        },
+        [("test-config-edited", "pyproject.toml", 2)],
+    ),
+    (
+        "dependencies in pyproject edited",
+        {"pyproject.toml": '[project]\nname = "a"\ndependencies = []\n'},
+        {"pyproject.toml": '[project]\nname = "a"\ndependencies = ["httpx"]\n'},
+        [],
+    ),
     ("tox.ini deleted", {"tox.ini": "[tox]\n"}, {"tox.ini": None}, [("test-config-edited", "tox.ini", 0)]),
-    ("tox test command in pyproject deselects a test",
-     {"pyproject.toml": '[tool.tox.env_run_base]\ncommands = [["pytest"]]\n'},
-     {"pyproject.toml": '[tool.tox.env_run_base]\ncommands = [["pytest", "--deselect", "t.py::test_a"]]\n'},
-     [("test-config-edited", "pyproject.toml", 2)]),
-    ("hatch test script edited", {"hatch.toml": '[envs.default.scripts]\ntest = "pytest"\n'},
-     {"hatch.toml": '[envs.default.scripts]\ntest = "pytest -k \'not slow\'"\n'},
-     [("test-config-edited", "hatch.toml", 2)]),
-    ("Makefile test target edited", {"Makefile": "test:\n\tpytest\n\nrelease:\n\ttwine upload dist/*\n"},
-     {"Makefile": "test:\n\t-pytest\n\nrelease:\n\ttwine upload dist/*\n"},
-     [("test-config-edited", "Makefile", 2)]),
-    ("Makefile release target edited", {"Makefile": "test:\n\tpytest\n\nrelease:\n\ttwine upload dist/*\n"},
-     {"Makefile": "test:\n\tpytest\n\nrelease:\n\ttwine upload --sign dist/*\n"}, []),
-    ("nox session edited", {"noxfile.py": "import nox\n"},
-     {"noxfile.py": "import nox\nnox.options.sessions = []\n"}, [("test-config-edited", "noxfile.py", 2)]),
+    (
+        "tox test command in pyproject deselects a test",
+        {"pyproject.toml": '[tool.tox.env_run_base]\ncommands = [["pytest"]]\n'},
+        {
+            "pyproject.toml": "[tool.tox.env_run_base]\n"
+            'commands = [["pytest", "--deselect", "t.py::test_a"]]\n'
+        },
+        [("test-config-edited", "pyproject.toml", 2)],
+    ),
+    (
+        "hatch test script edited",
+        {"hatch.toml": '[envs.default.scripts]\ntest = "pytest"\n'},
+        {"hatch.toml": "[envs.default.scripts]\ntest = \"pytest -k 'not slow'\"\n"},
+        [("test-config-edited", "hatch.toml", 2)],
+    ),
+    (
+        "Makefile test target edited",
+        {"Makefile": "test:\n\tpytest\n\nrelease:\n\ttwine upload dist/*\n"},
+        {"Makefile": "test:\n\t-pytest\n\nrelease:\n\ttwine upload dist/*\n"},
+        [("test-config-edited", "Makefile", 2)],
+    ),
+    (
+        "Makefile release target edited",
+        {"Makefile": "test:\n\tpytest\n\nrelease:\n\ttwine upload dist/*\n"},
+        {"Makefile": "test:\n\tpytest\n\nrelease:\n\ttwine upload --sign dist/*\n"},
+        [],
+    ),
+    (
+        "nox session edited",
+        {"noxfile.py": "import nox\n"},
+        {"noxfile.py": "import nox\nnox.options.sessions = []\n"},
+        [("test-config-edited", "noxfile.py", 2)],
+    ),
     # --- pytest-plugin-loaded (configuration)
-    ("plugin loaded with -p in addopts", {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q"\n'},
-     {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q -p tests.hooks"\n'},
-     [("pytest-plugin-loaded", "pyproject.toml", 2)]),
-    ("plugin registered as a pytest11 entry point", {"pyproject.toml": '[project]\nname = "a"\n'},
-     {"pyproject.toml": '[project]\nname = "a"\n\n[project.entry-points.pytest11]\nh = "pkg.hooks"\n'},
-     [("pytest-plugin-loaded", "pyproject.toml", 3)]),
-    ("plugin registered in setup.py through a computed key", {"setup.py": "import setuptools\nsetup()\n"},
-     {"setup.py": "import setuptools\nK = 'pytest' + '11'\nsetup(entry_points={K: ['h = pkg.h']})\n"},
-     [("pytest-plugin-loaded", "setup.py", 2)]),
-    (".pth added", {}, {"src/zz.pth": "import os; os.environ['X'] = '1'\n"},
-     [("startup-hook-edited", "src/zz.pth", 1)]),
-    ("sitecustomize added", {}, {"sitecustomize.py": "import builtins\n"},
-     [("startup-hook-edited", "sitecustomize.py", 1)]),
+    (
+        "plugin loaded with -p in addopts",
+        {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q"\n'},
+        {"pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q -p tests.hooks"\n'},
+        [("pytest-plugin-loaded", "pyproject.toml", 2)],
+    ),
+    (
+        "plugin registered as a pytest11 entry point",
+        {"pyproject.toml": '[project]\nname = "a"\n'},
+        {"pyproject.toml": '[project]\nname = "a"\n\n[project.entry-points.pytest11]\nh = "pkg.hooks"\n'},
+        [("pytest-plugin-loaded", "pyproject.toml", 3)],
+    ),
+    (
+        "plugin registered in setup.py through a computed key",
+        {"setup.py": "import setuptools\nsetup()\n"},
+        {"setup.py": "import setuptools\nK = 'pytest' + '11'\nsetup(entry_points={K: ['h = pkg.h']})\n"},
+        [("pytest-plugin-loaded", "setup.py", 2)],
+    ),
+    (
+        ".pth added",
+        {},
+        {"src/zz.pth": "import os; os.environ['X'] = '1'\n"},
+        [("startup-hook-edited", "src/zz.pth", 1)],
+    ),
+    (
+        "sitecustomize added",
+        {},
+        {"sitecustomize.py": "import builtins\n"},
+        [("startup-hook-edited", "sitecustomize.py", 1)],
+    ),
 ]
 
 
@@ -266,7 +499,7 @@ def test_findings_explain_themselves(gate: Gate) -> None:
         {
             "tests/test_m.py": TESTS.replace("def test_raises():", "def helper():"),
             "src/m.py": "x = 1\n\n\ndef calculate_tax(amount):\n    return 0\n\n\n"
-                        "def load(path):\n    pass\n",
+            "def load(path):\n    pass\n",
         },
     )
     by_rule = {(f.rule, f.start_line): f for f in result.findings}
@@ -297,7 +530,7 @@ def test_subclassed_elsewhere_in_the_repository_is_a_hook(gate: Gate) -> None:
         {
             "src/base.py": "class Handler:\n    def handle(self, e):\n        raise NotImplementedError\n",
             "src/impl.py": "from src.base import Handler as H\n\n\nclass Mine(H):\n"
-                           "    def handle(self, event):\n        return event\n",
+            "    def handle(self, event):\n        return event\n",
         },
     )
     assert found(result) == []
@@ -306,14 +539,16 @@ def test_subclassed_elsewhere_in_the_repository_is_a_hook(gate: Gate) -> None:
 def test_a_whole_new_stub_class_is_flagged_per_method(gate: Gate) -> None:
     result = gate(
         {"src/calc.py": "x = 1\n"},
-        {"src/calc.py": src("""
+        {
+            "src/calc.py": src("""
             class Calculator:
                 def add(self, a, b):
                     raise NotImplementedError("TODO")
 
                 def subtract(self, a, b):
                     pass
-        """)},
+        """)
+        },
     )
     assert found(result) == [("stub-body", "src/calc.py", 2), ("stub-body", "src/calc.py", 5)]
 
@@ -391,19 +626,37 @@ def test_an_unreadable_workspace_is_an_infrastructure_error(tmp_path: Path) -> N
 
 # One patch per rule added for verdict integrity: each must ask for a maintainer, not pass.
 NEW_RULES: list[tuple[str, Files, Files]] = [
-    ("pytest-plugin-loaded", {"setup.cfg": "[tool:pytest]\naddopts = -q\n"},
-     {"setup.cfg": "[tool:pytest]\naddopts = -q -p tests.hooks\n"}),
-    ("pytest-plugin-loaded", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": "pytest_plugins = ['tests.hooks']\n" + TESTS}),
+    (
+        "pytest-plugin-loaded",
+        {"setup.cfg": "[tool:pytest]\naddopts = -q\n"},
+        {"setup.cfg": "[tool:pytest]\naddopts = -q -p tests.hooks\n"},
+    ),
+    (
+        "pytest-plugin-loaded",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": "pytest_plugins = ['tests.hooks']\n" + TESTS},
+    ),
     ("test-config-edited", {"Makefile": "test:\n\tpytest\n"}, {"Makefile": "test:\n\tpytest -k 'not add'\n"}),
-    ("assert-tautology", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert 2 + 2 == 2 + 2")}),
-    ("expected-changed", {"tests/test_m.py": TESTS},
-     {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert 2 + 2 == 5")}),
-    ("helper-weakened", {"tests/test_m.py": TESTS + "\n\ndef check(x):\n    assert x\n"},
-     {"tests/test_m.py": TESTS + "\n\ndef check(x):\n    return None\n"}),
-    ("pytest-hook-added", {"src/m.py": "x = 1\n"},
-     {"src/m.py": "x = 1\n\n\ndef pytest_runtest_makereport(item, call):\n    pass\n"}),
+    (
+        "assert-tautology",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert 2 + 2 == 2 + 2")},
+    ),
+    (
+        "expected-changed",
+        {"tests/test_m.py": TESTS},
+        {"tests/test_m.py": TESTS.replace("assert 2 + 2 == 4", "assert 2 + 2 == 5")},
+    ),
+    (
+        "helper-weakened",
+        {"tests/test_m.py": TESTS + "\n\ndef check(x):\n    assert x\n"},
+        {"tests/test_m.py": TESTS + "\n\ndef check(x):\n    return None\n"},
+    ),
+    (
+        "pytest-hook-added",
+        {"src/m.py": "x = 1\n"},
+        {"src/m.py": "x = 1\n\n\ndef pytest_runtest_makereport(item, call):\n    pass\n"},
+    ),
     ("grader-probing", {"src/m.py": "x = 1\n"}, {"src/m.py": "import inspect\nx = inspect.stack()\n"}),
 ]
 
@@ -427,4 +680,3 @@ def test_new_rules_ask_a_maintainer(
     decision = decide(shape, BehaviourResult(status="passed"), QualityResult(), Policy())
     assert decision.conclusion == "action_required"
     assert any(rule in r for r in decision.reasons)
-

@@ -11,25 +11,51 @@ from tests.checks.shape.conftest import Files, Found, Gate, found
 
 LOADS: list[tuple[str, str, list[str]]] = [
     ("a plain list", "pytest_plugins = ['tests.hooks']\n", ["sets or changes `pytest_plugins`"]),
-    ("a computed list", "import os\npytest_plugins = [m[:-3] for m in os.listdir('hooks')]\n",
-     ["sets or changes `pytest_plugins`"]),
+    (
+        "a computed list",
+        "import os\npytest_plugins = [m[:-3] for m in os.listdir('hooks')]\n",
+        ["sets or changes `pytest_plugins`"],
+    ),
     ("appended to", "pytest_plugins.append('tests.hooks')\n", ["sets or changes `pytest_plugins`"]),
     ("annotated", "pytest_plugins: list[str] = ['x']\n", ["sets or changes `pytest_plugins`"]),
-    ("through globals()", "globals()['pytest_plugins'] = ['x']\n",
-     ["names `pytest_plugins` in a string (setattr, globals())",
-      "writes module globals under a computed name"]),
-    ("through globals() and a built name", "globals()['pytest_' + 'plugins'] = ['x']\n",
-     ["writes module globals under a computed name"]),
-    ("through globals().update", "globals().update({k: v})\n",
-     ["writes module globals under a computed name"]),
-    ("through setattr on the module", "import sys\nsetattr(sys.modules[__name__], name, ['x'])\n",
-     ["writes module globals under a computed name"]),
-    ("on another module", "import conftest\nconftest.pytest_plugins = ['x']\n",
-     ["sets or changes `pytest_plugins`"]),
-    ("the plugin manager", "def pytest_configure(config):\n    config.pluginmanager.register(Hooks())\n",
-     ["registers plugins through pytest's `pluginmanager`"]),
-    ("the environment", "import os\nos.environ['PYTEST_PLUGINS'] = 'tests.hooks'\n",
-     ["names pytest's `PYTEST_PLUGINS` environment variable"]),
+    (
+        "through globals()",
+        "globals()['pytest_plugins'] = ['x']\n",
+        [
+            "names `pytest_plugins` in a string (setattr, globals())",
+            "writes module globals under a computed name",
+        ],
+    ),
+    (
+        "through globals() and a built name",
+        "globals()['pytest_' + 'plugins'] = ['x']\n",
+        ["writes module globals under a computed name"],
+    ),
+    (
+        "through globals().update",
+        "globals().update({k: v})\n",
+        ["writes module globals under a computed name"],
+    ),
+    (
+        "through setattr on the module",
+        "import sys\nsetattr(sys.modules[__name__], name, ['x'])\n",
+        ["writes module globals under a computed name"],
+    ),
+    (
+        "on another module",
+        "import conftest\nconftest.pytest_plugins = ['x']\n",
+        ["sets or changes `pytest_plugins`"],
+    ),
+    (
+        "the plugin manager",
+        "def pytest_configure(config):\n    config.pluginmanager.register(Hooks())\n",
+        ["registers plugins through pytest's `pluginmanager`"],
+    ),
+    (
+        "the environment",
+        "import os\nos.environ['PYTEST_PLUGINS'] = 'tests.hooks'\n",
+        ["names pytest's `PYTEST_PLUGINS` environment variable"],
+    ),
 ]
 
 
@@ -61,25 +87,48 @@ def test_outcome_hooks_and_their_bodies() -> None:
 HOOKS = "def pytest_runtest_makereport(item, call):\n    outcome = yield\n    rep = outcome.get_result()\n"
 
 GATE_CASES: list[tuple[str, Files, Files, Found]] = [
-    ("a test module unchanged in its plugins", {"tests/test_a.py": "def test_a():\n    assert 1\n"},
-     {"tests/test_a.py": "def test_a():\n    assert 2 > 1\n"}, []),
-    ("pytest_plugins added to a test module", {"tests/test_a.py": "def test_a():\n    assert f()\n"},
-     {"tests/test_a.py": "pytest_plugins = ['tests.hooks']\n\n\ndef test_a():\n    assert f()\n",
-      "tests/hooks.py": HOOKS},
-     [("pytest-plugin-loaded", "tests/test_a.py", 1), ("pytest-hook-added", "tests/hooks.py", 1)]),
-    ("hostile: a plugin list computed at import time",
-     {"tests/test_a.py": "def test_a():\n    assert f()\n"},
-     {"tests/test_a.py": "import os\n\npytest_plugins = [p[:-3] for p in os.listdir('h')]\n\n\n"
-                         "def test_a():\n    assert f()\n"},
-     [("pytest-plugin-loaded", "tests/test_a.py", 3)]),
-    ("plugin already loaded at base, file edited elsewhere",
-     {"tests/test_a.py": "pytest_plugins = ['tests.hooks']\n\n\ndef test_a():\n    assert f()\n"},
-     {"tests/test_a.py": "pytest_plugins = ['tests.hooks']\n\n\ndef test_a():\n    assert f() is True\n"},
-     []),
-    ("a hook in a conftest is test-config-edited only", {},
-     {"tests/conftest.py": HOOKS}, [("test-config-edited", "tests/conftest.py", 1)]),
-    ("a hook's body edited in a plugin module", {"src/plug.py": HOOKS},
-     {"src/plug.py": HOOKS + "    rep.outcome = 'passed'\n"}, [("pytest-hook-added", "src/plug.py", 1)]),
+    (
+        "a test module unchanged in its plugins",
+        {"tests/test_a.py": "def test_a():\n    assert 1\n"},
+        {"tests/test_a.py": "def test_a():\n    assert 2 > 1\n"},
+        [],
+    ),
+    (
+        "pytest_plugins added to a test module",
+        {"tests/test_a.py": "def test_a():\n    assert f()\n"},
+        {
+            "tests/test_a.py": "pytest_plugins = ['tests.hooks']\n\n\ndef test_a():\n    assert f()\n",
+            "tests/hooks.py": HOOKS,
+        },
+        [("pytest-plugin-loaded", "tests/test_a.py", 1), ("pytest-hook-added", "tests/hooks.py", 1)],
+    ),
+    (
+        "hostile: a plugin list computed at import time",
+        {"tests/test_a.py": "def test_a():\n    assert f()\n"},
+        {
+            "tests/test_a.py": "import os\n\npytest_plugins = [p[:-3] for p in os.listdir('h')]\n\n\n"
+            "def test_a():\n    assert f()\n"
+        },
+        [("pytest-plugin-loaded", "tests/test_a.py", 3)],
+    ),
+    (
+        "plugin already loaded at base, file edited elsewhere",
+        {"tests/test_a.py": "pytest_plugins = ['tests.hooks']\n\n\ndef test_a():\n    assert f()\n"},
+        {"tests/test_a.py": "pytest_plugins = ['tests.hooks']\n\n\ndef test_a():\n    assert f() is True\n"},
+        [],
+    ),
+    (
+        "a hook in a conftest is test-config-edited only",
+        {},
+        {"tests/conftest.py": HOOKS},
+        [("test-config-edited", "tests/conftest.py", 1)],
+    ),
+    (
+        "a hook's body edited in a plugin module",
+        {"src/plug.py": HOOKS},
+        {"src/plug.py": HOOKS + "    rep.outcome = 'passed'\n"},
+        [("pytest-hook-added", "src/plug.py", 1)],
+    ),
 ]
 
 

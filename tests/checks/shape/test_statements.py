@@ -28,8 +28,16 @@ def test_every_statement_with_its_own_nodes_and_scope() -> None:
     places = list(located(ast.parse(SOURCE)))
     kinds = [(type(p.stmt).__name__, p.module_level) for p in places]
     assert kinds == [
-        ("Import", True), ("FunctionDef", True), ("If", False), ("Return", False), ("Try", False),
-        ("Pass", False), ("ExceptHandler", False), ("Pass", False), ("ClassDef", True), ("Assign", True),
+        ("Import", True),
+        ("FunctionDef", True),
+        ("If", False),
+        ("Return", False),
+        ("Try", False),
+        ("Pass", False),
+        ("ExceptHandler", False),
+        ("Pass", False),
+        ("ClassDef", True),
+        ("Assign", True),
     ]
     # An if statement owns its test, never its body.
     if_names = {n.attr for n in places[2].nodes if isinstance(n, ast.Attribute)}
@@ -63,8 +71,10 @@ def test_deep_nesting_does_not_exhaust_the_stack() -> None:
 def test_new_hits_counts_what_the_base_had() -> None:
     base = [Hit(3, 3, "probe", "k1"), Hit(9, 9, "probe", "k2")]
     head = [
-        Hit(1, 1, "probe", "k1"), Hit(5, 6, "probe", "k1"),
-        Hit(8, 8, "probe", "k3"), Hit(20, 20, "probe", "k2"),
+        Hit(1, 1, "probe", "k1"),
+        Hit(5, 6, "probe", "k1"),
+        Hit(8, 8, "probe", "k3"),
+        Hit(20, 20, "probe", "k2"),
     ]
     fresh, old = new_hits(base, head, frozenset({1, 6, 8}))
     # Line 1 matches the base's k1; line 5-6 is a second k1 the base did not have; line 20 is unchanged.

@@ -270,7 +270,9 @@ def test_helpers_are_collected_with_their_checks() -> None:
                 self._assert_ok(1)
     """)
     assert {name: h.asserts for name, h in found.helpers.items()} == {
-        "check_sorted": 2, "data": 0, "TestX._assert_ok": 0,
+        "check_sorted": 2,
+        "data": 0,
+        "TestX._assert_ok": 0,
     }
     assert list(found.tests) == ["TestX.test_a"]
     assert [e.text for e in found.helpers["check_sorted"].expectations] == ["xs == sorted(xs)", "len(xs) > 0"]

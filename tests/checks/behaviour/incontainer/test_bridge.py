@@ -31,7 +31,7 @@ agent = subject.Agent(socket.socket(fileno=fd), repo)
 agent.peer.serve_forever()
 """
 
-MODULE = '''
+MODULE = """
 import sys
 
 class ParseError(ValueError):
@@ -96,7 +96,7 @@ def spin():
 def env(name):
     import os
     return os.environ.get(name)
-'''
+"""
 
 
 @pytest.fixture

@@ -105,7 +105,7 @@ def test_encode_refuses_what_has_no_plain_encoding() -> None:
         encode(list(range(codec.MAX_NODES + 1)))
 
 
-MODULE = '''\
+MODULE = """\
 import datetime
 import inspect
 import os
@@ -148,7 +148,7 @@ def leave():
 def shout():
     print("PASSED " * 1000)
     return 1
-'''
+"""
 
 
 def run_runner(tmp_path: Path, cases: list[dict[str, object]]) -> list[dict[str, Any]]:
@@ -157,7 +157,9 @@ def run_runner(tmp_path: Path, cases: list[dict[str, object]]) -> list[dict[str,
     (repo / "src/durations/__init__.py").write_text(MODULE)
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(cases))
-    result = run_process((sys.executable, "-I", "-B", "-c", DRIVER, str(ROOT), str(repo), str(plan)), timeout=60)
+    result = run_process(
+        (sys.executable, "-I", "-B", "-c", DRIVER, str(ROOT), str(repo), str(plan)), timeout=60
+    )
     assert result.returncode == 0, result.stderr.decode()
     records = [json.loads(line) for line in result.stdout.decode().splitlines()]
     # Whatever a case printed went to /dev/null, never among the observations.
@@ -192,7 +194,7 @@ def test_runner_reports_each_case_as_plain_json(tmp_path: Path) -> None:
     assert "durations.AlwaysEqual" in str(results["cheat"]["detail"])
     # The expectation never entered the process: frames hold the plan's call, not the answer.
     assert results["peek"]["status"] == "returned"
-    assert 'peek()' in json.dumps(results["peek"])
+    assert "peek()" in json.dumps(results["peek"])
     assert "EXPECTED_4242" not in json.dumps(results["peek"])
     assert results["hang"]["status"] == "timeout"
     assert results["leave"] == {"status": "crashed", "detail": "the case ended without a result (exit code 0)",

@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - tables of cases read best one case a line
 """Our pytest plugin, run as a real pytest process on the host, the way the sandbox runs it."""
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ def outcomes(report: Path) -> dict[str, Any]:
     return {i: (o.kind, o.timed_out) for i, o in log.tests.items()}
 
 
-SUITE = '''\
+SUITE = """\
 import os
 import time
 
@@ -107,7 +106,7 @@ def test_environment_is_clean():
 class TestGroup:
     def test_method(self):
         pass
-'''
+"""
 
 
 def test_every_outcome_is_recorded(tmp_path: Path) -> None:
@@ -131,7 +130,7 @@ def test_every_outcome_is_recorded(tmp_path: Path) -> None:
     assert log.finished and log.exit_status == 1
 
 
-HOSTILE_CONFTEST = '''\
+HOSTILE_CONFTEST = """\
 import pytest
 
 
@@ -148,7 +147,7 @@ def pytest_runtest_makereport(item, call):
         else:
             report.outcome = "skipped"
             report.wasxfail = "rewritten"
-'''
+"""
 
 
 def test_a_hook_rewriting_failures_does_not_make_them_pass(tmp_path: Path) -> None:
@@ -179,7 +178,9 @@ def test_a_planted_report_is_refused_not_appended_to(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("exit_call", "finished"), [("sys.exit(0)", True), ("os._exit(0)", False), ("raise SystemExit(0)", True)]
 )
-def test_exiting_at_import_leaves_the_tests_unreported(tmp_path: Path, exit_call: str, finished: bool) -> None:
+def test_exiting_at_import_leaves_the_tests_unreported(
+    tmp_path: Path, exit_call: str, finished: bool
+) -> None:
     files = {
         "test_a.py": "def test_a():\n    pass\n",
         "test_b.py": f"import os, sys\n{exit_call}\n\n\ndef test_b():\n    pass\n",
@@ -196,7 +197,9 @@ def test_a_missing_module_is_named(tmp_path: Path) -> None:
     files = {"test_a.py": "import not_installed_anywhere\n\n\ndef test_a():\n    pass\n"}
     _, report = run_plugin(tmp_path, files)
     log = parse_log(report.read_bytes(), "n0", "pytest")
-    assert [(p.path, p.missing_module) for p in log.collect_problems] == [("test_a.py", "not_installed_anywhere")]
+    assert [(p.path, p.missing_module) for p in log.collect_problems] == [
+        ("test_a.py", "not_installed_anywhere")
+    ]
     assert log.collection_done and not log.tests
 
 
