@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from checks.behaviour.outcomes import RunLog, parse_log  # noqa: E402 - after the path set-up above
 from checks.behaviour.plan import Staging, module_names, plan_one, stage_suite, write_harness  # noqa: E402
-from checks.behaviour.store import SUITE_CONFIG, load_suite  # noqa: E402
+from checks.behaviour.suites import SUITE_CONFIG, load_suite  # noqa: E402
 from checks.policy import Behaviour  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
 from sandbox.images import ensure_base_image  # noqa: E402

@@ -1,6 +1,7 @@
 """The demo's example: a base tree and agent PRs on disk, made into a real git repository.
 
-An example directory (``examples/duration``) holds::
+An example directory (``bot/examples/duration``, package data; ``examples/duration``
+in a checkout links to it) holds::
 
     repo/                      the base tree (branch ``main``)
     suites/hidden/             the hidden suite (server-side in real use)
@@ -19,12 +20,13 @@ import os
 import re
 import shutil
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path, PurePosixPath
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from checks.inputs import Suites
+from checks.behaviour.suites import Suites
 from checks.report import Conclusion
 from sandbox.process import run_process
 
@@ -33,6 +35,14 @@ MAINTAINER = "example-maintainer"
 _BASE_DATE = "2024-01-01T12:00:00+00:00"
 _PR_DATE = "2024-01-02T12:00:00+00:00"
 _PR_DIR = re.compile(r"^(\d+)-[a-z0-9-]+$")
+
+
+def bundled_example(name: str = "duration") -> Path:
+    """Return the directory of an example shipped inside the package."""
+    found = resources.files("bot") / "examples" / name
+    # A wheel installs the package as plain files (and a checkout is plain files), so the
+    # resource is a real directory that git and shutil can work on.
+    return Path(str(found))
 
 
 class ExampleError(Exception):

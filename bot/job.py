@@ -33,18 +33,20 @@ from bot.judging import judge_anyway, stored_records
 from bot.leases import JobView
 from bot.linked import competes_for, issue_text, linked_issues, pull_provenance
 from bot.ranking import Ranker, enter, withdraw
+from bot.reuse import REUSING_TRIGGERS, answer, job_key, judge_text, reusable
 from bot.runtokens import run_tokens
 from bot.settings import Settings
 from bot.store import JudgeRow, Store, StoreVerdictCache, run_record
 from bot.suitestore import SuiteStore
 from bot.tables import ABANDONED, CANCELLED, DONE, FAILED, SKIPPED
 from bot.tarballs import TarballCache
-from bot.trees import fetch_workspace, suites_for
+from bot.trees import fetch_workspace
+from checks.behaviour.suites import Suites, suites_for
 from checks.gate import Runner
-from checks.inputs import JudgeSettings, PipelineInputs, Suites, Task
-from checks.pipeline import Progress, ShadowSink, Stopped, error_report, run_pipeline
+from checks.pipeline import PipelineInputs, Progress, ShadowSink, Stopped, error_report, run_pipeline
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
 from checks.quality import JudgeRecord
+from checks.quality.inputs import JudgeSettings, Task
 from checks.refusal import refused_report
 from checks.report import Report
 from checks.workspace import TreeRefused
@@ -217,6 +219,12 @@ class JobRun:
             return
         check_run_id = await self._ensure_check_run()
         task, provenance = await self._judge_inputs(pr)
+        suites = await self._suites()
+        key = await self._reuse_key(base_sha, policy, suites, task, provenance)
+        if key is not None and (reused := await self._stored(key, base_sha)) is not None:
+            await self._deliver(check_run_id, reused)
+            await self._delivered(pr, policy, check_run_id, reused)
+            return
         work_dir = self.s.settings.work_dir
         work_dir.mkdir(parents=True, exist_ok=True)
         # The trees are the PR's: removed without recursion, and never raising over the outcome.
@@ -239,7 +247,7 @@ class JobRun:
                 workspace=ws,
                 policy=policy,
                 runner=self.s.runner(),
-                suites=await self._suites(),
+                suites=suites,
                 task=task,
                 provenance=provenance,
                 judge=self.s.judge,
@@ -251,11 +259,49 @@ class JobRun:
             outcome = await self._run_gate(check_run_id, inputs)
         if outcome is not None:
             report, shadows = outcome
-            await self._deliver(check_run_id, report, shadows)
-            url = check_run_url(self.s.settings.github_url, job.repository, check_run_id)
-            mode = policy.report.comment
-            await post_summary(self.client, job.repository, job.pr_number, report, mode=mode, url=url)
-            await self._compete(pr, policy, check_run_id)
+            await self._deliver(
+                check_run_id, report, shadows, reuse_key=key if key and reusable(report) else None
+            )
+            await self._delivered(pr, policy, check_run_id, report)
+
+    async def _delivered(self, pr: PullRequest, policy: Policy, check_run_id: int, report: Report) -> None:
+        """Follow a delivered report up: the sticky comment (if the policy wants one), the ranking."""
+        job = self.job
+        url = check_run_url(self.s.settings.github_url, job.repository, check_run_id)
+        mode = policy.report.comment
+        await post_summary(self.client, job.repository, job.pr_number, report, mode=mode, url=url)
+        await self._compete(pr, policy, check_run_id)
+
+    async def _reuse_key(
+        self, base_sha: str, policy: Policy, suites: Suites, task: Task, provenance: tuple[str, ...]
+    ) -> str | None:
+        """Return the key of this job's inputs (bot/reuse.py); None when the job must gate afresh."""
+        job, s = self.job, self.s
+        if job.trigger not in REUSING_TRIGGERS or job.judge_anyway:
+            return None
+        return await asyncio.to_thread(
+            job_key,
+            job.repository,
+            base_sha,
+            job.head_sha,
+            suites=suites,
+            policy=policy,
+            gate=s.gate,
+            settings=s.settings,
+            judge=judge_text(s.judge, task, provenance),
+        )
+
+    async def _stored(self, key: str, base_sha: str) -> Report | None:
+        """Return the report of an identical earlier run, marked as reused; None if there is none."""
+        found = await asyncio.to_thread(self.s.store.reusable_run, key)
+        report = answer(found, base_sha, self.job.head_sha, self.s.settings.github_url, self.job.repository)
+        if report is not None and report.reused_from is not None:
+            log.info(
+                "job %s: inputs identical to job %s's: its report is reused",
+                self.job.id,
+                report.reused_from.job_id,
+            )
+        return report
 
     async def _suites(self) -> Suites:
         """Return the job's suites; a suites repository the App cannot read sets their ``error``."""
@@ -421,7 +467,12 @@ class JobRun:
         return report, shadows
 
     async def _deliver(
-        self, check_run_id: int, report: Report, shadows: list[JudgeRow] | None = None
+        self,
+        check_run_id: int,
+        report: Report,
+        shadows: list[JudgeRow] | None = None,
+        *,
+        reuse_key: str | None = None,
     ) -> None:
         """Complete the check run, then record the run; the job is done only after both."""
         job = self.job
@@ -436,6 +487,7 @@ class JobRun:
                 job.head_sha,
                 report,
                 seconds=time.monotonic() - self.started,
+                reuse_key=reuse_key,
             ),
         )
         for row in shadows or []:

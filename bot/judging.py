@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from bot.store import Store, StoreVerdictCache
 from checks.decide import decide
-from checks.inputs import PipelineInputs
+from checks.pipeline import PipelineInputs
 from checks.quality import JudgeRecord
 from checks.report import Report
 

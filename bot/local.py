@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from checks.behaviour.suites import Suites
 from checks.gate import Runner
-from checks.inputs import JudgeSettings, PipelineInputs, Suites, Task
-from checks.pipeline import Progress, error_report, run_pipeline
+from checks.pipeline import PipelineInputs, Progress, error_report, run_pipeline
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
+from checks.quality.inputs import JudgeSettings, Task
 from checks.refusal import refused_report
 from checks.report import Report
 from checks.workspace import TreeRefused, from_git

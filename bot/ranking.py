@@ -27,9 +27,9 @@ from bot.settings import Settings
 from bot.store import Store
 from bot.tarballs import TarballCache
 from bot.trees import fetch_workspace
-from checks.inputs import JudgeSettings, Task
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
 from checks.quality import compare_pairwise
+from checks.quality.inputs import JudgeSettings, Task
 from checks.ranking import Candidate, Pairwise, Ranking, execution_of, pairs_to_judge, rank
 from checks.report import Report
 from checks.workspace import Workspace

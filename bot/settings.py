@@ -16,7 +16,7 @@ from typing import Annotated
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from checks.inputs import JudgeSettings
+from checks.quality.inputs import JudgeSettings
 
 DEFAULT_CONFIG = Path(".state/patchgate.env")
 # GitHub caps webhook payloads at 25 MB and drops larger ones; anything bigger is not GitHub.

@@ -20,12 +20,11 @@ import asyncio
 import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
-from checks.behaviour.store import suites_for
-from checks.inputs import Suites
+from checks.behaviour.suites import Suites, suites_for
 from checks.workspace import extract_tar
 from sandbox.process import run_process
 from sandbox.trees import remove
@@ -90,11 +89,7 @@ def cache_dir(cache: Path, source: SuiteSource, commit: str) -> Path:
 
 def suites_at(root: Path, repository: str, commit: str | None) -> Suites:
     """Return ``repository``'s suites under an unpacked store, with the commit they came from."""
-    owner, _, name = repository.partition("/")
-    found = suites_for(root, owner, name)
-    hidden = found.hidden.resolve() if found.hidden else None
-    held_out = found.held_out.resolve() if found.held_out else None
-    return Suites(hidden=hidden, held_out=held_out, commit=commit)
+    return replace(suites_for(root, repository), commit=commit)
 
 
 def unpack(data: bytes, target: Path, *, github: bool) -> None:

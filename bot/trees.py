@@ -7,7 +7,6 @@ from pathlib import Path
 
 from bot.github import Installation
 from bot.tarballs import TarballCache
-from checks.inputs import Suites
 from checks.workspace import Side, TreeRefused, Workspace, WorkspaceError, extract_tar, from_trees
 from sandbox.trees import TreeBoundExceeded, remove
 
@@ -57,16 +56,3 @@ async def fetch_workspace(
         except TreeBoundExceeded as exc:
             raise TreeRefused(side, exc, base_sha=base_sha, head_sha=head_sha) from exc
     return await asyncio.to_thread(from_trees, base_dir, head_dir, base_sha, head_sha)
-
-
-def suites_for(test_store: Path, repository: str) -> Suites:
-    """Return the server-side suites of ``owner/name``: ``<store>/<owner>/<name>/{hidden,held-out}``."""
-    owner, _, name = repository.partition("/")
-    if not owner or not name or "/" in name or {owner, name} & {".", ".."}:
-        raise ValueError(f"not a repository name: {repository!r}")
-    root = test_store / owner / name
-    hidden, held_out = root / "hidden", root / "held-out"
-    return Suites(
-        hidden=hidden.resolve() if hidden.is_dir() else None,
-        held_out=held_out.resolve() if held_out.is_dir() else None,
-    )

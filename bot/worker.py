@@ -33,8 +33,8 @@ from bot.suitestore import SuiteStore
 from bot.tables import ABANDONED
 from bot.tarballs import TarballCache
 from checks.gate import Runner
-from checks.inputs import JudgeSettings
 from checks.pipeline import run_pipeline
+from checks.quality.inputs import JudgeSettings
 from sandbox.errors import SandboxError
 
 log = logging.getLogger(__name__)

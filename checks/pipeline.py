@@ -1,25 +1,33 @@
-"""One gate run: shape, then behaviour, then quality, then the decision.
+"""One gate run: shape, then behaviour, then quality, then the decision, then the mutants.
 
 A later layer never hides an earlier one, and trouble inside a layer (the
 sandbox broke, a tool crashed, the judge is down) makes that layer `error`,
 which the decision turns into `neutral`, never into `failure`. A tree of the
 PR's that breaks a bound (TreeBoundExceeded) is the opposite: that layer
 `failed`, with the path named (see checks.refusal).
+
+The mutants of the changed lines (suite strength) run last, after the
+verdict's own runs and the judge; their figures may lower the conclusion
+(a floor breached: action_required), never raise it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from checks import quality
-from checks.behaviour import run_behaviour
-from checks.decide import decide
+from checks.behaviour.layer import start_behaviour
+from checks.behaviour.strength import PendingMutants
+from checks.behaviour.suites import Suites
+from checks.decide import Decision, decide, settle
 from checks.gate import GateContext, Runner
-from checks.inputs import PipelineInputs
+from checks.policy import Policy
+from checks.quality.inputs import JudgeSettings, Task
 from checks.refusal import tree_finding
 from checks.report import (
     BehaviourResult,
@@ -40,7 +48,35 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, Report], None]
 # Receives each shadow verdict paired with execution's, tokens and cost included.
 ShadowSink = Callable[[quality.JudgeRecord], None]
+# Receives the verdict before the mutants run (policy strength.report_first); its conclusion may
+# still be lowered by them.
+VerdictSink = Callable[[Report], None]
 _R = TypeVar("_R", ShapeResult, BehaviourResult, QualityResult)
+
+
+@dataclass(frozen=True)
+class PipelineInputs:
+    """What one gate run is given: the change, the policy, the sandbox, and each layer's inputs."""
+
+    workspace: Workspace
+    policy: Policy
+    runner: Runner
+    suites: Suites = field(default_factory=Suites)
+    task: Task = field(default_factory=Task)
+    # None: no judge configured, quality is reported as skipped.
+    judge: JudgeSettings | None = None
+    # Stable id of this run (delivery/PR/sha); used for deterministic shadow sampling.
+    run_key: str = ""
+    # Judge verdicts cached by (rubric hash, model, content hash), and the stored shadow
+    # verdicts that give the judge its measured false-acceptance rate.
+    verdict_cache: quality.VerdictCache | None = None
+    judge_records: Sequence[quality.JudgeRecord] = ()
+    # Who wrote the change: the PR's author, commit authors and Co-authored-by trailers
+    # (checks.quality.provenance). Never shown to the judge; it sets the self-preference note.
+    provenance: tuple[str, ...] = ()
+    # Asked between layers: a reason (superseded, PR closed) makes the pipeline raise
+    # checks.pipeline.Stopped instead of running the next layer (and paying the judge).
+    stop: Callable[[], str | None] = field(default=lambda: None, repr=False)
 
 
 class Stopped(Exception):
@@ -115,14 +151,34 @@ def run_pipeline(
     *,
     on_progress: Progress | None = None,
     on_shadow: ShadowSink | None = None,
+    on_verdict: VerdictSink | None = None,
     image: str | None = None,
 ) -> Report:
     """Gate one change and return the report; ``image`` skips building the environment image.
 
     ``on_shadow(record)`` receives the
     judge's shadow verdict on a sampled PR that failed behaviour (calibration).
+    ``on_verdict(report)`` receives a copy of the report before the mutants
+    run, its strength marked pending, when policy ``strength.report_first``
+    is true and there are mutants to run.
     Raises Stopped when ``inputs.stop()`` gives a reason between two layers.
     """
+    # The behaviour layer's work folder (head tree, staged suite) lives until the mutants have run.
+    with ExitStack() as keep:
+        return _gate(
+            inputs, keep, on_progress=on_progress, on_shadow=on_shadow, on_verdict=on_verdict, image=image
+        )
+
+
+def _gate(
+    inputs: PipelineInputs,
+    keep: ExitStack,
+    *,
+    on_progress: Progress | None,
+    on_shadow: ShadowSink | None,
+    on_verdict: VerdictSink | None,
+    image: str | None,
+) -> Report:
     ws, policy = inputs.workspace, inputs.policy
     report = Report(
         conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha, suites_commit=inputs.suites.commit
@@ -167,11 +223,12 @@ def run_pipeline(
 
     _checkpoint(inputs, "behaviour")
     start = time.monotonic()
+    pending: list[PendingMutants] = []
     report.behaviour = _guard(
         "behaviour",
         lambda d: BehaviourResult(status="error", detail=d),
         lambda exc: BehaviourResult(status="failed", detail=f"the change's tree breaks a bound: {exc}"),
-        lambda: _behaviour(inputs, ctx),
+        lambda: _behaviour(inputs, ctx, keep, pending),
     )
     timings["behaviour"] = time.monotonic() - start
     progress("behaviour")
@@ -189,15 +246,48 @@ def run_pipeline(
     decision = decide(report.shape, report.behaviour, report.quality, policy)
     report.conclusion = decision.conclusion
     report.reasons = list(decision.reasons)
+    if pending:
+        if policy.strength.report_first and on_verdict is not None:
+            on_verdict(report.model_copy(deep=True))
+        _checkpoint(inputs, "strength")
+        start = time.monotonic()
+        _strength(report, pending[0], decision, policy)
+        timings["strength"] = time.monotonic() - start
+        progress("strength")
     progress("done")
     return report
+
+
+def _strength(report: Report, pending: PendingMutants, first: Decision, policy: Policy) -> None:
+    """Run the mutants and decide again: the figures may lower the first conclusion, never raise it."""
+    measured = report.behaviour.strength
+    try:
+        strength = pending.measure(measured)
+    except Stopped:
+        raise
+    except SandboxError as exc:
+        log.warning("strength: sandbox failure: %s", exc)
+        strength = measured.model_copy(
+            update={"pending": False, "detail": f"mutants not run: sandbox failure: {exc}"}
+        )
+    except Exception as exc:  # a bug in a gate must never fail the PR
+        log.exception("strength: internal error")
+        detail = f"mutants not run: internal error: {type(exc).__name__}: {exc}"
+        strength = measured.model_copy(update={"pending": False, "detail": detail})
+    report.behaviour = report.behaviour.model_copy(update={"strength": strength})
+    later = decide(report.shape, report.behaviour, report.quality, policy)
+    decision = settle(first, later)
+    report.conclusion = decision.conclusion
+    report.reasons = list(decision.reasons)
 
 
 def _shape(ctx: GateContext) -> ShapeResult:
     return run_shape(ctx)
 
 
-def _behaviour(inputs: PipelineInputs, ctx: GateContext) -> BehaviourResult:
+def _behaviour(
+    inputs: PipelineInputs, ctx: GateContext, keep: ExitStack, pending: list[PendingMutants]
+) -> BehaviourResult:
     policy = inputs.policy.behaviour
     if not policy.enabled:
         return BehaviourResult(status="skipped", detail="disabled by policy")
@@ -205,7 +295,10 @@ def _behaviour(inputs: PipelineInputs, ctx: GateContext) -> BehaviourResult:
         return BehaviourResult(status="error", detail=inputs.suites.error)
     if inputs.suites.hidden is None and inputs.suites.held_out is None:
         return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
-    return run_behaviour(ctx, inputs.suites)
+    result, mutants = start_behaviour(ctx, inputs.suites, keep)
+    if mutants is not None:
+        pending.append(mutants)
+    return result
 
 
 def _quality(

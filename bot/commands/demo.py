@@ -7,11 +7,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-DEFAULT_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "duration"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--example", type=Path, default=DEFAULT_EXAMPLE, help="the example directory")
+    parser.add_argument(
+        "--example", type=Path, help="the example directory (default: the bundled examples/duration)"
+    )
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     parser.add_argument("--keep", type=Path, help="build the example repository here and keep it")
     parser.add_argument(
@@ -24,16 +24,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def command(args: argparse.Namespace) -> int:
     from bot.commands.rank import render_ranking
     from bot.commands.run import EXIT_CODES, render
-    from bot.demo_repo import ExampleError, build_example, example_suites
+    from bot.demo_repo import ExampleError, build_example, bundled_example, example_suites
     from bot.local import LocalRun, gate_local, judge_from_env
     from bot.localruns import record_local_run
     from bot.rank import rank_reports
     from bot.stdout import to_stderr
-    from checks.inputs import Task
+    from checks.quality.inputs import Task
     from checks.report import Report
     from sandbox.docker import DockerSandbox
     from sandbox.errors import SandboxError
 
+    if args.example is None:
+        args.example = bundled_example()
     if not (args.example / "repo").is_dir():
         print(f"patchgate demo: {args.example} is not an example directory", file=sys.stderr)
         return 2

@@ -7,7 +7,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from checks.inputs import Suites, Task
+from checks.behaviour.suites import Suites
+from checks.quality.inputs import Task
 from checks.report import Report
 
 # The README's table of exit codes; bot/cli.py's EPILOG says the same.

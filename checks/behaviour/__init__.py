@@ -6,6 +6,6 @@ and grades the change; see docs/behaviour.md.
 """
 
 from checks.behaviour.layer import run_behaviour
-from checks.behaviour.store import suites_for
+from checks.behaviour.suites import suites_for
 
 __all__ = ["run_behaviour", "suites_for"]

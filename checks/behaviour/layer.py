@@ -29,12 +29,11 @@ from checks.behaviour.plan import (
     write_harness,
 )
 from checks.behaviour.result import Note, SuiteOutcome, behaviour_result
-from checks.behaviour.store import SUITE_NAMES, Suite, load_suite
 from checks.behaviour.strength import measure_strength
+from checks.behaviour.suites import SUITE_NAMES, Suite, Suites, load_suite
 from checks.behaviour.tamper import restore_infra
 from checks.behaviour.views import PIDS_LIMIT, run_view
 from checks.gate import GateContext, Runner
-from checks.inputs import Suites
 from checks.policy import Behaviour
 from checks.report import BehaviourResult, SuiteKind
 from sandbox.spec import RunResult

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from checks.behaviour.grade import SuiteGrade
-from checks.behaviour.store import SUITE_NAMES
+from checks.behaviour.suites import SUITE_NAMES
 from checks.policy import Behaviour
 from checks.report import BehaviourResult, LayerStatus, SuiteKind, SuiteResult, TestFailure
 from checks.testinfra import InfraChange

@@ -6,7 +6,7 @@ from checks.behaviour.cases import judge
 from checks.behaviour.grade import TestOutcome
 from checks.behaviour.outcomes import RunLog, RunView
 from checks.behaviour.plan import RunPlan
-from checks.behaviour.store import Suite
+from checks.behaviour.suites import Suite
 from checks.policy import Behaviour
 from sandbox.spec import Limits, RunResult
 

@@ -6,7 +6,6 @@ whether a patch works; the judge only answers what execution cannot.
 
 from __future__ import annotations
 
-from checks.inputs import JudgeSettings, Task
 from checks.quality.cache import MemoryVerdictCache, VerdictCache, cache_key
 from checks.quality.calibration import (
     JudgeRecord,
@@ -16,6 +15,7 @@ from checks.quality.calibration import (
     false_acceptance_label,
     render_calibration,
 )
+from checks.quality.inputs import JudgeSettings, Task
 from checks.quality.pairwise import (
     PairwiseResult,
     PositionConsistency,

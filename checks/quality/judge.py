@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from checks.inputs import JudgeSettings
 from checks.quality.answer import Answer, AnswerError, parse_answer, response_format
+from checks.quality.inputs import JudgeSettings
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from checks.inputs import JudgeSettings, Task
 from checks.policy import Policy
 from checks.quality.answer import AnswerError, PairAnswer
 from checks.quality.context import Context, collect
+from checks.quality.inputs import JudgeSettings, Task
 from checks.quality.judge import Judge, JudgeUnavailable, Usage, gather, run, token_counter
 from checks.quality.prompt import (
     PAIRWISE_PROMPT,

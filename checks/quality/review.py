@@ -12,13 +12,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from checks.inputs import JudgeSettings, Task
 from checks.policy import Policy
 from checks.quality.answer import AnswerError, CriterionAnswer
 from checks.quality.cache import VerdictCache, cache_key
 from checks.quality.calibration import JudgeRecord, false_acceptance_label
 from checks.quality.context import Context, collect
 from checks.quality.evidence import Claim, verify_all
+from checks.quality.inputs import JudgeSettings, Task
 from checks.quality.judge import Judge, JudgeUnavailable, Usage, gather, run, token_counter
 from checks.quality.prompt import criterion_prompt, messages, model_aliases, render_task, user_message
 from checks.quality.provenance import self_preference

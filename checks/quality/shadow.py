@@ -10,11 +10,11 @@ import hashlib
 import logging
 from dataclasses import dataclass
 
-from checks.inputs import JudgeSettings, Task
 from checks.policy import Policy
 from checks.quality.answer import AnswerError, ShadowAnswer
 from checks.quality.calibration import JudgeRecord
 from checks.quality.context import collect
+from checks.quality.inputs import JudgeSettings, Task
 from checks.quality.judge import Judge, JudgeUnavailable, Usage, run, token_counter
 from checks.quality.prompt import SHADOW_PROMPT, messages, model_aliases, render_task, user_message
 from checks.workspace import Workspace

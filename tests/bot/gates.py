@@ -5,7 +5,9 @@ is read from ``patchgate-test.json`` in the PR's head tree, so each test scenari
 is a commit: e.g. ``{"findings": 120}``, ``{"hold": "/tmp/x"}`` (wait until that
 file exists, after touching ``<hold>.started``), ``{"raise": "SandboxError"}``,
 ``{"behaviour": "failed"}``, ``{"hidden": [2, 3]}`` (hidden 2/3), ``{"reasons": 200}`` (200 reasons of
-1000 bytes).
+1000 bytes), ``{"count": "/tmp/n"}`` (append a line to that file per run: how often the PR's code ran),
+``{"tool_error": true}`` (ruff could not run: neutral), ``{"claim_head": SHA}`` (the report names
+another head, as code that forged its report would).
 """
 
 from __future__ import annotations
@@ -14,10 +16,17 @@ import json
 import time
 from pathlib import Path
 
-from checks.inputs import PipelineInputs
-from checks.pipeline import Progress, ShadowSink, Stopped
+from checks.pipeline import PipelineInputs, Progress, ShadowSink, Stopped
 from checks.quality import JudgeRecord
-from checks.report import BehaviourResult, Finding, QualityResult, Report, ShapeResult, SuiteResult
+from checks.report import (
+    BehaviourResult,
+    Finding,
+    QualityResult,
+    Report,
+    ShapeResult,
+    SuiteResult,
+    ToolRun,
+)
 from sandbox.errors import SandboxError
 
 CONFIG = "patchgate-test.json"
@@ -41,6 +50,9 @@ def findings_gate(
             if why := inputs.stop():  # like the real pipeline between two layers
                 raise Stopped(why)
             time.sleep(0.05)
+    if isinstance(count_file := conf.get("count"), str):
+        with Path(count_file).open("a") as runs:
+            runs.write(f"{inputs.workspace.head_sha}\n")
     if conf.get("raise") == "SandboxError":
         raise SandboxError("scripted: the sandbox is down")
     ws = inputs.workspace
@@ -104,6 +116,11 @@ def findings_gate(
         on_shadow(JudgeRecord(False, True, "fake/judge", "default", 1000, 20, 0.0025))
     failed = bool(count) or report.behaviour.status == "failed"
     report.conclusion = "failure" if failed else "success"
+    if conf.get("tool_error"):
+        report.shape.tools = [ToolRun(tool="ruff", status="error", detail="scripted: ruff crashed")]
+        report.conclusion = "neutral"
+    if isinstance(claimed := conf.get("claim_head"), str):
+        report.head_sha = claimed
     report.reasons = [f"{count} new findings"] if count else []
     # Long reasons make even the summary's head too big for GitHub.
     report.reasons += [f"reason {i}: " + "r" * 990 for i in range(int(str(conf.get("reasons", 0))))]

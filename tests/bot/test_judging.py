@@ -10,8 +10,9 @@ import pytest
 
 from bot.judging import REQUESTED, judge_anyway
 from bot.store import Store
-from checks.inputs import JudgeSettings, PipelineInputs, Task
+from checks.pipeline import PipelineInputs
 from checks.policy import Policy
+from checks.quality.inputs import JudgeSettings, Task
 from checks.report import BehaviourResult, QualityResult, Report, ShapeResult
 from checks.workspace import Workspace, from_git
 from sandbox.spec import RunResult, RunSpec

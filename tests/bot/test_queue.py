@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from pathlib import Path
 
 import pytest
 
+from bot.events import GateRequest
 from bot.queue import JobQueue
+from bot.store import Store
 
 
 class Recorder:
@@ -48,14 +52,41 @@ def test_the_in_memory_queue_runs_jobs_in_this_process() -> None:
     assert asyncio.run(main()) == [1, 2, 3]
 
 
-def test_an_in_memory_queue_nobody_consumes_drops_nothing_it_should_not() -> None:
-    async def main() -> None:
+def test_an_in_memory_queue_nobody_consumes_drops_nothing_it_should_not(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    store.migrate()
+    [job] = store.record_delivery(
+        "d1", "pull_request", "opened", [GateRequest(11, "octo/repo", "1" * 40, "pull_request.opened", 7)]
+    ).job_ids
+    assert store.due_jobs(lease_s=30) == [job]  # what a reaper does before it kicks
+
+    async def kick_unconsumed() -> None:
         queue = JobQueue("memory", concurrency=1)
         await queue.start()
-        await queue.kick(1)  # the job stays queued in the store for a worker's reaper
+        await queue.kick(job)  # nobody in this process runs it: no error, and nothing runs
         await queue.stop()
 
-    asyncio.run(main())
+    asyncio.run(kick_unconsumed())
+    # The job is still the store's: queued, unclaimed, and due again once the kick's lease runs out.
+    view = store.job(job)
+    assert view is not None
+    assert (view.state, view.worker, view.attempts) == ("queued", None, 0)
+    assert store.due_jobs(lease_s=30) == []
+    [due] = store.due_jobs(lease_s=30, now=time.time() + 31)
+    store.close()
+
+    async def kick_consumed() -> list[int]:
+        queue = JobQueue("memory", concurrency=1)
+        handler = Recorder()
+        queue.consume(handler)
+        await queue.start()
+        await queue.kick(due)
+        await until(lambda: handler.seen)
+        await queue.stop()
+        return handler.seen
+
+    # A worker's queue (one that consumes) then runs it.
+    assert asyncio.run(kick_consumed()) == [job]
 
 
 @pytest.mark.redis

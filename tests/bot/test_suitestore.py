@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.suitestore import SuiteSource, SuiteStore, parse_source
-from checks.inputs import Suites
+from checks.behaviour.suites import Suites
 from tests.conftest import GitRepo
 
 TEST = "def test_ok():\n    assert True\n"

@@ -1,4 +1,4 @@
-"""PR trees from GitHub tarballs, and where a repository's server-side suites live."""
+"""PR trees from GitHub tarballs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.trees import suites_for, unpack_github_tarball
+from bot.trees import unpack_github_tarball
 from checks.workspace import WorkspaceError, from_trees
 from sandbox.trees import TreeBoundExceeded
 from tests.conftest import DEEP_FILE, GitRepo, shallow_stack
@@ -60,16 +60,3 @@ def test_a_tarball_too_deep_is_refused_by_its_path_below_the_top_folder(
     assert caught.value.path == "d/" * 100 + "d"
     assert DEEP_FILE.startswith(caught.value.path)
     assert not (tmp_path / "head").exists()
-
-
-def test_suites_live_outside_the_repository_by_owner_and_name(tmp_path: Path) -> None:
-    (tmp_path / "octo" / "r" / "hidden").mkdir(parents=True)
-    suites = suites_for(tmp_path, "octo/r")
-    assert suites.hidden == (tmp_path / "octo" / "r" / "hidden").resolve()
-    assert suites.held_out is None
-    (tmp_path / "octo" / "r" / "held-out").mkdir()
-    assert suites_for(tmp_path, "octo/r").held_out == (tmp_path / "octo" / "r" / "held-out").resolve()
-    assert suites_for(tmp_path, "octo/other").hidden is None
-    for bad in ("../etc", "octo/..", "octo", "a/b/c"):
-        with pytest.raises(ValueError, match="not a repository name"):
-            suites_for(tmp_path, bad)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.inputs import PipelineInputs, Suites
-from checks.pipeline import Stopped, mark_changed_lines, run_pipeline
+from checks.behaviour.suites import Suites
+from checks.pipeline import PipelineInputs, Stopped, mark_changed_lines, run_pipeline
 from checks.policy import Policy, load_policy
 from checks.report import Finding
 from checks.workspace import from_git

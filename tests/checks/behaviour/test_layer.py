@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from checks.behaviour import run_behaviour
+from checks.behaviour.suites import Suites
 from checks.gate import GateContext
-from checks.inputs import Suites
 from checks.policy import Policy
 from checks.report import BehaviourResult, Report, SuiteResult
 from checks.workspace import Workspace, from_git

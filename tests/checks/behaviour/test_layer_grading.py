@@ -11,7 +11,7 @@ from checks.behaviour.errors import SuiteError
 from checks.behaviour.layer import grade_runs
 from checks.behaviour.plan import RunPlan, Staging, Tree, plan_runs
 from checks.behaviour.result import SuiteOutcome
-from checks.behaviour.store import Suite, load_suite
+from checks.behaviour.suites import Suite, load_suite
 from checks.policy import Behaviour
 from sandbox.spec import RunResult
 

@@ -17,7 +17,7 @@ from checks.behaviour.plan import (
     stage_suite,
     write_harness,
 )
-from checks.behaviour.store import load_suite
+from checks.behaviour.suites import load_suite
 from checks.policy import Behaviour
 
 CASES = "module: m\ncases:\n  - {id: one, call: f(), equals: {__type__: timedelta, seconds: 5400}}\n"

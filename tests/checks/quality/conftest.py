@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from checks.inputs import JudgeSettings
 from checks.policy import Policy, Quality
+from checks.quality.inputs import JudgeSettings
 from checks.workspace import Workspace, from_git
 from tests.conftest import GitRepo
 from tests.fakes.openai_server import FakeOpenAI, Reply, serve

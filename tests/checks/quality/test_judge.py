@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import pytest
 
-from checks.inputs import JudgeSettings
 from checks.quality.answer import AnswerError, CriterionAnswer, ShadowAnswer
+from checks.quality.inputs import JudgeSettings
 from checks.quality.judge import Judge, JudgeUnavailable, describe, gather, run
 from tests.checks.quality.conftest import MODEL, settings
 from tests.fakes.openai_server import Reply, serve

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from checks.inputs import Task
 from checks.quality import compare_pairwise, position_consistency
+from checks.quality.inputs import Task
 from checks.quality.pairwise import PairwiseResult, Preference, combine
 from checks.workspace import Workspace, from_git
 from tests.checks.quality.conftest import policy, settings

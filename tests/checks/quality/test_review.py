@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from checks.inputs import Task
 from checks.quality import JudgeRecord, MemoryVerdictCache, run_quality
+from checks.quality.inputs import Task
 from checks.quality.review import status_of
 from checks.report import CriterionResult
 from checks.workspace import Workspace

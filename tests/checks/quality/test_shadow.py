@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from checks.inputs import Task
 from checks.quality import calibration_table, false_acceptance_label, run_shadow, should_shadow
+from checks.quality.inputs import Task
 from checks.quality.shadow import ShadowVerdict
 from checks.workspace import Workspace
 from tests.checks.quality.conftest import HIDDEN_MARKER, MODEL, PR_TEST_MARKER, policy, settings

@@ -1,32 +1,9 @@
-"""What one gate run is given: the change, the policy, the sandbox, the suites, the task."""
+"""What the quality layer is given: the task the PR was set, and how to reach the judge."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING
-
-from checks.gate import Runner
-from checks.policy import Policy
-from checks.workspace import Workspace
-
-if TYPE_CHECKING:
-    from checks.quality import JudgeRecord, VerdictCache
-
-
-@dataclass(frozen=True)
-class Suites:
-    """Server-side test suites for one repository; never read from the repository itself."""
-
-    hidden: Path | None = None
-    held_out: Path | None = None
-    # The suites' commit when they come from a repository: the report records it for reproduction.
-    commit: str | None = None
-    # Why the suites could not be read (e.g. the App cannot read the suites repository):
-    # behaviour is then an error (neutral), never a pass and never the PR's failure.
-    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,26 +61,3 @@ class JudgeClock:
         if self.started_at is None:
             self.started_at = now
         return self.started_at + self.budget_s - now
-
-
-@dataclass(frozen=True)
-class PipelineInputs:
-    workspace: Workspace
-    policy: Policy
-    runner: Runner
-    suites: Suites = field(default_factory=Suites)
-    task: Task = field(default_factory=Task)
-    # None: no judge configured, quality is reported as skipped.
-    judge: JudgeSettings | None = None
-    # Stable id of this run (delivery/PR/sha); used for deterministic shadow sampling.
-    run_key: str = ""
-    # Judge verdicts cached by (rubric hash, model, content hash), and the stored shadow
-    # verdicts that give the judge its measured false-acceptance rate.
-    verdict_cache: VerdictCache | None = None
-    judge_records: Sequence[JudgeRecord] = ()
-    # Who wrote the change: the PR's author, commit authors and Co-authored-by trailers
-    # (checks.quality.provenance). Never shown to the judge; it sets the self-preference note.
-    provenance: tuple[str, ...] = ()
-    # Asked between layers: a reason (superseded, PR closed) makes the pipeline raise
-    # checks.pipeline.Stopped instead of running the next layer (and paying the judge).
-    stop: Callable[[], str | None] = field(default=lambda: None, repr=False)

@@ -1,6 +1,6 @@
-"""The test store: server-side suites per repository, never read from the repository under test.
+"""The suites: server-side tests per repository, never read from the repository under test.
 
-Layout::
+They live in the test store (``PATCHGATE_TEST_STORE``), laid out as::
 
     <store>/<owner>/<repo>/hidden/      pytest files and *cases.yml; failing ids may be shown
     <store>/<owner>/<repo>/held-out/    the same kinds; only counts ever leave its runs
@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checks.behaviour.cases import CaseSpec, is_case_file, load_case_file
 from checks.behaviour.errors import SuiteError
-from checks.inputs import Suites
 from checks.report import SuiteKind
 from checks.testfiles import pytest_collects
 
@@ -37,16 +36,34 @@ SUITE_NAMES: dict[SuiteKind, str] = {"hidden": "hidden", "held_out": "held-out"}
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
-def suites_for(store: Path, owner: str, repo: str) -> Suites:
-    """Return the suites of ``owner/repo`` in the test store; a missing directory means no suite."""
-    for part in (owner, repo):
+@dataclass(frozen=True)
+class Suites:
+    """Server-side test suites for one repository; never read from the repository itself."""
+
+    hidden: Path | None = None
+    held_out: Path | None = None
+    # The suites' commit when they come from a repository: the report records it for reproduction.
+    commit: str | None = None
+    # Why the suites could not be read (e.g. the App cannot read the suites repository):
+    # behaviour is then an error (neutral), never a pass and never the PR's failure.
+    error: str | None = None
+
+
+def suites_for(store: Path, repository: str) -> Suites:
+    """Return the suites of ``owner/name`` in the test store; a missing directory means no suite.
+
+    Raises ValueError for a name that is not one GitHub gives a repository
+    (``.``, ``..``, a third segment, any other character): nothing in it leaves the store.
+    """
+    owner, _, name = repository.partition("/")
+    for part in (owner, name):
         if not _NAME.match(part) or part in (".", ".."):
-            raise ValueError(f"not a repository owner or name: {part!r}")
-    root = store / owner / repo
+            raise ValueError(f"not a repository name: {repository!r}")
+    root = store / owner / name
     hidden, held_out = root / HIDDEN_DIR, root / HELD_OUT_DIR
     return Suites(
-        hidden=hidden if hidden.is_dir() else None,
-        held_out=held_out if held_out.is_dir() else None,
+        hidden=hidden.resolve() if hidden.is_dir() else None,
+        held_out=held_out.resolve() if held_out.is_dir() else None,
     )
 
 

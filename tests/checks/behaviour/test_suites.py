@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from checks.behaviour.errors import SuiteError
-from checks.behaviour.store import load_suite, suites_for
+from checks.behaviour.suites import load_suite, suites_for
 
 SUITE = """\
 import pytest
@@ -64,16 +64,28 @@ def make(root: Path, files: dict[str, str]) -> Path:
 
 def test_suites_for_reads_the_store_layout(tmp_path: Path) -> None:
     make(tmp_path, {"octo/app/hidden/test_a.py": "", "other/app/held-out/test_b.py": ""})
-    suites = suites_for(tmp_path, "octo", "app")
-    assert suites.hidden == tmp_path / "octo/app/hidden"
+    suites = suites_for(tmp_path, "octo/app")
+    assert suites.hidden == (tmp_path / "octo/app/hidden").resolve()
     assert suites.held_out is None
-    assert suites_for(tmp_path, "nobody", "app").hidden is None
+    assert suites_for(tmp_path, "other/app").held_out == (tmp_path / "other/app/held-out").resolve()
+    assert suites_for(tmp_path, "nobody/app").hidden is None
 
 
-@pytest.mark.parametrize(("owner", "repo"), [("..", "x"), ("octo", "../../etc"), ("a/b", "c"), ("", "c")])
-def test_suites_for_refuses_paths_that_leave_the_store(tmp_path: Path, owner: str, repo: str) -> None:
-    with pytest.raises(ValueError, match="not a repository owner or name"):
-        suites_for(tmp_path, owner, repo)
+def test_suites_for_gives_absolute_paths_for_a_relative_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PATCHGATE_TEST_STORE's default is relative; the paths go to Docker, which needs them absolute.
+    make(tmp_path, {"store/octo/app/hidden/test_a.py": ""})
+    monkeypatch.chdir(tmp_path)
+    assert suites_for(Path("store"), "octo/app").hidden == tmp_path / "store/octo/app/hidden"
+
+
+@pytest.mark.parametrize(
+    "repository", ["../x", "octo/../../etc", "octo/..", "./c", "/c", "octo", "a/b/c", "octo/a b", "octo/"]
+)
+def test_suites_for_refuses_names_that_leave_the_store(tmp_path: Path, repository: str) -> None:
+    with pytest.raises(ValueError, match="not a repository name"):
+        suites_for(tmp_path, repository)
 
 
 def test_load_suite_lists_tests_the_way_pytest_names_them(tmp_path: Path) -> None:
