@@ -1,4 +1,7 @@
-"""`patchgate setup`: create the GitHub App from deploy/app-manifest.json (GitHub's manifest flow).
+"""`patchgate setup`: create the GitHub App from its manifest (GitHub's manifest flow).
+
+The manifest ships with the package (bot/app-manifest.json; deploy/app-manifest.json
+in a checkout links to it).
 
 1. A local page POSTs the manifest to GitHub (``/settings/apps/new``, or the
    organization's), which shows the App to be created.
@@ -19,6 +22,7 @@ import secrets
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
@@ -27,7 +31,8 @@ from githubkit import GitHub
 
 from bot.settings import config_path, load_settings
 
-MANIFEST = Path("deploy/app-manifest.json")
+# An edited copy here (or a checkout's own) wins over the packaged manifest.
+LOCAL_MANIFEST = Path("deploy/app-manifest.json")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,18 +41,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="config file to write (default: $PATCHGATE_CONFIG or .state/patchgate.env)",
     )
-    parser.add_argument("--manifest", type=Path, help="the App manifest (default: deploy/app-manifest.json)")
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        help="the App manifest (default: ./deploy/app-manifest.json if present, else the packaged one)",
+    )
     parser.add_argument("--org", help="create the App in this organization instead of your account")
     parser.add_argument("--host", default="127.0.0.1", help="address of the set-up page (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=3000, help="port of the set-up page (default: 3000)")
 
 
-def find_manifest(given: Path | None) -> Path:
-    """Return the manifest: the given path, ./deploy/, or the source tree's deploy/."""
-    for candidate in (given, MANIFEST, Path(__file__).resolve().parents[2] / MANIFEST):
-        if candidate is not None and candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f"no App manifest found (looked for {given or MANIFEST})")
+def read_manifest(given: Path | None) -> str:
+    """Return the manifest's text: the given file, ./deploy/app-manifest.json, or the packaged one."""
+    if given is not None:
+        return given.read_text(encoding="utf-8")
+    if LOCAL_MANIFEST.is_file():
+        return LOCAL_MANIFEST.read_text(encoding="utf-8")
+    return (resources.files("bot") / "app-manifest.json").read_text(encoding="utf-8")
 
 
 def build_manifest(template: dict[str, Any], *, public_url: str, redirect_url: str) -> dict[str, Any]:
@@ -187,7 +197,7 @@ def command(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
     config = args.config or config_path()
     try:
-        template = json.loads(find_manifest(args.manifest).read_text())
+        template = json.loads(read_manifest(args.manifest))
     except (OSError, ValueError) as exc:
         print(f"patchgate setup: {exc}", file=sys.stderr)
         return 2
@@ -204,7 +214,8 @@ def command(args: argparse.Namespace) -> int:
     )
     print(
         f"open {server.base}/ in a browser to create the App (webhooks will go to "
-        f"{settings.public_url}/webhook; set PATCHGATE_PUBLIC_URL to change that)"
+        f"{settings.public_url}/webhook; set PATCHGATE_PUBLIC_URL to change that)",
+        flush=True,  # the command now waits for the browser: say where to go even through a pipe
     )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
