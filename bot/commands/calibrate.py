@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
 DEFAULT_POLICY = Path(".github/patchgate.yml")
+MISSING_EXTRA = (
+    "patchgate calibrate: the calibration table needs scipy (its kappa bootstrap), which the "
+    "`calibrate` extra installs: pip install 'patchgate[calibrate]'"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,6 +53,9 @@ def min_n(args: argparse.Namespace) -> tuple[int, str]:
 
 
 def command(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("scipy") is None:  # before the store is opened or migrated
+        print(MISSING_EXTRA, file=sys.stderr)
+        return 2
     from bot.judging import stored_records
     from bot.settings import load_settings
     from bot.store import Store

@@ -1,8 +1,10 @@
 """Judge calibration: how often the judge agrees with execution, from plain shadow records.
 
-Rates carry Wilson intervals (scipy); Cohen's kappa (computed from the 2x2 counts)
-carries a percentile bootstrap interval (scipy), seeded so a table is
-reproducible. A model is *calibrated* once it has at least ``min_n`` records
+Rates carry Wilson intervals (a closed form: the standard library is enough, so
+the judge's calibration note on every judged run needs nothing more); Cohen's
+kappa (computed from the 2x2 counts) carries a percentile bootstrap interval
+(scipy and numpy, the `calibrate` extra: only the calibration table needs it),
+seeded so a table is reproducible. A model is *calibrated* once it has at least ``min_n`` records
 of PRs whose tests failed: the false-acceptance rate is the number that
 matters, because a judge that passes broken code is the failure execution
 exists to catch.
@@ -15,10 +17,15 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from statistics import NormalDist
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 CONFIDENCE = 0.95
+# The two-sided normal quantile of CONFIDENCE (1.96 for 95%).
+_Z = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
 BOOTSTRAP_RESAMPLES = 2000
 
 
@@ -80,13 +87,15 @@ def _pct(value: float, *, sign: bool = True) -> str:
 
 
 def rate(count: int, n: int) -> Rate:
-    """Return ``count``/``n`` with its Wilson score interval."""
+    """Return ``count``/``n`` with its Wilson score interval (no continuity correction)."""
     if n == 0:
         return Rate(count, n)
-    from scipy.stats import binomtest  # heavy: only when asked
-
-    interval = binomtest(count, n).proportion_ci(confidence_level=CONFIDENCE, method="wilson")
-    return Rate(count, n, float(interval.low), float(interval.high))
+    # The form scipy's binomtest(...).proportion_ci(method="wilson") computes; a test compares the two.
+    p = count / n
+    denominator = 2 * (n + _Z**2)
+    center = (2 * n * p + _Z**2) / denominator
+    half = _Z * math.sqrt(_Z**2 + 4 * n * p * (1 - p)) / denominator
+    return Rate(count, n, max(0.0, center - half), min(1.0, center + half))
 
 
 @lru_cache(maxsize=65536)
@@ -104,6 +113,8 @@ def _kappa_of_counts(counts: tuple[int, int, int, int]) -> float:
 
 
 def _kappa(execution: np.ndarray, judge: np.ndarray) -> float:
+    import numpy as np  # the `calibrate` extra; already loaded by kappa_interval
+
     # Bootstrap resamples of binary pairs differ only in their 2x2 counts: cache by counts.
     cells = execution.astype(int) * 2 + judge.astype(int)
     counts = np.bincount(cells, minlength=4)
@@ -113,7 +124,12 @@ def _kappa(execution: np.ndarray, judge: np.ndarray) -> float:
 def kappa_interval(
     execution: Sequence[bool], judge: Sequence[bool], *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES
 ) -> tuple[float | None, float | None, float | None]:
-    """Return Cohen's kappa and its percentile bootstrap interval; None where undefined."""
+    """Return Cohen's kappa and its percentile bootstrap interval; None where undefined.
+
+    Needs scipy (the `calibrate` extra); ModuleNotFoundError without it.
+    """
+    import numpy as np
+
     ex, ju = np.asarray(execution, dtype=bool), np.asarray(judge, dtype=bool)
     if len(ex) == 0:
         return None, None, None

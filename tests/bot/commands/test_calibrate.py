@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,16 @@ def test_calibrate_prints_the_table_from_stored_records(
     other.write_text("quality:\n  calibration_min_n: many\n")
     assert main(["calibrate", "--policy", str(other)]) == 2
     assert "quality.calibration_min_n" in capsys.readouterr().err
+
+
+def test_calibrate_without_the_extra_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATCHGATE_DATABASE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    monkeypatch.setenv("PATCHGATE_CONFIG", str(tmp_path / "absent.env"))
+    monkeypatch.setitem(sys.modules, "scipy", None)  # import scipy fails, as when not installed
+    assert main(["calibrate"]) == 2
+    err = capsys.readouterr().err
+    assert "the `calibrate` extra" in err
+    assert "pip install 'patchgate[calibrate]'" in err
+    assert not (tmp_path / "store.db").exists()  # nothing was opened

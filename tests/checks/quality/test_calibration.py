@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from checks.quality.calibration import (
@@ -35,6 +38,35 @@ def test_wilson_interval_known_values() -> None:
     assert rate(0, 0) == Rate(0, 0)
     assert Rate(0, 0).text() == "n/a (n=0)"
     assert rate(12, 40).text() == "30% (95% CI 18-45%, n=40)"
+
+
+@pytest.mark.parametrize(
+    ("count", "n"), [(0, 1), (1, 1), (0, 10), (3, 10), (5, 10), (10, 10), (1, 97), (12, 40), (499, 1000)]
+)
+def test_the_wilson_interval_is_scipys(count: int, n: int) -> None:
+    from scipy.stats import binomtest
+
+    expected = binomtest(count, n).proportion_ci(confidence_level=0.95, method="wilson")
+    got = rate(count, n)
+    assert got.low == pytest.approx(expected.low, abs=1e-12)
+    assert got.high == pytest.approx(expected.high, abs=1e-12)
+
+
+def test_the_judges_calibration_note_needs_neither_scipy_nor_numpy() -> None:
+    # Without the `calibrate` extra: the quality layer imports this module and labels every judged run.
+    script = (
+        "import sys\n"
+        "sys.modules['scipy'] = sys.modules['numpy'] = None  # import fails, as when not installed\n"
+        "import checks.quality\n"
+        "from checks.quality.calibration import JudgeRecord, false_acceptance_label\n"
+        "records = [JudgeRecord(False, i < 5, 'm', 'default') for i in range(40)]\n"
+        "print(false_acceptance_label(records, 'm', 30))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("false acceptance 12% (95% CI 5-26%, n=40)")
 
 
 def test_a_judge_that_passes_everything_is_exposed() -> None:
