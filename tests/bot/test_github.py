@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from githubkit_schemas.latest.types import (
+    ReposOwnerRepoCheckRunsCheckRunIdPatchBodyPropOutputPropAnnotationsItemsType as AnnotationItem,
+)
 from pydantic import SecretStr
 
 from bot import checkrun
@@ -30,8 +33,8 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 def settings(github: FakeGitHub, app_key: tuple[str, bytes]) -> Settings:
     return Settings(
         app_id=APP_ID,
-        private_key=app_key[0],
-        webhook_secret="s",  # type: ignore[arg-type]
+        private_key=SecretStr(app_key[0]),
+        webhook_secret=SecretStr("s"),
         github_api_url=github.url,
         retry_backoff_s=0.01,
         github_retries=3,
@@ -221,7 +224,7 @@ def test_an_update_with_annotations_is_not_repeated_when_github_failed_after_app
     pull = make_pull(github, tmp_path, "appended")
     body = checkrun.started("patchgate", pull.head_sha, "key-4", "https://x/runs/4", "test")
     run_id = run(client.create_check_run(pull.repository, body))
-    annotation: checkrun.AnnotationItem = {
+    annotation: AnnotationItem = {
         "path": "app.py", "start_line": 1, "end_line": 1, "annotation_level": "failure", "message": "m",
     }  # fmt: skip
     update: checkrun.UpdateBody = {"output": {"title": "t", "summary": "s", "annotations": [annotation]}}

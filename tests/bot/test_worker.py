@@ -270,7 +270,7 @@ def test_synchronize_supersedes_the_running_job(server: Server, github: FakeGitH
     wait_for(lambda: ended in server.log.read_text(), 30, "the old pipeline to stop")
     hold.touch()
     old_calls = [c for c in github.check_run_calls("octo/pushed") if c.path.endswith(f"/{old['id']}")]
-    assert old_calls[-1].body["conclusion"] == "cancelled"  # type: ignore[index]
+    assert old_calls[-1].body["conclusion"] == "cancelled"
 
 
 def test_a_pr_closed_mid_job_cancels_its_run(server: Server, github: FakeGitHub, tmp_path: Path) -> None:
@@ -448,8 +448,8 @@ def test_the_real_pipeline_behind_the_real_server(
     assert any(a["path"] == "app.py" and "F401" in a["title"] for a in run["annotations"]), run["annotations"]
     titles = [
         c.body["output"]["title"]
-        for c in github.check_run_calls("octo/realgate")  # type: ignore[index]
+        for c in github.check_run_calls("octo/realgate")
         if c.method == "PATCH" and c.body.get("status") == "in_progress"
-    ]  # type: ignore[union-attr]
+    ]
     assert titles[:2] == ["Gating: shape finished", "Gating: behaviour finished"]
     assert github.problems == []

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from bot.events import GateRequest
 from bot.job import Watch
@@ -25,10 +26,10 @@ SHA = "3" * 40
 def make_worker(tmp_path: Path, app_key: tuple[str, bytes], **extra: object) -> Worker:
     settings = Settings(
         app_id=APP_ID,
-        private_key=app_key[0],
-        webhook_secret="s",  # type: ignore[arg-type]
+        private_key=SecretStr(app_key[0]),
+        webhook_secret=SecretStr("s"),
         database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
-        **extra,  # type: ignore[arg-type]
+        **extra,  # type: ignore[arg-type]  # the tests' overrides, each of its field's type
     )
     store = Store(settings.database_url)
     store.migrate()

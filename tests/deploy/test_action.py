@@ -66,7 +66,7 @@ def run_gate(repo: GitRepo, tmp_path: Path, head: str, fail_on: str = "failure")
 
 @pytest.fixture
 def calc(git_repo: GitRepo) -> GitRepo:
-    git_repo.commit("base", dict(BASE))  # type: ignore[arg-type]
+    git_repo.commit("base", BASE)
     git_repo.branch("agent/right")
     git_repo.commit("right", {"calc/__init__.py": RIGHT})
     git_repo.branch("agent/wrong", "main")

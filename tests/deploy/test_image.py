@@ -51,6 +51,7 @@ def container(image: str, postgres_url: str, redis_url: str) -> Iterator[tuple[s
         },
         labels={"patchgate.test": "service-image"},
     )
+    assert box.id is not None
     try:
         yield f"http://127.0.0.1:{port}", box.id
     finally:

@@ -483,7 +483,7 @@ class _Handler(BaseHTTPRequestHandler):
         base, head = pr["base"]["sha"], pr["head"]["sha"]
         fields = "--format=%H%x1f%an%x1f%ae%x1f%aI%x1f%B%x1e"
         log = self._git(repo, "log", "--reverse", fields, f"{base}..{head}")
-        commits = []
+        commits: list[dict[str, Any]] = []
         for entry in log.stdout.decode().split("\x1e"):
             if not entry.strip():
                 continue

@@ -258,7 +258,7 @@ def test_sigterm_removes_the_runs_containers(calc_repo: GitRepo, tmp_path: Path)
          "--hidden", str(slow)],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    mine = {"label": f"patchgate.owner-pid={proc.pid}"}
+    mine: dict[str, str | list[str] | bool] = {"label": f"patchgate.owner-pid={proc.pid}"}
     try:
         deadline = time.monotonic() + 120
         while not client.containers.list(all=True, filters=mine):

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.docker
 def test_a_cheating_change_gets_the_wrong_codes_conclusion(
     git_repo: GitRepo, tmp_path: Path, cheat: str | None
 ) -> None:
-    git_repo.commit("base", dict(BASE))  # type: ignore[arg-type]
+    git_repo.commit("base", BASE)
     git_repo.branch("agent/half")
     git_repo.commit("half", {"calc/__init__.py": WRONG if cheat is None else _cheating(cheat)})
     hidden = tmp_path / "hidden"

@@ -74,7 +74,7 @@ def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path)
     staging = Staging(suite=suite, image="img", harness=harness, staged=staged, work=tmp_path, policy=policy,
                       messages=True, modules=tuple(module_names(base, head)), lines=lines)  # fmt: skip
     for part in ("pytest", "cases"):
-        plans = plan_runs(staging, part, {"base": base, "head": head})  # type: ignore[arg-type]
+        plans = plan_runs(staging, part, {"base": base, "head": head})
         assert [(p.label, p.tree) for p in plans] == [
             ("base", "base"),
             ("head 1", "head"),

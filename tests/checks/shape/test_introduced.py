@@ -14,7 +14,7 @@ def finding(path: str, line: int, rule: str = "F401", message: str = "unused", t
     )
 
 
-def lookup(files: dict[str, str]):  # type: ignore[no-untyped-def]
+def lookup(files: dict[str, str]):
     def line(path: str, n: int) -> str:
         lines = files.get(path, "").splitlines()
         return lines[n - 1] if 0 < n <= len(lines) else ""

@@ -46,7 +46,7 @@ def item(tree: Path, path: str, module: str | None, base: dict[str, Any] | None 
     return entry
 
 
-HEAD = {
+HEAD: dict[str, str | bytes] = {
     "pkg/__init__.py": "",
     "pkg/ok.py": "import json\n\nVALUE = json.dumps([1])\n",
     "pkg/noisy.py": 'print("{not json")\nimport sys\nsys.stderr.write("x" * 100000)\n',

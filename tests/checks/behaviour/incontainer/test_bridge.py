@@ -138,8 +138,8 @@ def test_exceptions_of_the_change_are_mirrored_and_catchable(bridge: Bridge) -> 
 
     with pytest.raises(calc.ParseError, match="cannot parse 'x' at 0") as info:
         calc.parse("x")
-    assert isinstance(info.value, ValueError)
     assert info.value.position == 0
+    assert isinstance(info.value, ValueError)
     assert calc.ParseError is calc.ParseError
     with pytest.raises(ValueError, match="cannot parse 'y'"):
         calc.parse("y")

@@ -432,7 +432,7 @@ def test_a_handle_offers_what_the_subjects_type_offers(load: Load) -> None:
     class Adder:
         base = 10
 
-        @lib.curry  # type: ignore[untyped-decorator]
+        @lib.curry
         def add(self, x: int) -> int:
             return self.base + x
 
@@ -708,7 +708,7 @@ def test_a_test_objects_dict_is_its_public_names_only(load: Load) -> None:
             self._secret = 4242
             self.shown = 1
 
-        @lib.cachedproperty  # type: ignore[untyped-decorator]
+        @lib.cachedproperty
         def useful(self) -> int:
             calls.append(1)
             return 7
@@ -779,7 +779,7 @@ def test_a_descriptor_of_the_change_learns_its_name_and_abstractness_from_a_test
     assert Greeter().greet == "greet"
 
     class Car(abc.ABC):
-        @lib.abstract  # type: ignore[untyped-decorator]
+        @lib.abstract
         @abc.abstractmethod
         def hand(self) -> None: ...
 
@@ -799,7 +799,7 @@ def test_a_submodule_read_off_its_package_is_the_imported_one(load: Load, tmp_pa
         import pkg  # type: ignore[import-not-found]
 
     early = pkg.sub
-    import pkg.sub as imported
+    import pkg.sub as imported  # type: ignore[import-not-found]  # written to tmp_path just above
 
     try:
         assert early is imported
