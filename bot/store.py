@@ -19,7 +19,7 @@ from bot.tables import Job, JudgeRecord, Run, VerdictCache
 from checks.quality.calibration import JudgeRecord as CalibrationRecord
 from checks.report import CriterionResult, Report
 
-__all__ = ["JobView", "JudgeRow", "Recorded", "RunRecord", "Store", "StoreVerdictCache"]
+__all__ = ["JobView", "JudgeRow", "Recorded", "RunRecord", "Store", "StoreVerdictCache", "StoredRun"]
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,27 @@ class RunRecord:
     judge_cost_usd: float = 0.0
     seconds: float = 0.0
     timings: dict[str, float] | None = None
+    reuse_key: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A stored run that a job with the same inputs may be answered with."""
+
+    job_id: int
+    check_run_id: int | None
+    report: dict[str, Any]
 
 
 def run_record(
-    job_id: int, repository: str, pr_number: int, head_sha: str, report: Report, *, seconds: float
+    job_id: int,
+    repository: str,
+    pr_number: int,
+    head_sha: str,
+    report: Report,
+    *,
+    seconds: float,
+    reuse_key: str | None = None,
 ) -> RunRecord:
     """Return the stored form of a report: the JSON plus the numbers worth querying."""
     rates = {s.kind: s.pass_rate for s in report.behaviour.suites}
@@ -62,6 +79,7 @@ def run_record(
         judge_cost_usd=report.quality.cost_usd,
         seconds=seconds,
         timings=dict(report.timings),
+        reuse_key=reuse_key,
     )
 
 
@@ -116,9 +134,22 @@ class Store(Deliveries, Leases, Candidates):
                     seconds=record.seconds,
                     timings=dict(record.timings or {}),
                     report=record.report,
+                    reuse_key=record.reuse_key,
                     created_at=time.time(),
                 )
             )
+
+    def reusable_run(self, reuse_key: str) -> StoredRun | None:
+        """Return the newest run gated with inputs of key ``reuse_key`` (bot/reuse.py), or None."""
+        with self._tx() as s:
+            row = s.execute(
+                select(Run.job_id, Job.check_run_id, Run.report)
+                .join(Job, Job.id == Run.job_id)
+                .where(Run.reuse_key == reuse_key)
+                .order_by(Run.id.desc())
+                .limit(1)
+            ).first()
+            return StoredRun(row[0], row[1], row[2]) if row is not None else None
 
     def run_report(self, job_id: int) -> dict[str, Any] | None:
         with self._tx() as s:

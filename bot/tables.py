@@ -92,6 +92,7 @@ class Run(Base):
     """The outcome of a finished job: the report, its headline numbers and timings."""
 
     __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_reuse_key", "reuse_key"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     job_id: Mapped[int] = mapped_column(ForeignKey("jobs.id"), unique=True)
@@ -109,6 +110,9 @@ class Run(Base):
     seconds: Mapped[float] = mapped_column(Float, default=0.0)
     timings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     report: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # bot/reuse.py's key of the run's inputs, set only on a complete verdict that was gated
+    # (never on a reused one): a later job with the same key is answered with this report.
+    reuse_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[float] = mapped_column(Float)
 
 

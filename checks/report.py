@@ -182,6 +182,14 @@ class QualityResult(_Model):
     detail: str = ""
 
 
+class Reuse(_Model):
+    """Where a reused report comes from: an earlier run of identical inputs (bot/reuse.py)."""
+
+    job_id: int
+    check_run_id: int | None = None
+    url: str = ""
+
+
 class Report(_Model):
     """The whole verdict on one change."""
 
@@ -192,6 +200,8 @@ class Report(_Model):
     head_sha: str = ""
     # The commit of the suites repository the behaviour layer ran (None: a plain directory).
     suites_commit: str | None = None
+    # Set when this report was not gated again but answered from an identical earlier run.
+    reused_from: Reuse | None = None
     shape: ShapeResult = Field(default_factory=ShapeResult)
     behaviour: BehaviourResult = Field(default_factory=BehaviourResult)
     quality: QualityResult = Field(default_factory=QualityResult)

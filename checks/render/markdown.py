@@ -18,7 +18,7 @@ from checks.render.numbers import (
     shape_numbers,
     strength_numbers,
 )
-from checks.report import Report
+from checks.report import Report, Reuse
 
 MAX_SUMMARY_BYTES = 65_535
 MAX_TITLE_CHARS = 255
@@ -197,15 +197,29 @@ def _sections(report: Report) -> list[str]:
     return sections
 
 
+def reused_line(reuse: Reuse) -> str:
+    """Return the note that says a report was answered from an identical earlier run."""
+    run = f"job {reuse.job_id}" + (f", check run {reuse.check_run_id}" if reuse.check_run_id else "")
+    source = f"[{run}]({reuse.url})" if reuse.url else run
+    return (
+        f"> ♻️ **Reused** from {source}: the same base, head, suites, policy, patchgate, sandbox image "
+        "and judge settings were gated there, so nothing ran again. `/patchgate rerun` gates afresh."
+    )
+
+
 def render_title(report: Report) -> str:
     """Return the check run's title (short, plain text)."""
     title = headline(report).removeprefix(CONCLUSION_ICON[report.conclusion] + " ")
+    if report.reused_from is not None:
+        title = f"(reused) {title}"
     return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1] + "…"
 
 
 def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[str, str]:
     """Return (title, summary); the summary is cut at a section boundary to fit ``limit`` bytes."""
     head = [f"### {escape(headline(report), 1000)}", "", layer_table(report)]
+    if report.reused_from is not None:
+        head += ["", reused_line(report.reused_from)]
     if report.reasons and report.conclusion != "success":
         head += ["", *[f"- {escape(r, 1000)}" for r in report.reasons]]
     summary = "\n".join(head)
@@ -232,6 +246,7 @@ def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[
         f"\n\n<sub>patchgate report v{report.version} · base {report.base_sha[:12]}"
         f" · head {report.head_sha[:12]}"
         + (f" · suites {report.suites_commit[:12]}" if report.suites_commit else "")
+        + (f" · reused from job {report.reused_from.job_id}" if report.reused_from else "")
         + "</sub>"
     )
     if len((summary + footer).encode()) <= limit:
