@@ -218,8 +218,9 @@ def command(args: argparse.Namespace) -> int:
         flush=True,  # the command now waits for the browser: say where to go even through a pipe
     )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
+        # Ctrl-C as soon as the page answers can land while start() returns: inside the try.
+        thread.start()
         server.done.wait()
     except KeyboardInterrupt:
         return 130
