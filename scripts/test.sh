@@ -2,8 +2,35 @@
 # The whole test suite, as CI runs it: set-up, lint, type-check, tests.
 # Real-component tests (Docker, PostgreSQL, Redis, the server process) must
 # run: PATCHGATE_REQUIRE_REAL=1 turns any skipped test into a failure.
+#
+# --fast: the inner loop (under a minute): ruff, mypy and every test not marked
+# docker, postgres, redis, server or slow. No set-up, no services, no Docker:
+# an unmarked test that reaches for Docker fails (tests/conftest.py).
+# Extra arguments go to pytest in both modes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+FAST=0
+if [ "${1:-}" = --fast ]; then
+  FAST=1
+  shift
+fi
+
+lint() {
+  echo "[test] ruff" >&2
+  .venv/bin/ruff check .
+  .venv/bin/ruff format --check .
+  echo "[test] mypy --strict, then the tests' relaxed mypy" >&2
+  .venv/bin/mypy
+  .venv/bin/mypy tests
+}
+
+if [ "$FAST" = 1 ]; then
+  lint
+  echo "[test] pytest, fast tier" >&2
+  PATCHGATE_FAST=1 exec .venv/bin/pytest -q \
+    -m "not docker and not postgres and not redis and not server and not slow" "$@"
+fi
 
 bash scripts/setup.sh
 if [ "${CI:-}" = true ]; then
@@ -17,10 +44,6 @@ eval "$(bash scripts/services.sh)"
 echo "[test] service image" >&2
 .venv/bin/patchgate image build >/dev/null
 
-echo "[test] ruff" >&2
-.venv/bin/ruff check .
-.venv/bin/ruff format --check .
-echo "[test] mypy --strict" >&2
-.venv/bin/mypy
+lint
 echo "[test] pytest" >&2
 PATCHGATE_REQUIRE_REAL=1 exec .venv/bin/pytest "$@"

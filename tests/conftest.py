@@ -1,22 +1,84 @@
-"""Shared fixtures. With PATCHGATE_REQUIRE_REAL=1 (CI) a skipped test is a failed test."""
+"""Shared fixtures and the test tiers.
+
+With PATCHGATE_REQUIRE_REAL=1 (CI) a skipped test is a failed test. Tests that
+need a real component are marked (``docker``, ``postgres``, ``redis``,
+``server``), and those taking more than about a second ``slow``: by hand, or
+here from the fixtures they use. With PATCHGATE_FAST=1 (``bash scripts/test.sh
+--fast``, which deselects every marked test) a test that reaches for Docker
+anyway fails: its mark is missing.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import NoReturn
 
+import pluggy
 import pytest
 
 REQUIRE_REAL = os.environ.get("PATCHGATE_REQUIRE_REAL") == "1"
+FAST = os.environ.get("PATCHGATE_FAST") == "1"
+
+# The fixtures that bring up a real component, by the mark a test using them gets.
+# (Fixture closures are transitive: a fixture built on one of these counts too.)
+MARK_BY_FIXTURE = {
+    "base_image": "docker",
+    "shape_image": "docker",
+    "behaviour_image": "docker",
+    "postgres_url": "postgres",
+    "redis_url": "redis",
+    "server": "server",
+    "make_server": "server",
+    # tests/checks/shape/test_probe.py: one real probe run over a tree, seconds before the first test
+    "loads_result": "slow",
+}
+# Nothing listens on the discard port: a subprocess that reaches for Docker under --fast fails.
+FAST_DOCKER_HOST = "tcp://127.0.0.1:9"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by the real components its fixtures bring up (before -m deselects)."""
+    for item in items:
+        for name in MARK_BY_FIXTURE.keys() & set(getattr(item, "fixturenames", ())):
+            item.add_marker(MARK_BY_FIXTURE[name])
+
+
+def _docker_in_fast_mode(*args: object, **kwargs: object) -> NoReturn:
+    pytest.fail(
+        "this test reaches for Docker under PATCHGATE_FAST=1 (bash scripts/test.sh --fast): "
+        "mark it @pytest.mark.docker, or use a fixture that does",
+        pytrace=True,
+    )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_docker_when_fast() -> Iterator[None]:
+    """Under --fast, make Docker unreachable and loud: an unmarked Docker test fails, never skips."""
+    if not FAST:
+        yield
+        return
+    import docker
+
+    patch = pytest.MonkeyPatch()
+    patch.setenv("DOCKER_HOST", FAST_DOCKER_HOST)
+    # pytest.fail raises a BaseException: no `except Exception` in the code under test hides it.
+    patch.setattr(docker, "from_env", _docker_in_fast_mode)
+    patch.setattr(docker.DockerClient, "from_env", _docker_in_fast_mode)
+    yield
+    patch.undo()
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
     outcome = yield
     report = outcome.get_result()
     if REQUIRE_REAL and report.skipped and not hasattr(report, "wasxfail"):
@@ -42,7 +104,7 @@ class GitRepo:
         git(path, "config", "user.name", "test")
         git(path, "config", "commit.gpgsign", "false")
 
-    def write(self, files: dict[str, str | bytes | None]) -> None:
+    def write(self, files: Mapping[str, str | bytes | None]) -> None:
         """Write (str/bytes) or delete (None) files relative to the repository."""
         for rel, content in files.items():
             target = self.path / rel
@@ -55,7 +117,7 @@ class GitRepo:
             else:
                 target.write_text(content)
 
-    def commit(self, message: str = "change", files: dict[str, str | bytes | None] | None = None) -> str:
+    def commit(self, message: str = "change", files: Mapping[str, str | bytes | None] | None = None) -> str:
         """Write ``files``, commit everything, and return the new sha."""
         if files:
             self.write(files)

@@ -59,6 +59,7 @@ def test_routed_pairs(event: str, action: str | None, handled: bool) -> None:
     assert routed(event, action) is handled
 
 
+@pytest.mark.slow
 def test_githubkit_parses_what_it_can_and_the_raw_dict_covers_the_rest() -> None:
     # GitHub's own pull_request.opened example does not fit githubkit's model...
     with pytest.raises(ValidationError):

@@ -95,6 +95,7 @@ class CountingRunner:
         return RunResult(exit_code=0, stdout=b"", stderr=b"", wall_s=0.2)
 
 
+@pytest.mark.slow
 def test_a_worker_never_runs_more_sandboxes_than_its_limit(
     github: FakeGitHub, app_key: tuple[str, bytes], tmp_path: Path
 ) -> None:

@@ -119,6 +119,7 @@ def test_server_errors_that_persist_become_a_retryable_github_error(
     github.failures.clear()
 
 
+@pytest.mark.slow
 def test_a_primary_rate_limit_is_waited_out(github: FakeGitHub, client: Installation, tmp_path: Path) -> None:
     pull = make_pull(github, tmp_path, "limited")
     reset = int(time.time()) + 2
@@ -134,6 +135,7 @@ def test_a_primary_rate_limit_is_waited_out(github: FakeGitHub, client: Installa
     assert time.monotonic() - start >= 0.9
 
 
+@pytest.mark.slow
 def test_a_secondary_rate_limit_honours_retry_after(
     github: FakeGitHub, client: Installation, tmp_path: Path
 ) -> None:
@@ -240,6 +242,7 @@ def test_an_update_with_annotations_is_not_repeated_when_github_failed_after_app
     assert [c.status for c in github.calls_to("PATCH", "/repos/octo/appended/check-runs/")][1:] == [502, 200]
 
 
+@pytest.mark.slow
 def test_finding_a_check_run_reads_every_page(
     github: FakeGitHub, client: Installation, tmp_path: Path
 ) -> None:

@@ -85,6 +85,7 @@ def test_without_a_judge_model_the_report_says_so(workspace: Workspace, store: S
     assert report.conclusion == "failure"
 
 
+@pytest.mark.slow
 def test_the_judge_runs_although_behaviour_failed_and_cannot_rescue_it(
     workspace: Workspace, store: Store
 ) -> None:

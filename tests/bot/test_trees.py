@@ -50,6 +50,7 @@ def test_a_tarball_without_one_top_level_folder_is_refused(tmp_path: Path) -> No
         unpack_github_tarball(buf.getvalue(), tmp_path / "head")
 
 
+@pytest.mark.slow
 def test_a_tarball_too_deep_is_refused_by_its_path_below_the_top_folder(
     deep_repo: GitRepo, tmp_path: Path
 ) -> None:

@@ -44,6 +44,7 @@ def claimed_job(worker: Worker) -> JobView:
     return job
 
 
+@pytest.mark.slow
 def test_a_failing_heartbeat_keeps_beating_and_the_lease_holds(
     tmp_path: Path, app_key: tuple[str, bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:

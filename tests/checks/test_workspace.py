@@ -122,6 +122,7 @@ def test_extract_tar_refuses_traversal(tmp_path: Path) -> None:
     assert not (tmp_path / "evil.txt").exists()
 
 
+@pytest.mark.slow
 def test_huge_diff_is_capped_with_a_notice(git_repo: GitRepo, tmp_path: Path) -> None:
     git_repo.commit("base", {"a.py": "1\n"})
     git_repo.branch("pr")
@@ -174,6 +175,7 @@ def test_names_that_are_not_utf8_are_listed_not_examined(git_repo: GitRepo, tmp_
     )
 
 
+@pytest.mark.slow
 def test_a_head_1100_directories_deep_is_refused_before_anything_is_written(
     deep_repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -188,6 +190,7 @@ def test_a_head_1100_directories_deep_is_refused_before_anything_is_written(
     assert not (tmp_path / "ws" / "head" / "d").exists()
 
 
+@pytest.mark.slow
 def test_a_base_beyond_bounds_is_the_base_s(deep_repo: GitRepo, tmp_path: Path) -> None:
     deep_repo.branch("agent/later")
     deep_repo.commit("later", {"pkg/more.py": "y = 2\n"})

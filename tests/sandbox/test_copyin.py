@@ -61,6 +61,7 @@ def test_pack_keeps_files_and_links_and_drops_fifos(tree: Path, tmp_path: Path) 
     assert all(m.uid == 0 and m.uname == "" for m in members.values())
 
 
+@pytest.mark.slow
 def test_pack_refuses_a_tree_1100_deep_naming_it_without_recursing(tmp_path: Path) -> None:
     root = tmp_path / "tree"
     nest(root, 1_100)

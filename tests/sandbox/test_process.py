@@ -21,6 +21,7 @@ def test_missing_executable_is_a_return_code() -> None:
     assert b"definitely-not-a-command-xyz" in r.stderr
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_whole_group() -> None:
     start = time.monotonic()
     script = "import subprocess, time; subprocess.Popen(['sleep', '60']); time.sleep(60)"

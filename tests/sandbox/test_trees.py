@@ -30,6 +30,7 @@ def deep(tmp_path: Path) -> Iterator[tuple[Path, str]]:
 NO_DEPTH_BOUND = Bounds(depth=10 * DEEP, path=10 * DEEP)
 
 
+@pytest.mark.slow
 def test_the_stdlib_recurses_on_such_a_tree(deep: tuple[Path, str], tmp_path: Path) -> None:
     # What these primitives replace: without them, each of these dies of its own recursion.
     root, _ = deep
@@ -43,6 +44,7 @@ def test_the_stdlib_recurses_on_such_a_tree(deep: tuple[Path, str], tmp_path: Pa
     assert root.is_dir()
 
 
+@pytest.mark.slow
 def test_walk_names_the_path_that_is_too_deep(deep: tuple[Path, str]) -> None:
     root, _ = deep
     with shallow_stack(), pytest.raises(TreeBoundExceeded) as caught:
@@ -52,6 +54,7 @@ def test_walk_names_the_path_that_is_too_deep(deep: tuple[Path, str]) -> None:
     assert str(caught.value).startswith("d/d/d/") and "nested more than 100 levels deep" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_walk_goes_all_the_way_down_without_recursing(deep: tuple[Path, str]) -> None:
     root, rel = deep
     with shallow_stack():
@@ -92,6 +95,7 @@ def test_walk_bounds_bytes_and_name_length(tmp_path: Path) -> None:
         list(walk(tmp_path, Bounds(name=32)))
 
 
+@pytest.mark.slow
 def test_pack_a_deep_tree_without_recursing(deep: tuple[Path, str]) -> None:
     root, rel = deep
     buf = io.BytesIO()
@@ -104,6 +108,7 @@ def test_pack_a_deep_tree_without_recursing(deep: tuple[Path, str]) -> None:
     assert len(names) == DEEP + 2
 
 
+@pytest.mark.slow
 def test_pack_refuses_a_tree_too_deep(deep: tuple[Path, str]) -> None:
     root, _ = deep
     with (
@@ -149,6 +154,7 @@ def test_pack_keeps_directories_files_and_links_only(tmp_path: Path) -> None:
     assert all(m.uid == 0 and m.uname == "" for m in members.values())
 
 
+@pytest.mark.slow
 def test_remove_a_deep_tree_without_recursing(tmp_path: Path) -> None:
     root = tmp_path / "deep"
     nest(root, DEEP)
@@ -172,6 +178,7 @@ def test_remove_opens_up_locked_folders_and_never_follows_links(tmp_path: Path) 
     remove(root)  # already gone: nothing to do
 
 
+@pytest.mark.slow
 def test_scratch_removes_its_tree_without_recursing(tmp_path: Path) -> None:
     with shallow_stack(), scratch("t-", tmp_path) as folder:
         nest(folder, DEEP)

@@ -138,6 +138,7 @@ def test_invalid_policy_on_base_is_action_required(git_repo: GitRepo) -> None:
     assert "line 3: gates.mypy.max_new_errors" in report["reasons"][0]
 
 
+@pytest.mark.docker
 def test_policy_from_the_pr_is_ignored(git_repo: GitRepo, tmp_path: Path) -> None:
     # The PR breaks the policy file; the gate reads the base's, so the PR cannot turn it off
     # (and the edit itself is a hygiene finding, seen elsewhere). Nothing is run: no suites.
@@ -201,6 +202,7 @@ def test_base_equal_to_head_is_neutral(git_repo: GitRepo) -> None:
     assert "the change is empty" in done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_a_file_1100_directories_deep_fails_the_change_with_a_report(
     deep_repo: GitRepo, tmp_path: Path, fmt: str

@@ -46,6 +46,7 @@ def test_run_with_suites_from_a_git_repository(git_repo: GitRepo, tmp_path: Path
     assert (hidden["kind"], hidden["passed"], hidden["total"]) == ("hidden", 1, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

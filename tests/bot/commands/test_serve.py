@@ -10,6 +10,8 @@ import pytest
 
 from tests.bot.service import ROOT
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(
     ("argv", "env", "message"),

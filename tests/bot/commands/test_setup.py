@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from bot.settings import load_settings
 from tests.bot.service import ROOT, free_port, wait_for
@@ -33,6 +34,7 @@ def test_the_manifest_asks_for_exactly_what_patchgate_needs() -> None:
     assert manifest["hook_attributes"]["active"] is True
 
 
+@pytest.mark.slow
 def test_setup_creates_the_app_and_writes_a_private_config(github: FakeGitHub, tmp_path: Path) -> None:
     port = free_port()
     config = tmp_path / "state" / "patchgate.env"

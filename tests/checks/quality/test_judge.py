@@ -28,6 +28,7 @@ def test_importing_the_quality_layer_does_not_import_litellm() -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_num_retries_and_timeout_reach_the_client() -> None:
     with serve(lambda request: Reply.error(500)) as server:
         s = settings(server, num_retries=2)
@@ -64,6 +65,7 @@ def test_each_outage_is_named_and_nothing_reaches_stdout(
     assert capfd.readouterr().out == ""
 
 
+@pytest.mark.slow
 def test_the_run_budget_bounds_every_call_and_retry() -> None:
     # A hanging endpoint with a long timeout and retries: the budget ends it, not the timeouts.
     with serve(lambda request: Reply(content="late", delay_s=30)) as server:

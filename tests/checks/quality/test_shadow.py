@@ -64,6 +64,7 @@ def test_shadow_outage_gives_no_verdict_and_no_record(change: Workspace, reply: 
     assert shadow.record(execution_passed=False) is None
 
 
+@pytest.mark.slow
 def test_calibration_exposes_a_judge_that_says_pass_to_everything(change: Workspace) -> None:
     """Thirty PRs that failed behaviour, each shadow-judged by a rubber stamp."""
     with serve(lambda request: task_reply("PASS")) as server:

@@ -272,6 +272,7 @@ def test_a_probe_asks_a_maintainer(gate: Gate) -> None:
 FINDINGS_PER_10K_LINES_LIMIT = 10.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("package", [httpx, click], ids=["httpx", "click"])
 def test_false_positive_rate_on_real_code(package: object) -> None:
     root = Path(str(getattr(package, "__file__", ""))).parent

@@ -166,6 +166,7 @@ def test_classes_subclassed_elsewhere_are_hooks() -> None:
 FALSE_POSITIVE_LIMIT = 0.02
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("package", [httpx, click], ids=["httpx", "click"])
 def test_false_positive_rate_on_real_code(package: object) -> None:
     root = Path(str(getattr(package, "__file__", ""))).parent

@@ -18,6 +18,8 @@ import pytest
 from checks.behaviour.incontainer.peer import Peer
 from checks.behaviour.incontainer.proxy import Bridge, Importer, Remote, SubjectGone, SubjectTimeout
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[4]
 SUBJECT = """
 import os, signal, socket, sys

@@ -21,6 +21,8 @@ from checks.behaviour.incontainer.peer import Peer
 from checks.behaviour.incontainer.proxy import Bridge, Importer
 from tests.checks.behaviour.incontainer.test_bridge import ROOT, SUBJECT
 
+pytestmark = pytest.mark.slow
+
 Load = Callable[[str], Any]
 
 

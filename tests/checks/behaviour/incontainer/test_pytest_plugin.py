@@ -109,6 +109,7 @@ class TestGroup:
 """
 
 
+@pytest.mark.slow
 def test_every_outcome_is_recorded(tmp_path: Path) -> None:
     result, report = run_plugin(tmp_path, {"test_suite.py": SUITE})
     assert result.returncode == 1, result.stderr.decode()
@@ -203,6 +204,7 @@ def test_a_missing_module_is_named(tmp_path: Path) -> None:
     assert log.collection_done and not log.tests
 
 
+@pytest.mark.slow
 def test_the_report_survives_the_code_under_test_and_the_budget(tmp_path: Path) -> None:
     report = tmp_path / "report.jsonl"
     vandal = (
