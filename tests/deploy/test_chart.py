@@ -48,7 +48,7 @@ def test_every_object_is_valid_kubernetes(values: str | None) -> None:
 
 def test_the_optional_parts_render_when_asked() -> None:
     kinds = sorted({o["kind"] for o in render(all_options())})
-    assert kinds == ["Deployment", "Ingress", "NetworkPolicy", "PodDisruptionBudget", "Service"]
+    assert kinds == ["Deployment", "Ingress", "NetworkPolicy", "PodDisruptionBudget", "Secret", "Service"]
     assert sorted({o["kind"] for o in render()}) == ["Deployment", "Service"]
 
 
@@ -96,6 +96,41 @@ def test_a_changed_setting_changes_the_pods_checksum() -> None:
     assert checksum(None) != checksum({"settings": {"concurrency": 5}})
 
 
+SECRET_FILE = "PATCHGATE_APP_ID=1\nPATCHGATE_WEBHOOK_SECRET=first\n"
+
+
+@pytest.mark.parametrize("deployment", ["-web", "-worker"])
+def test_a_changed_secret_changes_the_pods_checksum_and_the_same_one_does_not(deployment: str) -> None:
+    def checksums(secret: dict[str, str], **more: Any) -> dict[str, str]:
+        template = one(render({"appSecretData": secret, **more}), "Deployment", deployment)["spec"][
+            "template"
+        ]
+        annotations: dict[str, str] = template["metadata"]["annotations"]
+        return annotations
+
+    first = checksums({"patchgate.env": SECRET_FILE})
+    assert first == checksums({"patchgate.env": SECRET_FILE})
+    changed = checksums({"patchgate.env": SECRET_FILE.replace("first", "second")})
+    assert changed["checksum/app-secret"] != first["checksum/app-secret"]
+    assert changed["checksum/settings"] == first["checksum/settings"]
+    added = checksums({"patchgate.env": SECRET_FILE, "judge.key": "k"})
+    assert added["checksum/app-secret"] not in (first["checksum/app-secret"], changed["checksum/app-secret"])
+    # A setting that is not the Secret's leaves the Secret's checksum alone.
+    other = checksums({"patchgate.env": SECRET_FILE}, settings={"concurrency": 5})
+    assert other["checksum/app-secret"] == first["checksum/app-secret"]
+
+
+def test_the_chart_creates_the_secret_the_pods_mount_from_its_values() -> None:
+    objects = render({"appSecret": "gate-app", "appSecretData": {"patchgate.env": SECRET_FILE}})
+    secret = one(objects, "Secret", "gate-app")
+    assert secret["stringData"] == {"patchgate.env": SECRET_FILE}
+    for template in pod_specs(objects):
+        volumes = {v["name"]: v for v in template["spec"]["volumes"]}
+        assert volumes["app-config"]["secret"]["secretName"] == "gate-app"
+    # Without values the Secret is the operator's (kubectl create secret): the chart leaves it alone.
+    assert not [o for o in render() if o["kind"] == "Secret"]
+
+
 @pytest.mark.parametrize(
     ("values", "complaint"),
     [
@@ -105,6 +140,7 @@ def test_a_changed_setting_changes_the_pods_checksum() -> None:
         ({"settings": {"broker": "memory"}}, "broker"),
         ({"settings": {"databaseUrl": "mysql://x/y"}}, "databaseUrl"),
         ({"web": {"replica": 2}}, "replica"),
+        ({"appSecretData": {"patchgate.env": 5}}, "appSecretData"),
     ],
 )
 def test_the_values_schema_refuses_nonsense(values: dict[str, Any], complaint: str) -> None:

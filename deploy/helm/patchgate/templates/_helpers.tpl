@@ -26,9 +26,14 @@ app.kubernetes.io/component: {{ .component }}
 {{ printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) | quote }}
 {{- end -}}
 
-{{/* Pod annotations: a changed App Secret (read with lookup at install/upgrade) or setting rolls the pods. */}}
+{{/* Pod annotations: a changed App Secret or setting rolls the pods. The Secret's data comes from
+the values when the chart creates it, else from the cluster (lookup: at install/upgrade only). */}}
 {{- define "patchgate.checksums" -}}
+{{- if .Values.appSecretData -}}
+checksum/app-secret: {{ .Values.appSecretData | toJson | sha256sum }}
+{{- else -}}
 checksum/app-secret: {{ (lookup "v1" "Secret" .Release.Namespace .Values.appSecret).data | default dict | toJson | sha256sum }}
+{{- end }}
 checksum/settings: {{ .Values.settings | toJson | sha256sum }}
 {{- end -}}
 
