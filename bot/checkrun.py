@@ -103,8 +103,10 @@ def started(name: str, head_sha: str, external_id: str, details_url: str, trigge
 
 
 def progress(stage: str, report: Report) -> UpdateBody | None:
-    """Return the update shown when a layer finishes (``None`` for the final stage)."""
-    if stage == "done":
+    """Return the update shown when a layer finishes (``None`` for the last stages)."""
+    if stage in ("strength", "done"):
+        # The completion follows at once; with strength.report_first the run is already completed,
+        # and an in-progress update must never reopen it.
         return None
     lines = [f"- **shape**: {shape_numbers(report.shape)}"]
     if stage in ("behaviour", "quality"):

@@ -64,6 +64,7 @@ class GateFn(Protocol):
         *,
         on_progress: Progress | None = None,
         on_shadow: ShadowSink | None = None,
+        on_verdict: Callable[[Report], None] | None = None,
     ) -> Report: ...
 
 
@@ -153,6 +154,8 @@ class JobRun:
         self.job = job
         self.watch = watch
         self.started = time.monotonic()
+        # The verdict already on the check run while the mutants run (policy strength.report_first).
+        self.first: Report | None = None
 
     async def finish(self, state: str, *, conclusion: str | None = None, detail: str = "") -> None:
         """Move the job to a final state (only while it is still ours)."""
@@ -393,12 +396,34 @@ class JobRun:
             await self.finish(ABANDONED, detail=reason)
             return
         check_run_id = await self._check_run_id()
+        if self.first is not None and check_run_id is not None:
+            # The verdict is on the check run already and stands; only its mutation score is missing.
+            await self._deliver(check_run_id, without_mutants(self.first, reason))
+            return
         if check_run_id is not None:
             await self.client.update_check_run(job.repository, check_run_id, checkrun.cancelled(reason))
         await self.finish(CANCELLED, conclusion="cancelled" if check_run_id else None, detail=reason)
 
     async def _complete(self, check_run_id: int, report: Report) -> None:
         await self.client.complete_check_run(self.job.repository, check_run_id, checkrun.prepare(report))
+
+    async def _verdict_first(self, sender: _ProgressSender, check_run_id: int, report: Report) -> None:
+        """Complete the check run with the verdict while the mutants still run (strength.report_first).
+
+        The run is completed again when they finish (GitHub lets a completed run
+        be updated, conclusion included:
+        https://docs.github.com/en/rest/checks/runs#update-a-check-run); a job
+        cancelled meanwhile keeps this verdict, without the mutation score.
+        """
+        if self.watch.event.is_set():  # cancelled or lost: never deliver
+            return
+        await sender.close()  # the progress updates queued before the verdict go first
+        self.first = report
+        try:
+            await self._complete(check_run_id, report)
+        except (GitHubError, InstallationGone) as exc:
+            # The final completion, after the mutants, still comes.
+            log.warning("job %s: the verdict before strength was not posted: %s", self.job.id, exc)
 
     async def _run_gate(
         self, check_run_id: int, inputs: PipelineInputs
@@ -428,8 +453,13 @@ class JobRun:
                 )
             )
 
+        def on_verdict(report: Report) -> None:
+            # The pipeline's thread waits until the verdict is on the check run: the final
+            # completion, after the mutants, can never overtake it.
+            asyncio.run_coroutine_threadsafe(self._verdict_first(sender, check_run_id, report), loop).result()
+
         def gate() -> Report:
-            report = self.s.gate(inputs, on_progress=on_progress, on_shadow=on_shadow)
+            report = self.s.gate(inputs, on_progress=on_progress, on_shadow=on_shadow, on_verdict=on_verdict)
             if not self.job.judge_anyway:
                 return report
             if why := inputs.stop():  # no judge for a run nobody will see
@@ -493,3 +523,12 @@ class JobRun:
         for row in shadows or []:
             await asyncio.to_thread(self.s.store.add_judge_record, job.id, job.repository, job.head_sha, row)
         await self.finish(DONE, conclusion=report.conclusion, detail="; ".join(report.reasons)[:1000])
+
+
+def without_mutants(report: Report, reason: str) -> Report:
+    """Return a verdict posted before its mutants (strength.report_first), for a job ending without them."""
+    strength = report.behaviour.strength.model_copy(
+        update={"pending": False, "detail": f"mutants not run: {reason}"}
+    )
+    behaviour = report.behaviour.model_copy(update={"strength": strength})
+    return report.model_copy(update={"behaviour": behaviour})

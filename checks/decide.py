@@ -114,3 +114,18 @@ def decide(
     if infra:
         return Decision("neutral", tuple(infra))
     return Decision("success", ("all gates passed",))
+
+
+# Worse first, as decide ranks them: a failure beats a request for a maintainer, which beats
+# infrastructure trouble, which beats success.
+_SEVERITY: dict[Conclusion, int] = {"success": 0, "neutral": 1, "action_required": 2, "failure": 3}
+
+
+def settle(first: Decision, later: Decision) -> Decision:
+    """Return the decision once the mutants are measured: it may lower ``first``, never raise it.
+
+    ``later`` is decide() again with the strength figures; whatever they say
+    (the mutant runs execute the change's code), a conclusion already
+    reached is never made better by them.
+    """
+    return later if _SEVERITY[later.conclusion] >= _SEVERITY[first.conclusion] else first

@@ -130,6 +130,10 @@ class Strength(_Model):
     # change"), never failure. None: report only.
     min_changed_line_coverage: float | None = Field(default=None, ge=0, le=1)
     min_mutation_score: float | None = Field(default=None, ge=0, le=1)
+    # The mutants run after the verdict's own runs. True: the check run is completed with the
+    # verdict first and updated when they finish (a floor then breached lowers its conclusion
+    # to action_required); false: it is completed once, with the strength figures.
+    report_first: bool = False
 
 
 class Quality(_Model):

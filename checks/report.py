@@ -119,6 +119,9 @@ class StrengthResult(_Model):
     # Set when a floor of the policy is not met: why the suite is too weak for this change.
     too_weak: list[str] = Field(default_factory=list)
     detail: str = ""
+    # The mutants are still running: the report was delivered first (policy strength.report_first),
+    # and its conclusion may still be lowered when they finish.
+    pending: bool = False
 
     @property
     def hidden_coverage(self) -> float | None:

@@ -153,7 +153,7 @@ def progress_printer(wanted: bool | None) -> Callable[[str, Report], None] | Non
         return None
     import time
 
-    from checks.render.numbers import behaviour_numbers, shape_numbers
+    from checks.render.numbers import behaviour_numbers, shape_numbers, strength_numbers
 
     start = time.monotonic()
 
@@ -162,6 +162,8 @@ def progress_printer(wanted: bool | None) -> Callable[[str, Report], None] | Non
             detail = f"{report.shape.status} · {shape_numbers(report.shape)}"
         elif stage == "behaviour":
             detail = f"{report.behaviour.status} · {behaviour_numbers(report.behaviour)}"
+        elif stage == "strength":
+            detail = strength_numbers(report.behaviour.strength)
         else:
             detail = "done"
         print(f"patchgate: {stage} {detail} ({time.monotonic() - start:.0f}s)", file=sys.stderr, flush=True)

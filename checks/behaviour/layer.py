@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 
 from checks.behaviour.changedlines import executable_changes
@@ -29,7 +30,7 @@ from checks.behaviour.plan import (
     write_harness,
 )
 from checks.behaviour.result import Note, SuiteOutcome, behaviour_result
-from checks.behaviour.strength import measure_strength
+from checks.behaviour.strength import PendingMutants, measure_strength
 from checks.behaviour.suites import SUITE_NAMES, Suite, Suites, load_suite
 from checks.behaviour.tamper import restore_infra
 from checks.behaviour.views import PIDS_LIMIT, run_view
@@ -46,61 +47,79 @@ PARALLEL_RUNS = 2
 
 
 def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
-    """Run the suites against base and head in the sandbox and grade the change.
+    """Run the suites against base and head in the sandbox, grade the change and measure its strength.
 
     Raises SandboxError when the sandbox itself fails (the pipeline reports
     that as infrastructure trouble).
     """
+    with ExitStack() as keep:
+        result, pending = start_behaviour(ctx, suites, keep)
+        if pending is None:
+            return result
+        return result.model_copy(update={"strength": pending.measure(result.strength)})
+
+
+def start_behaviour(
+    ctx: GateContext, suites: Suites, keep: ExitStack
+) -> tuple[BehaviourResult, PendingMutants | None]:
+    """Run the suites and grade the change; return the mutant runs still to do, if any.
+
+    The layer's work folder (the head tree, the staged suite) lives until
+    ``keep`` closes: the pipeline runs the mutants after the judge. Raises
+    SandboxError when the sandbox itself fails.
+    """
     policy = ctx.policy.behaviour
     if not policy.enabled:
-        return BehaviourResult(status="skipped", detail="disabled by policy")
+        return BehaviourResult(status="skipped", detail="disabled by policy"), None
     kinds: list[tuple[SuiteKind, Path | None]] = [("hidden", suites.hidden), ("held_out", suites.held_out)]
     wanted = [(kind, path) for kind, path in kinds if path is not None]
     if not wanted:
-        return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
+        return BehaviourResult(
+            status="skipped", detail="no hidden or held-out suites in the test store"
+        ), None
     # The head copy is the PR's tree: removed without recursion, never raising over the result.
-    with scratch("patchgate-behaviour-") as work:
-        head_tree, restored = restore_infra(ctx.workspace, work / "head")
-        trees: dict[Tree, Path] = {"base": ctx.workspace.base_dir, "head": head_tree}
-        outcomes: dict[SuiteKind, SuiteOutcome] = {}
-        jobs: list[tuple[Suite, list[RunPlan]]] = []
-        stagings: dict[SuiteKind, Staging] = {}
-        harness = write_harness(work / "harness", policy)
-        executable = executable_changes(ctx.workspace, head_tree)
-        for kind, path in wanted:
-            try:
-                suite = load_suite(path, kind)
-            except SuiteError as exc:
-                outcomes[kind] = _config_error(kind, str(exc))
-                continue
-            staging = Staging(
-                suite=suite,
-                image=ctx.image,
-                harness=harness,
-                staged=stage_suite(suite, work / f"suite-{kind}"),
-                work=work,
-                policy=policy,
-                messages=kind == "hidden" and policy.show_hidden_failures == "ids+messages",
-                modules=tuple(module_names(*trees.values())),
-                lines=executable,
-            )
-            stagings[kind] = staging
-            plans = [plan for part in parts(suite) for plan in plan_runs(staging, part, trees)]
-            jobs.append((suite, plans))
-        results = _run_all(ctx.runner, [p for _, plans in jobs for p in plans])
-        for suite, plans in jobs:
-            try:
-                outcomes[suite.kind] = grade_runs(suite, plans, results, trees, policy)
-            except SuiteError as exc:
-                outcomes[suite.kind] = _config_error(suite.kind, str(exc))
-        ordered = [outcomes[kind] for kind, _ in wanted]
-        result = behaviour_result(ordered, policy, restored)
-        hidden = stagings.get("hidden")
-        strength = measure_strength(
-            ctx, hidden, outcomes.get("hidden"), outcomes.get("held_out"), executable, head_tree,
-            mutate=result.status == "passed",
-        )  # fmt: skip
-    return result.model_copy(update={"strength": strength})
+    work = keep.enter_context(scratch("patchgate-behaviour-"))
+    head_tree, restored = restore_infra(ctx.workspace, work / "head")
+    trees: dict[Tree, Path] = {"base": ctx.workspace.base_dir, "head": head_tree}
+    outcomes: dict[SuiteKind, SuiteOutcome] = {}
+    jobs: list[tuple[Suite, list[RunPlan]]] = []
+    stagings: dict[SuiteKind, Staging] = {}
+    harness = write_harness(work / "harness", policy)
+    executable = executable_changes(ctx.workspace, head_tree)
+    for kind, path in wanted:
+        try:
+            suite = load_suite(path, kind)
+        except SuiteError as exc:
+            outcomes[kind] = _config_error(kind, str(exc))
+            continue
+        staging = Staging(
+            suite=suite,
+            image=ctx.image,
+            harness=harness,
+            staged=stage_suite(suite, work / f"suite-{kind}"),
+            work=work,
+            policy=policy,
+            messages=kind == "hidden" and policy.show_hidden_failures == "ids+messages",
+            modules=tuple(module_names(*trees.values())),
+            lines=executable,
+        )
+        stagings[kind] = staging
+        plans = [plan for part in parts(suite) for plan in plan_runs(staging, part, trees)]
+        jobs.append((suite, plans))
+    results = _run_all(ctx.runner, [p for _, plans in jobs for p in plans])
+    for suite, plans in jobs:
+        try:
+            outcomes[suite.kind] = grade_runs(suite, plans, results, trees, policy)
+        except SuiteError as exc:
+            outcomes[suite.kind] = _config_error(suite.kind, str(exc))
+    ordered = [outcomes[kind] for kind, _ in wanted]
+    result = behaviour_result(ordered, policy, restored)
+    hidden = stagings.get("hidden")
+    strength, pending = measure_strength(
+        ctx, hidden, outcomes.get("hidden"), outcomes.get("held_out"), executable, head_tree,
+        mutate=result.status == "passed",
+    )  # fmt: skip
+    return result.model_copy(update={"strength": strength}), pending
 
 
 def _config_error(kind: SuiteKind, message: str) -> SuiteOutcome:

@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from checks.behaviour.changedlines import total
@@ -44,6 +45,33 @@ RUN_FACTOR = 3.0
 MIN_RUN_S = 30.0
 
 
+@dataclass(frozen=True)
+class PendingMutants:
+    """The mutant runs of one change, kept (with the layer's work folder) until the verdict's own runs end.
+
+    The pipeline runs them after the judge (checks/pipeline.py); the
+    environment image, the staged suite and the head tree are the behaviour
+    layer's own, reused.
+    """
+
+    ctx: GateContext
+    staging: Staging
+    outcome: SuiteOutcome
+    executable: Mapping[str, list[int]]
+    head: Path
+
+    def measure(self, measured: StrengthResult) -> StrengthResult:
+        """Return ``measured`` with the mutation figures added and the floors applied again.
+
+        Raises SandboxError when the sandbox itself fails.
+        """
+        settings = self.ctx.policy.strength
+        result = measured.model_copy(deep=True, update={"pending": False})
+        _mutation(self.ctx, self.staging, self.outcome, self.executable, self.head, settings, result)
+        result.too_weak = floors(result, settings)
+        return result
+
+
 def measure_strength(  # noqa: PLR0917 - the layer's facts, passed once
     ctx: GateContext,
     hidden: Staging | None,
@@ -53,14 +81,19 @@ def measure_strength(  # noqa: PLR0917 - the layer's facts, passed once
     head: Path,
     *,
     mutate: bool,
-) -> StrengthResult:
-    """Return the strength figures of this change's suites (mutants only when ``mutate``)."""
+) -> tuple[StrengthResult, PendingMutants | None]:
+    """Return the coverage figures of this change's suites, and its mutant runs still to do.
+
+    Mutants are left for later (``pending`` set on the result) only when ``mutate``.
+    """
     settings = ctx.policy.strength
     if not settings.enabled:
-        return StrengthResult(status="skipped", detail="disabled by policy")
+        return StrengthResult(status="skipped", detail="disabled by policy"), None
     changed = total(executable)
     if not changed:
-        return StrengthResult(status="skipped", detail="the change has no executable lines outside tests")
+        return StrengthResult(
+            status="skipped", detail="the change has no executable lines outside tests"
+        ), None
     result = StrengthResult(status="measured", changed_lines=changed)
     if hidden_outcome is not None and hidden_outcome.covered is not None:
         ran = hidden_outcome.covered
@@ -69,10 +102,11 @@ def measure_strength(  # noqa: PLR0917 - the layer's facts, passed once
         result.uncovered = uncovered[:MAX_LISTED]
     if held_out is not None and held_out.covered_count is not None:
         result.held_out_covered = min(held_out.covered_count, changed)
-    if mutate and hidden is not None and hidden_outcome is not None and settings.max_mutants > 0:
-        _mutation(ctx, hidden, hidden_outcome, executable, head, settings, result)
     result.too_weak = floors(result, settings)
-    return result
+    if mutate and hidden is not None and hidden_outcome is not None and settings.max_mutants > 0:
+        result.pending = True
+        return result, PendingMutants(ctx, hidden, hidden_outcome, executable, head)
+    return result, None
 
 
 def floors(result: StrengthResult, settings: Strength) -> list[str]:

@@ -24,6 +24,13 @@ MAX_SUMMARY_BYTES = 65_535
 MAX_TITLE_CHARS = 255
 # Rows shown per table; the JSON report always has them all.
 MAX_ROWS = 200
+# Shown at the top of a report delivered before its mutants finished (policy strength.report_first).
+PENDING = (
+    "> ⏳ **Suite strength: still measuring.** This conclusion was posted before the mutants of the "
+    "changed lines finished running (policy `strength.report_first`). When they finish this check "
+    "run is updated, and its conclusion may change to `action_required` if the hidden suite is then "
+    "below a floor of `strength`; it never changes to a better one."
+)
 
 # Characters that change meaning anywhere in a line (emphasis, code, links, tables,
 # strikethrough); `<`, `>` and `&` become entities. Block syntax (#, -, +, 1.) only
@@ -222,6 +229,8 @@ def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[
         head += ["", reused_line(report.reused_from)]
     if report.reasons and report.conclusion != "success":
         head += ["", *[f"- {escape(r, 1000)}" for r in report.reasons]]
+    if report.behaviour.strength.pending:
+        head += ["", PENDING]
     summary = "\n".join(head)
     # Findings are the first evidence a maintainer looks for: shrink their table to fit
     # rather than drop it.

@@ -65,6 +65,8 @@ def behaviour_numbers(behaviour: BehaviourResult) -> str:
             parts.append(f"changed lines run {strength.hidden_covered}/{strength.changed_lines}")
         if strength.mutants:
             parts.append(f"mutants killed {strength.killed}/{strength.mutants - strength.not_run}")
+        elif strength.pending:
+            parts.append("suite strength: still measuring")
     return " · ".join(parts)
 
 
@@ -87,7 +89,9 @@ def strength_numbers(strength: StrengthResult) -> str:
         parts.append(f"hidden suite kills {strength.killed}/{ran} mutants of the changed lines ({score:.0%})")
     if strength.not_run:
         parts.append(f"{strength.not_run} mutants not run (time budget)")
-    if not strength.mutants and strength.detail:
+    if strength.pending:
+        parts.append("mutation score: still measuring")
+    elif not strength.mutants and strength.detail:
         parts.append(strength.detail)
     return " · ".join(parts)
 

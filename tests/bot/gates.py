@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from checks.pipeline import PipelineInputs, Progress, ShadowSink, Stopped
+from checks.pipeline import PipelineInputs, Progress, ShadowSink, Stopped, VerdictSink
 from checks.quality import JudgeRecord
 from checks.report import (
     BehaviourResult,
@@ -38,7 +38,11 @@ def scenario(inputs: PipelineInputs) -> dict[str, object]:
 
 
 def findings_gate(
-    inputs: PipelineInputs, *, on_progress: Progress | None = None, on_shadow: ShadowSink | None = None
+    inputs: PipelineInputs,
+    *,
+    on_progress: Progress | None = None,
+    on_shadow: ShadowSink | None = None,
+    on_verdict: VerdictSink | None = None,
 ) -> Report:
     """Report N findings (and long messages when asked), after optionally waiting on a file."""
     conf = scenario(inputs)
@@ -131,7 +135,11 @@ def findings_gate(
 
 
 def sandbox_gate(
-    inputs: PipelineInputs, *, on_progress: Progress | None = None, on_shadow: ShadowSink | None = None
+    inputs: PipelineInputs,
+    *,
+    on_progress: Progress | None = None,
+    on_shadow: ShadowSink | None = None,
+    on_verdict: VerdictSink | None = None,
 ) -> Report:
     """Run four sandbox commands at once through the worker's runner, then report success."""
     from concurrent.futures import ThreadPoolExecutor
@@ -148,7 +156,11 @@ def sandbox_gate(
 
 
 def inputs_gate(
-    inputs: PipelineInputs, *, on_progress: Progress | None = None, on_shadow: ShadowSink | None = None
+    inputs: PipelineInputs,
+    *,
+    on_progress: Progress | None = None,
+    on_shadow: ShadowSink | None = None,
+    on_verdict: VerdictSink | None = None,
 ) -> Report:
     """Report what the worker gave the pipeline for the judge: the task and the provenance, as JSON.
 
@@ -170,7 +182,11 @@ def inputs_gate(
 
 
 def suites_gate(
-    inputs: PipelineInputs, *, on_progress: Progress | None = None, on_shadow: ShadowSink | None = None
+    inputs: PipelineInputs,
+    *,
+    on_progress: Progress | None = None,
+    on_shadow: ShadowSink | None = None,
+    on_verdict: VerdictSink | None = None,
 ) -> Report:
     """Report the suites the worker resolved: their commit, their test files (as hidden n/n), or why not.
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.decide import decide
+from checks.decide import Decision, decide, settle
 from checks.policy import Policy, load_policy
 from checks.refusal import tree_finding
 from checks.report import (
@@ -257,3 +257,26 @@ def test_a_tree_too_deep_is_named_beside_the_other_findings() -> None:
         "levels deep",
         "shape: 1 new finding (1 ruff)",
     )
+
+
+SETTLES: list[tuple[str, Conclusion, Conclusion, Conclusion]] = [
+    # (case, first conclusion, decide() again with the mutation score, the conclusion that stands)
+    ("a floor breached by the mutants lowers a success", "success", "action_required", "action_required"),
+    ("a neutral run is lowered too", "neutral", "action_required", "action_required"),
+    ("a strong suite changes nothing", "success", "success", "success"),
+    ("mutants never raise a failure", "failure", "success", "failure"),
+    ("mutants never raise a failure to action_required", "failure", "action_required", "failure"),
+    ("mutants never raise action_required", "action_required", "success", "action_required"),
+    ("mutants never raise neutral", "neutral", "success", "neutral"),
+    ("a failure stays a failure", "failure", "failure", "failure"),
+]
+
+
+@pytest.mark.parametrize(("first", "later", "stands"), [c[1:] for c in SETTLES], ids=[c[0] for c in SETTLES])
+def test_the_mutants_may_lower_a_conclusion_never_raise_it(
+    first: Conclusion, later: Conclusion, stands: Conclusion
+) -> None:
+    settled = settle(Decision(first, ("first",)), Decision(later, ("later",)))
+    assert settled.conclusion == stands
+    # The reasons go with the conclusion that stands.
+    assert settled.reasons == (("later",) if stands == later else ("first",))

@@ -16,6 +16,7 @@ def test_a_valid_file_passes(tmp_path: Path) -> None:
     policy = tmp_path / "p.yml"
     policy.write_text(
         f"# yaml-language-server: $schema={POLICY_SCHEMA_ID}\n$schema: {POLICY_SCHEMA_ID}\nbehaviour:\n  enabled: true\n"
+        "strength:\n  report_first: true\n"
     )
     done = patchgate("policy", "check", policy)
     assert (done.returncode, done.stdout.strip()) == (0, f"{policy}: valid")
@@ -29,6 +30,7 @@ def test_a_valid_file_passes(tmp_path: Path) -> None:
         ("gates: [\n", "invalid YAML"),
         ("- a\n", "line 1: the policy must be a mapping"),
         ("bogus: 1\n", "bogus: Extra inputs are not permitted"),
+        ("strength:\n  report_first: later\n", "line 2: strength.report_first"),
     ],
 )
 def test_an_invalid_file_names_itself_the_field_and_the_line(tmp_path: Path, text: str, message: str) -> None:

@@ -116,3 +116,23 @@ def test_held_out_ids_are_never_rendered_even_if_present() -> None:
     leaky.behaviour.suites[1].failures = [TestFailure(id="HELDOUT_MARKER_test", message="HELDOUT_MARKER")]
     _, summary = render_markdown(leaky)
     assert "HELDOUT_MARKER" not in summary
+
+
+def test_a_verdict_posted_before_its_mutants_says_at_the_top_that_it_may_change() -> None:
+    from checks.report import StrengthResult
+
+    pending = StrengthResult(status="measured", changed_lines=8, hidden_covered=8, pending=True)
+    behaviour = BehaviourResult(status="passed", strength=pending)
+    _, summary = render_markdown(report(conclusion="success", reasons=[], behaviour=behaviour))
+    top = summary.split("<details>")[0]
+    assert "Suite strength: still measuring" in top
+    assert "may change to `action_required`" in top
+    assert "never changes to a better one" in top
+    assert "mutation score: still measuring" in summary
+
+    done = pending.model_copy(update={"pending": False, "mutants": 4, "killed": 4})
+    _, summary = render_markdown(
+        report(conclusion="success", reasons=[], behaviour=behaviour.model_copy(update={"strength": done}))
+    )
+    assert "still measuring" not in summary
+    assert "kills 4/4 mutants" in summary
