@@ -77,3 +77,19 @@ def test_dependabot_watches_pip_and_actions() -> None:
 def test_the_build_context_never_holds_the_state_directory() -> None:
     ignored = (ROOT / ".dockerignore").read_text().splitlines()
     assert ".state" in ignored
+
+
+def test_the_pre_commit_hooks_are_the_lint_step_run_from_the_venv() -> None:
+    config = ROOT / ".pre-commit-config.yaml"
+    done = run(tool("pre-commit"), "validate-config", str(config))
+    assert done.returncode == 0, done.stdout + done.stderr
+    repos = yaml.safe_load(config.read_text())["repos"]
+    hooks = {hook["id"]: hook for repo in repos for hook in repo["hooks"]}
+    assert list(hooks) == ["ruff", "ruff-format", "mypy", "actionlint"]
+    for hook in hooks.values():
+        # language: system from the project's .venv: no network, the versions CI uses.
+        assert hook["language"] == "system", hook
+        venv_tools = [word for word in hook["entry"].replace("'", " ").split() if word.startswith(".venv/")]
+        assert venv_tools, hook
+        assert all((ROOT / word).is_file() for word in venv_tools), hook
+    assert "mypy tests" in hooks["mypy"]["entry"]  # the tests too, as scripts/test.sh checks them
