@@ -21,6 +21,7 @@ from checks.quality import JudgeRecord
 from checks.report import (
     BehaviourResult,
     Finding,
+    LayerStatus,
     QualityResult,
     Report,
     ShapeResult,
@@ -83,7 +84,7 @@ def findings_gate(
     hidden = conf.get("hidden")
     if isinstance(hidden, list):  # {"hidden": [passed, total]}: the numbers best of k ranks by
         passed, total = int(hidden[0]), int(hidden[1])
-        status = "passed" if passed == total else "failed"
+        status: LayerStatus = "passed" if passed == total else "failed"
         report.behaviour = BehaviourResult(
             status=status,
             suites=[

@@ -8,7 +8,7 @@ conclusion (a floor breached: action_required), never raise it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +53,7 @@ def gate(server: Server, github: FakeGitHub, root: Path, name: str, *, suite: st
     return make_pull(github, root, name, policy=POLICY + "strength:\n" + FEW_MUTANTS + strength)
 
 
-def run_to_the_end(server: Server, pull: Pull, files: dict[str, str | bytes | None]) -> None:
+def run_to_the_end(server: Server, pull: Pull, files: Mapping[str, str | bytes | None]) -> None:
     pull.push({**files, "patchgate-test.json": None})
     server.post("pull_request", pull.payload("opened"))
     wait_for(
@@ -64,9 +64,9 @@ def run_to_the_end(server: Server, pull: Pull, files: dict[str, str | bytes | No
 def completions(github: FakeGitHub, repository: str) -> list[dict[str, Any]]:
     """The requests that completed the repository's check run, in order."""
     return [
-        c.body  # type: ignore[misc]
+        c.body
         for c in github.check_run_calls(repository)
-        if c.method == "PATCH" and c.status < 300 and c.body.get("conclusion")  # type: ignore[union-attr]
+        if c.method == "PATCH" and c.status < 300 and c.body.get("conclusion")
     ]
 
 

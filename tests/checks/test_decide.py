@@ -14,6 +14,7 @@ from checks.report import (
     QualityResult,
     ShapeResult,
     StrengthResult,
+    SuiteKind,
     SuiteResult,
     ToolRun,
 )
@@ -34,13 +35,13 @@ def finding(tool: str = "ruff", *, needs_maintainer: bool = False, introduced: b
     )
 
 
-def suite(kind: str = "hidden", passed: int = 10, total: int = 10) -> SuiteResult:
+def suite(kind: SuiteKind = "hidden", passed: int = 10, total: int = 10) -> SuiteResult:
     return SuiteResult(
         name=kind,
         kind=kind,
         passed=passed,
         failed=total - passed,
-        total=total,  # type: ignore[arg-type]
+        total=total,
         pass_rate=passed / total if total else 0.0,
         status="passed" if passed == total else "failed",
     )
