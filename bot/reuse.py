@@ -186,7 +186,7 @@ def reusable(report: Report) -> bool:
         return False
     if any(suite.status in ("error", "unavailable") for suite in report.behaviour.suites):
         return False
-    if report.behaviour.strength.status == "error":
+    if report.behaviour.strength.status == "error" or report.behaviour.strength.pending:
         return False
     return all(c.verdict != "error" for c in report.quality.criteria)
 

@@ -121,6 +121,10 @@ def _with(**changes: Any) -> Report:
         (_with(behaviour__status="error"), False),
         (_with(behaviour__suites=[SuiteResult(name="h", kind="hidden", status="error")]), False),
         (_with(behaviour__strength=StrengthResult(status="error")), False),
+        (
+            _with(behaviour__strength=StrengthResult(status="measured", pending=True)),
+            False,
+        ),  # mutants running
         (_with(quality__status="unavailable"), False),  # the judge was down: a repeat may reach it
         (_with(quality__status="passed", quality__criteria=[_criterion("pass")]), True),
         (_with(quality__status="passed", quality__criteria=[_criterion("error")]), False),
