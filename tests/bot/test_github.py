@@ -160,7 +160,7 @@ def test_a_rate_limit_longer_than_allowed_is_not_slept_through(
     with pytest.raises(GitHubError, match="rate limited") as info:
         run(client.pull(pull.repository, 1))
     assert info.value.retryable
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 60  # the reset is an hour away: not slept through
 
 
 def test_missing_things(github: FakeGitHub, client: Installation, tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,9 +67,7 @@ def test_build_installs_requirements_and_extras_then_reuses_the_image(
         asked = len(index.requests)
         assert asked > 0
 
-        started = time.monotonic()
         assert ensure_env_image(tree, index_url=index.url) == tag
-        assert time.monotonic() - started < 5
         assert len(index.requests) == asked, "a cached image asked the index again"
 
         result = sandbox.run(

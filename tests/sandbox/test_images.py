@@ -66,7 +66,8 @@ def test_tools_are_pinned() -> None:
 def test_second_build_is_a_no_op_and_the_image_has_the_tools(base_image: str) -> None:
     started = time.monotonic()
     assert ensure_base_image() == base_image
-    assert time.monotonic() - started < 5
+    # A build (debootstrap) takes minutes; finding the image, a second at most on any machine.
+    assert time.monotonic() - started < 60
     client = docker_client()
     try:
         image = client.images.get(base_image)

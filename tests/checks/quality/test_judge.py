@@ -73,7 +73,8 @@ def test_the_run_budget_bounds_every_call_and_retry() -> None:
         start = time.monotonic()
         with pytest.raises(JudgeUnavailable, match=r"judge time budget \(1s\) is spent"):
             run(lambda: Judge(MODEL, s).ask(CHAT, ShadowAnswer))
-        assert time.monotonic() - start < 5
+        # The 1 s budget ended it, not the 30 s reply (three times, with the retries).
+        assert time.monotonic() - start < 20
         # A later call of the same run starts with nothing left and asks nobody.
         calls = server.calls
         with pytest.raises(JudgeUnavailable, match="budget"):
