@@ -23,8 +23,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checks.gate import GateContext  # noqa: E402 - after the path set-up above
 from checks.policy import Policy  # noqa: E402
+from checks.runner import LayerContext  # noqa: E402 - after the path set-up above
 from checks.shape import mypy as mypy_gate  # noqa: E402
 from checks.shape import run_shape  # noqa: E402
 from checks.workspace import from_git  # noqa: E402
@@ -87,7 +87,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="patchgate-bench-") as tmp:
         repo = make_change(Path(tmp), args.modules)
         ws = from_git(repo, "main", "pr", Path(tmp) / "ws")
-        ctx = GateContext(ws, Policy(), sandbox, image)
+        ctx = LayerContext(ws, Policy(), sandbox, image)
         times: dict[str, list[float]] = {"shared": [], "cold": []}
         found: dict[str, set[tuple[str, int, str]]] = {}
         for _ in range(args.repeat):

@@ -29,10 +29,10 @@ from bot.settings import Settings, load_settings
 from bot.store import Store
 from bot.topology import check_store, describe
 from bot.worker import Worker, default_runner
-from checks.gate import Runner
 from checks.pipeline import run_pipeline
 from checks.render import render_text
 from checks.report import Report
+from checks.runner import Runner
 
 log = logging.getLogger(__name__)
 

@@ -42,13 +42,13 @@ from bot.tables import ABANDONED, CANCELLED, DONE, FAILED, SKIPPED
 from bot.tarballs import TarballCache
 from bot.trees import fetch_workspace
 from checks.behaviour.suites import Suites, suites_for
-from checks.gate import Runner
 from checks.pipeline import PipelineInputs, Progress, ShadowSink, Stopped, error_report, run_pipeline
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
 from checks.quality import JudgeRecord
 from checks.quality.inputs import JudgeSettings, Task
 from checks.refusal import refused_report
 from checks.report import Report
+from checks.runner import Runner
 from checks.workspace import TreeRefused
 from sandbox.trees import scratch
 

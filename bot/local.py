@@ -6,12 +6,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from checks.behaviour.suites import Suites
-from checks.gate import Runner
 from checks.pipeline import PipelineInputs, Progress, error_report, run_pipeline
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
 from checks.quality.inputs import JudgeSettings, Task
 from checks.refusal import refused_report
 from checks.report import Report
+from checks.runner import Runner
 from checks.workspace import TreeRefused, from_git
 from sandbox.trees import scratch
 

@@ -13,11 +13,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.local import LocalRun, gate_local, read_policy
-from checks.gate import Runner
 from checks.quality import compare_pairwise
 from checks.quality.inputs import JudgeSettings
 from checks.ranking import Candidate, Pairwise, Ranking, execution_of, pairs_to_judge, rank
 from checks.report import Report
+from checks.runner import Runner
 from checks.workspace import Workspace, from_git
 from sandbox.process import run_process
 from sandbox.trees import scratch

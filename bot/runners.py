@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from bot import metrics
-from checks.gate import Runner
+from checks.runner import Runner
 from sandbox.spec import RunResult, RunSpec
 
 

@@ -32,9 +32,9 @@ from bot.suitesgithub import GitHubSuites
 from bot.suitestore import SuiteStore
 from bot.tables import ABANDONED
 from bot.tarballs import TarballCache
-from checks.gate import Runner
 from checks.pipeline import run_pipeline
 from checks.quality.inputs import JudgeSettings
+from checks.runner import Runner
 from sandbox.errors import SandboxError
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,6 @@ from checks.behaviour.layer import start_behaviour
 from checks.behaviour.strength import PendingMutants
 from checks.behaviour.suites import Suites
 from checks.decide import Decision, decide, settle
-from checks.gate import GateContext, Runner
 from checks.policy import Policy
 from checks.quality.inputs import JudgeSettings, Task
 from checks.refusal import tree_finding
@@ -37,6 +36,7 @@ from checks.report import (
     Report,
     ShapeResult,
 )
+from checks.runner import LayerContext, Runner
 from checks.shape import run_shape
 from checks.workspace import Workspace
 from sandbox.errors import SandboxError
@@ -204,7 +204,7 @@ def _gate(
                 f"environment image: {exc}", "neutral", base_sha=ws.base_sha, head_sha=ws.head_sha
             )
         timings["environment image"] = time.monotonic() - start
-    ctx = GateContext(ws, policy, _Stoppable(inputs.runner, inputs.stop), image)
+    ctx = LayerContext(ws, policy, _Stoppable(inputs.runner, inputs.stop), image)
 
     _checkpoint(inputs, "shape")
     start = time.monotonic()
@@ -281,12 +281,12 @@ def _strength(report: Report, pending: PendingMutants, first: Decision, policy: 
     report.reasons = list(decision.reasons)
 
 
-def _shape(ctx: GateContext) -> ShapeResult:
+def _shape(ctx: LayerContext) -> ShapeResult:
     return run_shape(ctx)
 
 
 def _behaviour(
-    inputs: PipelineInputs, ctx: GateContext, keep: ExitStack, pending: list[PendingMutants]
+    inputs: PipelineInputs, ctx: LayerContext, keep: ExitStack, pending: list[PendingMutants]
 ) -> BehaviourResult:
     policy = inputs.policy.behaviour
     if not policy.enabled:

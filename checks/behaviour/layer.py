@@ -34,9 +34,9 @@ from checks.behaviour.strength import PendingMutants, measure_strength
 from checks.behaviour.suites import SUITE_NAMES, Suite, Suites, load_suite
 from checks.behaviour.tamper import restore_infra
 from checks.behaviour.views import PIDS_LIMIT, run_view
-from checks.gate import GateContext, Runner
 from checks.policy import Behaviour
 from checks.report import BehaviourResult, SuiteKind
+from checks.runner import LayerContext, Runner
 from sandbox.spec import RunResult
 from sandbox.trees import scratch
 
@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 PARALLEL_RUNS = 2
 
 
-def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
+def run_behaviour(ctx: LayerContext, suites: Suites) -> BehaviourResult:
     """Run the suites against base and head in the sandbox, grade the change and measure its strength.
 
     Raises SandboxError when the sandbox itself fails (the pipeline reports
@@ -60,7 +60,7 @@ def run_behaviour(ctx: GateContext, suites: Suites) -> BehaviourResult:
 
 
 def start_behaviour(
-    ctx: GateContext, suites: Suites, keep: ExitStack
+    ctx: LayerContext, suites: Suites, keep: ExitStack
 ) -> tuple[BehaviourResult, PendingMutants | None]:
     """Run the suites and grade the change; return the mutant runs still to do, if any.
 

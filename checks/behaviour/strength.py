@@ -32,9 +32,9 @@ from checks.behaviour.outcomes import Part, parse_log
 from checks.behaviour.plan import CONTAINER_REPO, Staging, parts, plan_one
 from checks.behaviour.result import MAX_LISTED, SuiteOutcome
 from checks.behaviour.views import run_view
-from checks.gate import GateContext
 from checks.policy import Strength
 from checks.report import StrengthResult, Survivor
+from checks.runner import LayerContext
 from sandbox.spec import Mount
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ class PendingMutants:
     layer's own, reused.
     """
 
-    ctx: GateContext
+    ctx: LayerContext
     staging: Staging
     outcome: SuiteOutcome
     executable: Mapping[str, list[int]]
@@ -73,7 +73,7 @@ class PendingMutants:
 
 
 def measure_strength(  # noqa: PLR0917 - the layer's facts, passed once
-    ctx: GateContext,
+    ctx: LayerContext,
     hidden: Staging | None,
     hidden_outcome: SuiteOutcome | None,
     held_out: SuiteOutcome | None,
@@ -129,7 +129,7 @@ def floors(result: StrengthResult, settings: Strength) -> list[str]:
 
 
 def _mutation(  # noqa: PLR0917 - the layer's facts, passed once
-    ctx: GateContext,
+    ctx: LayerContext,
     staging: Staging,
     outcome: SuiteOutcome,
     executable: Mapping[str, list[int]],
@@ -183,7 +183,7 @@ def _mutation(  # noqa: PLR0917 - the layer's facts, passed once
 
 
 def _kills(  # noqa: PLR0917 - one run's facts
-    ctx: GateContext,
+    ctx: LayerContext,
     staging: Staging,
     outcome: SuiteOutcome,
     part: Part,

@@ -1,8 +1,8 @@
 """The shape layer: does the change load, and is it clean? Only what the PR introduces counts.
 
-Gates (each a module registered in :data:`checks.gate.GATES`): ``loads``,
-``ruff``, ``mypy``, ``bandit``, ``semgrep`` (this package) and ``hygiene``
-(:mod:`checks.shape.hygiene`). :func:`run_shape` runs the enabled ones
+Gates (each a module of this package, listed in :data:`GATES`): ``loads``,
+``ruff``, ``mypy``, ``bandit``, ``semgrep`` and ``hygiene``; each satisfies
+the protocol of :mod:`checks.shape.gate`. :func:`run_shape` runs the enabled ones
 concurrently (the sandbox bounds how many containers run at once) and turns
 their findings into one :class:`~checks.report.ShapeResult`. A gate that
 breaks is an ``error`` for that tool, an infrastructure problem, never a
@@ -11,37 +11,39 @@ failure of the PR. See docs/shape.md.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from types import MappingProxyType
 
-from checks.gate import GATES, GateContext, GateResult
 from checks.policy import Policy
 from checks.report import ShapeResult, ToolRun
-from checks.shape import bandit, loads, mypy, ruff, semgrep
+from checks.runner import LayerContext
+from checks.shape import bandit, hygiene, loads, mypy, ruff, semgrep
 from checks.shape.container import ToolFailure
+from checks.shape.gate import Gate, GateResult
 from checks.shape.thresholds import failure_reason
 from sandbox.errors import SandboxError
 from sandbox.trees import TreeBoundExceeded
 
-__all__ = ["ORDER", "bandit", "loads", "mypy", "ruff", "run_shape", "semgrep"]
+__all__ = ["GATES", "run_shape"]
 
 log = logging.getLogger(__name__)
 
-# The order gates are reported in: cheapest and most basic first.
-ORDER = ("loads", "ruff", "mypy", "bandit", "semgrep", "hygiene")
-
-
-def _register_hygiene() -> None:
-    # The hygiene gate lives in its own module; importing it registers it.
-    try:
-        importlib.import_module("checks.shape.hygiene")
-    except ModuleNotFoundError as exc:
-        if exc.name != "checks.shape.hygiene":
-            raise
+# Every shape gate, by the name policy (`gates.<name>`) and rubrics use, in the order they are
+# reported: cheapest and most basic first. A new gate is one module and one line here.
+GATES: Mapping[str, Gate] = MappingProxyType(
+    {
+        "loads": loads.gate,
+        "ruff": ruff.gate,
+        "mypy": mypy.gate,
+        "bandit": bandit.gate,
+        "semgrep": semgrep.gate,
+        "hygiene": hygiene.gate,
+    }
+)
 
 
 def _enabled(policy: Policy, name: str) -> bool:
@@ -49,25 +51,19 @@ def _enabled(policy: Policy, name: str) -> bool:
     return bool(getattr(switch, "enabled", True))
 
 
-def _names(policy: Policy, gates: Sequence[str] | None) -> list[str]:
-    known = set(GATES) | set(type(policy.gates).model_fields)
+def _names(gates: Sequence[str] | None) -> list[str]:
     if gates is None:
-        wanted = known
-    else:
-        unknown = sorted(set(gates) - known)
-        if unknown:
-            raise ValueError(f"unknown shape gate(s): {', '.join(unknown)}")
-        wanted = set(gates)
-    return sorted(wanted, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
+        return list(GATES)
+    unknown = sorted(set(gates) - set(GATES))
+    if unknown:
+        raise ValueError(f"unknown shape gate(s): {', '.join(unknown)}")
+    return [n for n in GATES if n in gates]
 
 
-def _run_one(name: str, ctx: GateContext) -> GateResult:
+def _run_one(name: str, ctx: LayerContext) -> GateResult:
     start = time.monotonic()
-    gate = GATES.get(name)
     try:
-        if gate is None:
-            raise ToolFailure(f"no {name} gate is installed")
-        result = gate.run(ctx)
+        result = GATES[name].run(ctx)
     except TreeBoundExceeded:
         # The PR's tree broke a bound: its failure, decided by the pipeline, never a tool error.
         raise
@@ -83,15 +79,14 @@ def _run_one(name: str, ctx: GateContext) -> GateResult:
     return result
 
 
-def run_shape(ctx: GateContext, *, gates: Sequence[str] | None = None) -> ShapeResult:
+def run_shape(ctx: LayerContext, *, gates: Sequence[str] | None = None) -> ShapeResult:
     """Run the enabled shape gates (all registered, or just ``gates``) and judge their findings.
 
     ``status`` is ``failed`` when a gate's introduced findings cross the
     policy's threshold, else ``error`` when a gate could not run, else
     ``passed`` (``skipped`` when policy disabled every gate).
     """
-    _register_hygiene()
-    names = _names(ctx.policy, gates)
+    names = _names(gates)
     runs = [n for n in names if _enabled(ctx.policy, n)]
     results: dict[str, GateResult] = {}
     if runs:

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from checks.gate import register
 from checks.report import Finding
 from checks.shape.config import bandit_config
 from checks.shape.container import Batch, ToolFailure
@@ -94,4 +93,4 @@ class BanditTool:
         return Parsed(found["base"], found["head"], detail)
 
 
-gate = register(ToolGate(BanditTool()))
+gate = ToolGate(BanditTool())

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from checks.gate import GateContext
+from checks.runner import LayerContext
 from checks.shape.config import BASE_MOUNT, CONTAINER_TMP, DEFAULTS_DIR, HEAD_MOUNT, RULES_DIR, STAGE_MOUNT
 from sandbox.spec import Limits, Mount, RunSpec
 
@@ -93,7 +93,7 @@ class ProbeRun:
 
 
 def run_probe(
-    ctx: GateContext, staged: Path, plan: Mapping[str, Any], *, limits: Limits, what: str
+    ctx: LayerContext, staged: Path, plan: Mapping[str, Any], *, limits: Limits, what: str
 ) -> ProbeRun:
     """Run the probe with ``plan`` and return its output; raise ToolFailure when the run broke."""
     plan_path = staged / "plan.json"

@@ -12,9 +12,10 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
-from checks.gate import GateContext, GateResult, register
 from checks.report import ToolRun
+from checks.runner import LayerContext
 from checks.shape.examination import TOOL, Examination, Side, Source, changed_span, python_sides
+from checks.shape.gate import GateResult
 from checks.shape.pluginuse import hook_definitions, plugin_loads
 from checks.shape.probing import probes, reason
 from checks.shape.statements import Hit, new_hits
@@ -43,7 +44,7 @@ class HygieneGate:
 
     name = TOOL
 
-    def run(self, ctx: GateContext) -> GateResult:
+    def run(self, ctx: LayerContext) -> GateResult:
         """Examine the change; reads files only, so ``ctx.runner`` and ``ctx.image`` go unused."""
         start = time.monotonic()
         try:
@@ -253,4 +254,4 @@ def _repo_base_classes(root: Path, exam: Examination) -> frozenset[str]:
     return base_class_names(texts())
 
 
-register(HygieneGate())
+gate = HygieneGate()

@@ -15,10 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from checks.gate import GateContext, GateResult, register
 from checks.report import Finding, ToolRun
+from checks.runner import LayerContext
 from checks.shape.config import BASE_MOUNT, HEAD_MOUNT
 from checks.shape.container import LoadRecord, parse_loads, run_probe, stage
+from checks.shape.gate import GateResult
 from checks.shape.introduced import compare
 from checks.shape.modules import DirTree, importable
 from checks.shape.static import Lines, select, targets
@@ -89,7 +90,7 @@ class LoadsGate:
             output_bytes=16 * 1024 * 1024,
         )
 
-    def run(self, ctx: GateContext) -> GateResult:
+    def run(self, ctx: LayerContext) -> GateResult:
         """Compile and import every changed module; compare failures with the base."""
         ws = ctx.workspace
         items = plan_items(ws)
@@ -127,4 +128,4 @@ class LoadsGate:
         return GateResult(run, tuple(findings), comparison.preexisting, tuple(notices))
 
 
-gate = register(LoadsGate())
+gate = LoadsGate()

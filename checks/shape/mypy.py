@@ -25,7 +25,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from checks.gate import register
 from checks.report import Finding
 from checks.shape.config import BASE_MOUNT, CONTAINER_TMP, HEAD_MOUNT, mypy_config
 from checks.shape.container import Batch, ToolFailure
@@ -135,4 +134,4 @@ class MypyTool:
         return Parsed(found["base"], found["head"])
 
 
-gate = register(ToolGate(MypyTool()))
+gate = ToolGate(MypyTool())

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from checks.gate import register
 from checks.report import Finding
 from checks.shape.config import BASE_MOUNT, HEAD_MOUNT, ruff_config
 from checks.shape.container import Batch, ToolFailure
@@ -85,4 +84,4 @@ class RuffTool:
         return Parsed(found["base"], found["head"])
 
 
-gate = register(ToolGate(RuffTool()))
+gate = ToolGate(RuffTool())

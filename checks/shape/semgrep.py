@@ -14,7 +14,6 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from checks.gate import register
 from checks.report import Finding
 from checks.shape.config import SOURCES_MOUNT, STAGE_MOUNT
 from checks.shape.container import Batch, ToolFailure
@@ -128,4 +127,4 @@ class SemgrepTool:
         return Parsed(base, head, detail)
 
 
-gate = register(ToolGate(SemgrepTool()))
+gate = ToolGate(SemgrepTool())

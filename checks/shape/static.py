@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from checks.gate import GateContext, GateResult
 from checks.policy import ToolSwitch
 from checks.report import Finding, ToolRun
+from checks.runner import LayerContext
 from checks.shape.config import BASE_MOUNT, HEAD_MOUNT
 from checks.shape.container import Batch, ToolFailure, parse_batches, run_probe, stage
+from checks.shape.gate import GateResult
 from checks.shape.introduced import Comparison, compare
 from checks.workspace import Workspace
 from sandbox.spec import Limits
@@ -167,7 +168,7 @@ class ToolGate:
         self.tool = tool
         self.name = tool.name
 
-    def run(self, ctx: GateContext) -> GateResult:
+    def run(self, ctx: LayerContext) -> GateResult:
         """Run the tool on both trees in one sandbox run and compare the findings."""
         ws = ctx.workspace
         files = targets(ws)

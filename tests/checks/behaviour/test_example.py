@@ -9,9 +9,9 @@ import pytest
 
 from bot.demo_repo import build_example, example_suites
 from checks.behaviour import run_behaviour
-from checks.gate import GateContext
 from checks.policy import load_policy
 from checks.report import BehaviourResult
+from checks.runner import LayerContext
 from checks.workspace import Workspace, from_git
 from sandbox.docker import DockerSandbox
 from sandbox.spec import Mount, RunSpec
@@ -41,7 +41,7 @@ def workspace(repo: Path, branch: str) -> Workspace:
 
 def behaviour(ws: Workspace, sandbox: DockerSandbox, image: str) -> BehaviourResult:
     policy = load_policy((ws.base_dir / ".github/patchgate.yml").read_text())
-    return run_behaviour(GateContext(ws, policy, sandbox, image), example_suites(EXAMPLE))
+    return run_behaviour(LayerContext(ws, policy, sandbox, image), example_suites(EXAMPLE))
 
 
 def visible_tests_pass(ws: Workspace, sandbox: DockerSandbox, image: str) -> bool:

@@ -12,9 +12,9 @@ import pytest
 
 from checks.behaviour import run_behaviour
 from checks.behaviour.suites import Suites
-from checks.gate import GateContext
 from checks.policy import Policy
 from checks.report import BehaviourResult, Report, SuiteResult
+from checks.runner import LayerContext
 from checks.workspace import Workspace, from_git
 from sandbox.docker import DockerSandbox
 from tests.conftest import GitRepo
@@ -84,7 +84,7 @@ class Gate:
             {"behaviour": {"show_hidden_failures": "ids+messages", **behaviour},
              "strength": {"max_mutants": 0} if strength is None else strength}
         )  # fmt: skip
-        ctx = GateContext(ws, policy, runner or self.sandbox, self.image)
+        ctx = LayerContext(ws, policy, runner or self.sandbox, self.image)
         return run_behaviour(ctx, Suites(hidden=hidden, held_out=held_out))
 
 

@@ -15,10 +15,11 @@ from textwrap import dedent
 
 import pytest
 
-from checks.gate import GateContext, GateResult
 from checks.policy import Policy
 from checks.report import Finding, ShapeResult
+from checks.runner import LayerContext
 from checks.shape import loads, run_shape
+from checks.shape.gate import GateResult
 from checks.shape.hygiene import HygieneGate
 from checks.workspace import Workspace, from_git
 from sandbox.docker import DockerSandbox
@@ -194,7 +195,7 @@ def scenario(
     results = {}
     for name, head in (("good", GOOD_FILES), ("bad", BAD_FILES)):
         ws = make_ws(tmp_path_factory.mktemp(name), BASE_FILES, head)
-        ctx = GateContext(ws, Policy(), shape_sandbox, shape_image)
+        ctx = LayerContext(ws, Policy(), shape_sandbox, shape_image)
         # A module that hangs at import costs the import timeout; keep it short here.
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(loads.gate, "import_timeout_s", 4.0)
@@ -239,7 +240,7 @@ def gate(git_repo: GitRepo, tmp_path: Path) -> Gate:
         git_repo.branch("pr")
         git_repo.commit("pr", head)
         ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
-        return HygieneGate().run(GateContext(ws, Policy(), NoRunner(), image="never-used"))
+        return HygieneGate().run(LayerContext(ws, Policy(), NoRunner(), image="never-used"))
 
     return run
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from checks.gate import GATES, GateContext
 from checks.policy import Policy
+from checks.runner import LayerContext
+from checks.shape import GATES
 from checks.shape.hygiene import HygieneGate
 from checks.workspace import from_git
 from tests.checks.shape.conftest import Files, Found, Gate, NoRunner, found, src
@@ -603,7 +604,7 @@ def test_findings_reach_the_decision(git_repo: GitRepo, tmp_path: Path, policy: 
     git_repo.commit("pr", {"tests/test_m.py": skipped})
     ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
     rules = load_policy(policy)
-    shape = run_shape(GateContext(ws, rules, NoRunner(), image="never-used"), gates=["hygiene"])
+    shape = run_shape(LayerContext(ws, rules, NoRunner(), image="never-used"), gates=["hygiene"])
     assert [(t.tool, t.status) for t in shape.tools] == [("hygiene", "ok")]
     decision = decide(shape, BehaviourResult(status="passed"), QualityResult(), rules)
     assert decision.conclusion == conclusion
@@ -618,7 +619,7 @@ def test_an_unreadable_workspace_is_an_infrastructure_error(tmp_path: Path) -> N
     # A name longer than the file system allows: reading it fails with OSError (ENAMETOOLONG).
     too_long = ChangedFile("x" * 300 + ".py", "modified")
     ws = Workspace(tmp_path / "base", tmp_path / "head", "a", "b", (too_long,))
-    result = HygieneGate().run(GateContext(ws, Policy(), NoRunner(), image="never-used"))
+    result = HygieneGate().run(LayerContext(ws, Policy(), NoRunner(), image="never-used"))
     assert result.tool.status == "error"
     assert "cannot read the workspace" in result.tool.detail
     assert result.findings == ()
@@ -675,7 +676,7 @@ def test_new_rules_ask_a_maintainer(
     git_repo.branch("pr")
     git_repo.commit("pr", head)
     ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
-    shape = run_shape(GateContext(ws, Policy(), NoRunner(), image="never-used"), gates=["hygiene"])
+    shape = run_shape(LayerContext(ws, Policy(), NoRunner(), image="never-used"), gates=["hygiene"])
     assert rule in {f.rule for f in shape.findings}
     decision = decide(shape, BehaviourResult(status="passed"), QualityResult(), Policy())
     assert decision.conclusion == "action_required"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from checks.gate import GateContext
 from checks.policy import Policy
 from checks.report import ShapeResult
+from checks.runner import LayerContext
 from checks.shape import run_shape
 from checks.shape.container import Batch, ToolFailure
 from checks.shape.mypy import MypyTool, groups, parse_mypy
@@ -134,7 +134,7 @@ def test_the_heads_run_reuses_the_bases_cache_without_going_stale(
         "pkg/a.py": base["pkg/a.py"] + "\n\nX = 1\n",
     }
     ws = make_ws(tmp_path, dict(base), head)
-    result = run_shape(GateContext(ws, Policy(), shape_sandbox, shape_image), gates=("mypy",))
+    result = run_shape(LayerContext(ws, Policy(), shape_sandbox, shape_image), gates=("mypy",))
     [run] = result.tools
     assert run.status == "ok", run.detail
     # a's old error (line 9, in both trees) is not new.

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from checks.gate import GateContext
 from checks.policy import load_policy
 from checks.report import ShapeResult
+from checks.runner import LayerContext
 from checks.shape import run_shape
 from checks.shape.container import ToolFailure
 from checks.shape.ruff import parse_ruff
@@ -106,7 +106,7 @@ def test_the_policys_budget_reaches_the_sandbox(
     ws = make_ws(tmp_path, {"a.py": "x = 1\n"}, {"a.py": "import os\nx = 2\n"})
     policy = load_policy("gates:\n  ruff: {timeout_s: 45, memory_mb: 512}\n")
     recording = Recording(shape_sandbox)
-    result = run_shape(GateContext(ws, policy, recording, shape_image), gates=("ruff",))
+    result = run_shape(LayerContext(ws, policy, recording, shape_image), gates=("ruff",))
     [run] = result.tools
     assert run.status == "ok", run.detail
     assert rules_at(result, "ruff") == {("a.py", "F401")}

@@ -1,0 +1,30 @@
+"""The one small Protocol every shape gate satisfies, and what a gate returns.
+
+The gates themselves are listed in :data:`checks.shape.GATES`; repository
+policy (``gates.<name>``) and rubric YAML refer to them by those names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from checks.report import Finding, ToolRun
+from checks.runner import LayerContext
+
+
+@dataclass(frozen=True)
+class GateResult:
+    tool: ToolRun
+    findings: tuple[Finding, ...] = field(default=())
+    preexisting: int = 0
+    # Things the maintainer should know that are not findings (e.g. a capped list).
+    notices: tuple[str, ...] = field(default=())
+
+
+class Gate(Protocol):
+    """A shape gate: examines the workspace and reports findings the PR introduced."""
+
+    name: str
+
+    def run(self, ctx: LayerContext) -> GateResult: ...
