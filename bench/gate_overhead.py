@@ -60,7 +60,7 @@ from bot.local import LocalRun, Suites, gate_local  # noqa: E402
 from checks.runner import Runner  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
 from sandbox.envimage import ensure_env_image  # noqa: E402
-from sandbox.process import run_process  # noqa: E402
+from sandbox.host import run_process  # noqa: E402
 from sandbox.spec import RunResult, RunSpec  # noqa: E402
 
 TARGET = 1.0

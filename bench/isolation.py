@@ -35,8 +35,8 @@ from checks.behaviour.plan import Staging, module_names, plan_one, stage_suite, 
 from checks.behaviour.suites import SUITE_CONFIG, load_suite  # noqa: E402
 from checks.policy import Behaviour  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
+from sandbox.host import run_process  # noqa: E402
 from sandbox.images import ensure_base_image  # noqa: E402
-from sandbox.process import run_process  # noqa: E402
 from sandbox.spec import RunResult  # noqa: E402
 
 POLICY = Behaviour(timeout_s=1800, memory_mb=2048, import_timeout_s=120, show_hidden_failures="ids+messages")

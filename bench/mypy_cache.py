@@ -29,8 +29,8 @@ from checks.shape import mypy as mypy_gate  # noqa: E402
 from checks.shape import run_shape  # noqa: E402
 from checks.workspace import from_git  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
+from sandbox.host import run_process  # noqa: E402
 from sandbox.images import ensure_base_image  # noqa: E402
-from sandbox.process import run_process  # noqa: E402
 
 # Heavy corners of the standard library: what a real project's imports cost mypy.
 IMPORTS = (

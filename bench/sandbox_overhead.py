@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 from sandbox.docker import DockerSandbox  # noqa: E402 - after the path set-up above
 from sandbox.engine import docker_client  # noqa: E402
 from sandbox.envimage import ensure_env_image  # noqa: E402
+from sandbox.host import run_process  # noqa: E402
 from sandbox.images import ensure_base_image  # noqa: E402
-from sandbox.process import run_process  # noqa: E402
 from sandbox.spec import Limits, RunSpec  # noqa: E402
 
 TRIVIAL = ("python3", "-c", "pass")

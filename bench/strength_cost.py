@@ -46,7 +46,7 @@ from bot.local import LocalRun, gate_local  # noqa: E402
 from checks.behaviour.suites import Suites  # noqa: E402
 from checks.render.numbers import strength_numbers  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
-from sandbox.process import run_process  # noqa: E402
+from sandbox.host import run_process  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "duration"
 VARIANTS = {

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from checks.behaviour.suites import Suites
 from checks.report import Conclusion
-from sandbox.process import run_process
+from sandbox.host import run_process
 
 MAINTAINER = "example-maintainer"
 # Fixed dates keep the example's shas the same on every machine.

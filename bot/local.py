@@ -37,7 +37,7 @@ class LocalRun:
 def commit_provenance(repo: Path, base_sha: str, head_sha: str) -> list[str]:
     """Return the authors and Co-authored-by trailers of the commits in base..head."""
     from checks.quality.provenance import commit_signals
-    from sandbox.process import run_process
+    from sandbox.host import run_process
 
     done = run_process(
         ("git", "-C", str(repo), "log", f"--max-count={MAX_COMMITS}", "--format=%an <%ae>%x1f%B%x1e",

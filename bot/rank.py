@@ -19,7 +19,7 @@ from checks.ranking import Candidate, Pairwise, Ranking, execution_of, pairs_to_
 from checks.report import Report
 from checks.runner import Runner
 from checks.workspace import Workspace, from_git
-from sandbox.process import run_process
+from sandbox.host import run_process
 from sandbox.trees import scratch
 
 

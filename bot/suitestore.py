@@ -26,7 +26,7 @@ from typing import Literal, Protocol
 
 from checks.behaviour.suites import Suites, suites_for
 from checks.workspace import extract_tar
-from sandbox.process import run_process
+from sandbox.host import run_process
 from sandbox.trees import remove
 
 SourceKind = Literal["dir", "github", "git"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sandbox.process import ProcessError, run_process
+from sandbox.host import ProcessError, run_process
 from sandbox.trees import DEFAULT_BOUNDS, Bounds, Tally, TreeBoundExceeded
 
 # Beyond this many changed files the rest are listed as a notice and not examined.

@@ -27,8 +27,8 @@ from docker.errors import APIError, DockerException, ImageNotFound
 from sandbox.buildlock import build_lock
 from sandbox.engine import docker_client
 from sandbox.errors import ImageBuildError, ImageMissing
+from sandbox.host import run_process
 from sandbox.pipconf import PipSettings, pip_settings
-from sandbox.process import run_process
 
 Log = Callable[[str], None]
 

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from checks.testinfra import InfraChange, infra_changes
 from checks.workspace import Workspace
-from sandbox.process import run_process
+from sandbox.host import run_process
 from sandbox.trees import remove
 
 

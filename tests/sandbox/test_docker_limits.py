@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.docker import HOST_GRACE_S, KILL_GRACE_S, DockerSandbox, _Execution, _remove
-from sandbox.process import run_process
+from sandbox.host import run_process
 from sandbox.spec import Limits, MiB, RunResult, RunSpec
 
 pytestmark = pytest.mark.docker

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.engine import docker_client
+from sandbox.host import run_process
 from sandbox.images import (
     ISOLATED_TOOLS,
     TOOLS_REQUIREMENTS,
@@ -18,7 +19,6 @@ from sandbox.images import (
     ensure_base_image,
     rootfs_tag,
 )
-from sandbox.process import run_process
 
 
 def test_tags_are_hashes_of_their_recipes() -> None:

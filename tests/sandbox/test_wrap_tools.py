@@ -6,8 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+from sandbox.host import run_process
 from sandbox.images import WRAP_TOOLS
-from sandbox.process import run_process
 
 
 def fake_dist(root: Path, name: str, message: str) -> None:

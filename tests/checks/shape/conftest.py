@@ -24,8 +24,8 @@ from checks.shape.hygiene import HygieneGate
 from checks.workspace import Workspace, from_git
 from sandbox.docker import DockerSandbox
 from sandbox.engine import engine_available
+from sandbox.host import run_process
 from sandbox.images import ensure_base_image
-from sandbox.process import run_process
 from sandbox.spec import RunResult, RunSpec
 from tests.conftest import GitRepo
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from checks.shape import probe
-from sandbox.process import run_process
+from sandbox.host import run_process
 
 PROBE = Path(probe.__file__)
 

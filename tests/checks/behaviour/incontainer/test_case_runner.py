@@ -20,7 +20,7 @@ import pytest
 
 from checks.behaviour.incontainer import codec
 from checks.behaviour.incontainer.codec import Unserializable, encode
-from sandbox.process import run_process
+from sandbox.host import run_process
 
 ROOT = Path(__file__).resolve().parents[4]
 DRIVER = """

@@ -14,7 +14,7 @@ from checks.behaviour.grade import TestOutcome
 from checks.behaviour.outcomes import parse_log
 from checks.behaviour.plan import write_harness
 from checks.policy import Behaviour
-from sandbox.process import ProcessResult, run_process
+from sandbox.host import ProcessResult, run_process
 
 INI = "[pytest]\npython_files = test_*.py\ntimeout = 30\ntimeout_method = signal\n"
 

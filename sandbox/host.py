@@ -1,4 +1,10 @@
-"""Run a host process: the one way patchgate starts an external program on the host."""
+"""Run a process on the host, outside any sandbox: the one way patchgate starts a program.
+
+git (workspaces, suites repositories), docker (image builds, the engine's CLI)
+and debootstrap run through :func:`run_process` with an argv tuple, never a
+shell. Nothing here is sandboxed: the PR's code never runs through this module,
+only through sandbox.docker's hardened containers.
+"""
 
 from __future__ import annotations
 

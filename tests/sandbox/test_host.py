@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from sandbox.process import ProcessError, run_process
+from sandbox.host import ProcessError, run_process
 
 
 def test_captures_output_and_code() -> None:
