@@ -59,18 +59,6 @@ def read_policy(base_dir: Path, override: Path | None) -> Policy:
     return load_policy(text, str(override) if override is not None else POLICY_PATH)
 
 
-def judge_from_env() -> JudgeSettings | None:
-    """Build judge settings from the ``PATCHGATE_JUDGE_*`` environment variables, as the service does.
-
-    None when neither an endpoint nor a key is set. Raises pydantic's
-    ValidationError for a value that does not parse (e.g. a timeout of "soon").
-    """
-    from bot.settings import Settings
-
-    # The environment only: a local run does not read the service's config file.
-    return Settings().judge()
-
-
 def gate_local(
     run: LocalRun, runner: Runner, *, image: str | None = None, on_progress: Progress | None = None
 ) -> Report:

@@ -33,7 +33,6 @@ from bot.suitestore import SuiteStore
 from bot.tables import ABANDONED
 from bot.tarballs import TarballCache
 from checks.pipeline import run_pipeline
-from checks.quality.inputs import JudgeSettings
 from checks.runner import Runner
 from sandbox.errors import SandboxError
 
@@ -46,11 +45,6 @@ def default_runner(runtime: str | None = None) -> Runner:
 
     # The worker's LimitedRunner (PATCHGATE_MAX_SANDBOXES) is the bound; this one only stops a runaway.
     return DockerSandbox(max_concurrency=64, runtime=runtime)
-
-
-def judge_settings(settings: Settings) -> JudgeSettings | None:
-    """Return how to reach the judge, or None when no judge is configured."""
-    return settings.judge()
 
 
 class Worker:
@@ -81,7 +75,7 @@ class Worker:
             store,
             gate,
             self._get_runner,
-            judge_settings(settings),
+            settings.judge(),
             self.name,
             self._pipelines,
             TarballCache(settings.work_dir / "tarballs", settings.tarball_cache_bytes),

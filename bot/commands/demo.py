@@ -25,9 +25,10 @@ def command(args: argparse.Namespace) -> int:
     from bot.commands.rank import render_ranking
     from bot.commands.run import EXIT_CODES, render
     from bot.demo_repo import ExampleError, build_example, bundled_example, example_suites
-    from bot.local import LocalRun, gate_local, judge_from_env
+    from bot.local import LocalRun, gate_local
     from bot.localruns import record_local_run
     from bot.rank import rank_reports
+    from bot.settings import load_settings
     from bot.stdout import to_stderr
     from checks.quality.inputs import Task
     from checks.report import Report
@@ -39,6 +40,7 @@ def command(args: argparse.Namespace) -> int:
     if not (args.example / "repo").is_dir():
         print(f"patchgate demo: {args.example} is not an example directory", file=sys.stderr)
         return 2
+    judge = load_settings().judge()
     with tempfile.TemporaryDirectory(prefix="patchgate-demo-") as tmp:
         repo = args.keep if args.keep is not None else Path(tmp) / "repo"
         try:
@@ -52,9 +54,7 @@ def command(args: argparse.Namespace) -> int:
         reports: dict[str, Report] = {}
         for pr in prs:
             print(f"\n=== {pr.branch}: {pr.title} (by {pr.author}) ===", flush=True)
-            run = LocalRun(
-                repo, "main", pr.branch, suites, task=Task(pr.title, pr.body), judge=judge_from_env()
-            )
+            run = LocalRun(repo, "main", pr.branch, suites, task=Task(pr.title, pr.body), judge=judge)
             try:
                 with to_stderr():  # the reports are the demo's stdout, not library banners
                     report = gate_local(run, runner)

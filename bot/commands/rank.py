@@ -59,8 +59,9 @@ def render_ranking(ranking: Ranking, fmt: str) -> str:
 
 def command(args: argparse.Namespace) -> int:
     from bot.commands.run import suites_arg, task_arg
-    from bot.local import LocalRun, judge_from_env
+    from bot.local import LocalRun
     from bot.rank import rank_local
+    from bot.settings import load_settings
     from bot.stdout import to_stderr
     from checks.workspace import WorkspaceError
     from sandbox.docker import DockerSandbox
@@ -71,7 +72,7 @@ def command(args: argparse.Namespace) -> int:
         suites = suites_arg(args.hidden, args.held_out)
         if args.policy is not None and not args.policy.is_file():
             raise ValueError(f"--policy {args.policy}: no such file")
-        judge = judge_from_env()
+        judge = load_settings().judge()
         task = task_arg(args)
     except ValueError as exc:
         print(f"patchgate rank: {exc}", file=sys.stderr)

@@ -172,7 +172,8 @@ def progress_printer(wanted: bool | None) -> Callable[[str, Report], None] | Non
 
 
 def command(args: argparse.Namespace) -> int:
-    from bot.local import LocalRun, gate_local, judge_from_env
+    from bot.local import LocalRun, gate_local
+    from bot.settings import load_settings
     from bot.stdout import to_stderr
     from checks.workspace import WorkspaceError
     from sandbox.docker import DockerSandbox
@@ -182,7 +183,9 @@ def command(args: argparse.Namespace) -> int:
         suites = store_arg(args) if args.suites is not None else suites_arg(args.hidden, args.held_out)
         if args.policy is not None and not args.policy.is_file():
             raise ValueError(f"--policy {args.policy}: no such file")
-        judge = judge_from_env()  # a PATCHGATE_JUDGE_* value that does not parse is a ValueError
+        # The judge as the service has it: PATCHGATE_JUDGE_* from the environment, then the config
+        # file; a value that does not parse is a ValueError (pydantic's ValidationError).
+        judge = load_settings().judge()
         task = task_arg(args)
     except ValueError as exc:
         print(f"patchgate run: {exc}", file=sys.stderr)
