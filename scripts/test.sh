@@ -3,7 +3,7 @@
 # Real-component tests (Docker, PostgreSQL, Redis, the server process) must
 # run: PATCHGATE_REQUIRE_REAL=1 turns any skipped test into a failure.
 #
-# --fast: the inner loop (under a minute): ruff, mypy and every test not marked
+# --fast: the inner loop (under a minute): ruff, mypy, lint-imports and every test not marked
 # docker, postgres, redis, server or slow. No set-up, no services, no Docker:
 # an unmarked test that reaches for Docker fails (tests/conftest.py).
 # Extra arguments go to pytest in both modes.
@@ -23,6 +23,8 @@ lint() {
   echo "[test] mypy --strict, then the tests' relaxed mypy" >&2
   .venv/bin/mypy
   .venv/bin/mypy tests
+  echo "[test] import-linter: the layer contracts (.importlinter)" >&2
+  .venv/bin/lint-imports --no-cache
 }
 
 if [ "$FAST" = 1 ]; then

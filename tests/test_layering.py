@@ -1,0 +1,79 @@
+"""The layer contracts of .importlinter hold, and a violation really fails lint-imports.
+
+scripts/test.sh runs lint-imports on the tree; these tests run it on a copy of
+the tree with one forbidden import added, so a contract that stopped checking
+(a renamed package, a mistyped module, a broad ignore) cannot pass unnoticed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+PACKAGES = ("bot", "checks", "sandbox", "rubrics")
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """Return a copy of the four packages and the contracts, checked in place of the real ones."""
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
+    return tmp_path
+
+
+def lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    # PYTHONPATH first: the copy, not the installed checkout, is what gets analysed.
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"],
+        check=False,
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def add_import(tree: Path, module: str, statement: str) -> None:
+    path = tree / module
+    path.write_text(path.read_text() + f"\n{statement}  # added by the test\n")
+
+
+def test_the_tree_keeps_every_contract(tree: Path) -> None:
+    done = lint(tree)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 kept, 0 broken" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "statement", "broken"),
+    [
+        # checks imports upward into bot
+        ("checks/decide.py", "import bot.settings", "layers: bot > checks > sandbox"),
+        # sandbox imports checks: both the layers and the sandbox contract break
+        ("sandbox/spec.py", "import checks.report", "sandbox imports neither bot nor checks"),
+        # one layer imports another
+        ("checks/behaviour/grade.py", "import checks.quality.evidence", "shape, behaviour and quality"),
+        ("checks/shape/thresholds.py", "import checks.behaviour.errors", "shape, behaviour and quality"),
+    ],
+)
+def test_an_import_against_a_contract_fails_lint_imports(
+    tree: Path, module: str, statement: str, broken: str
+) -> None:
+    add_import(tree, module, statement)
+    done = lint(tree)
+    assert done.returncode != 0, done.stdout
+    assert "BROKEN" in done.stdout
+    # The report names the contract and the import that broke it.
+    broken_section = done.stdout.partition("Broken contracts")[2]
+    assert broken in broken_section, done.stdout
+    assert statement.removeprefix("import ") in broken_section, done.stdout
