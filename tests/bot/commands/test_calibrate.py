@@ -12,6 +12,7 @@ from bot.events import GateRequest
 from bot.store import JudgeRow, Store
 
 
+@pytest.mark.slow
 def test_calibrate_prints_the_table_from_stored_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -31,6 +31,7 @@ def test_report_schema_names_the_public_keys() -> None:
     assert {"conclusion", "reasons", "shape", "behaviour", "quality", "timings", "version"} <= set(props)
 
 
+@pytest.mark.slow
 def test_default_policy_and_bundled_rubrics_validate() -> None:
     jsonschema.validate(Policy().model_dump(mode="json"), schema("policy"))
     rubric = schema("rubric")
