@@ -288,8 +288,10 @@ def test_progress_goes_to_stderr_when_asked_and_never_to_stdout(calc_repo: GitRe
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["conclusion"] == "success"
     said = [line for line in shown.stderr.splitlines() if line.startswith("patchgate: ")]
-    assert [line.split()[1] for line in said] == ["shape", "behaviour", "done"], said
+    # The mutants run last, after the verdict's own runs: their line comes after behaviour's.
+    assert [line.split()[1] for line in said] == ["shape", "behaviour", "strength", "done"], said
     assert said[1].startswith("patchgate: behaviour passed · hidden 2/2")
+    assert "mutants of the changed lines" in said[2]
     # Not a terminal and not asked: nothing.
     quiet = patchgate(*argv)
     assert not [line for line in quiet.stderr.splitlines() if line.startswith("patchgate: ")]
