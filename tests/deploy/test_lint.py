@@ -85,7 +85,7 @@ def test_the_pre_commit_hooks_are_the_lint_step_run_from_the_venv() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     repos = yaml.safe_load(config.read_text())["repos"]
     hooks = {hook["id"]: hook for repo in repos for hook in repo["hooks"]}
-    assert list(hooks) == ["ruff", "ruff-format", "mypy", "actionlint"]
+    assert list(hooks) == ["ruff", "ruff-format", "mypy", "import-linter", "actionlint"]
     for hook in hooks.values():
         # language: system from the project's .venv: no network, the versions CI uses.
         assert hook["language"] == "system", hook
