@@ -45,12 +45,21 @@ def real_server(
     server.stop()
 
 
-def gate(server: Server, github: FakeGitHub, root: Path, name: str, *, suite: str, strength: str) -> Pull:
+def gate(
+    server: Server,
+    github: FakeGitHub,
+    root: Path,
+    name: str,
+    *,
+    suite: str,
+    strength: str,
+    mutants: str = FEW_MUTANTS,
+) -> Pull:
     """Make a repository with a one-test hidden suite and ``strength`` policy (its PR is not opened yet)."""
     hidden = Path(server.env["PATCHGATE_TEST_STORE"]) / "octo" / name / "hidden"
     hidden.mkdir(parents=True)
     (hidden / "test_add.py").write_text(suite)
-    return make_pull(github, root, name, policy=POLICY + "strength:\n" + FEW_MUTANTS + strength)
+    return make_pull(github, root, name, policy=POLICY + "strength:\n" + mutants + strength)
 
 
 def run_to_the_end(server: Server, pull: Pull, files: Mapping[str, str | bytes | None]) -> None:
@@ -126,3 +135,40 @@ def test_the_mutants_never_raise_a_failure(real_server: Server, github: FakeGitH
     assert "hidden suite kills 4/4 mutants" in final["output"]["summary"].replace("\\", "")
     run = pull.completed()
     assert run is not None and run["conclusion"] == "failure"
+
+
+def test_a_job_cancelled_after_the_early_verdict_keeps_it_without_the_mutants(
+    real_server: Server, github: FakeGitHub, tmp_path: Path
+) -> None:
+    # Every mutant run takes four seconds or more and there are a dozen of them, two at a time: the
+    # PR is closed while they run, long before the last one could finish.
+    slow = STRONG.replace("def test_add():\n", "def test_add():\n    time.sleep(4)\n").replace(
+        "from app", "import time\n\nfrom app"
+    )
+    many = "  max_mutants: 20\n"
+    pull = gate(
+        real_server,
+        github,
+        tmp_path,
+        "firstclosed",
+        suite=slow,
+        strength="  report_first: true\n",
+        mutants=many,
+    )
+    pull.push({**ADDS, "patchgate-test.json": None})
+    real_server.post("pull_request", pull.payload("opened"))
+    wait_for(pull.completed, 900, "the verdict before the mutants")
+    pull.publish(state="closed")
+    real_server.post("pull_request", pull.payload("closed"))
+    states = [("done", "pull_request.opened"), ("done", "pull_request.closed")]
+    wait_for(
+        lambda: [(j["state"], j["trigger"]) for j in jobs(real_server, pull.repository)] == states,
+        300,
+        "the job states",
+    )
+    first, final = completions(github, pull.repository)
+    # Never "cancelled": the verdict stands, and says its mutants were not run, and why.
+    assert (first["conclusion"], final["conclusion"]) == ("success", "success")
+    summary = final["output"]["summary"].replace("\\", "")
+    assert "still measuring" not in summary and "kills" not in summary
+    assert "mutants not run: the pull request was closed" in summary
