@@ -34,8 +34,9 @@ from checks.report import Report, Reuse
 
 # Only these triggers may be answered from the store; every other one asked for a fresh run.
 REUSING_TRIGGERS = frozenset(f"pull_request.{action}" for action in PR_GATE_ACTIONS)
-# What changes a verdict besides the repository's and the suites' bytes: this code.
-_CODE_ROOTS = ("checks", "sandbox", "rubrics")
+# What changes a verdict besides the repository's and the suites' bytes: this code (bot/ too: it
+# fetches the trees and the suites, and decides what the judge reads).
+_CODE_ROOTS = ("bot", "checks", "sandbox", "rubrics")
 # The suites are small trees of test files; a store past this is hashed by name and size only.
 _MAX_SUITE_BYTES = 256 * 1024 * 1024
 
@@ -159,7 +160,7 @@ def suites_digest(suites: Suites) -> str:
 
 @functools.cache
 def code_digest() -> str:
-    """Return this patchgate's version and a digest of its checks, sandbox and rubrics (once per process)."""
+    """Return this patchgate's version and a digest of its code and rubrics (once per process)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
