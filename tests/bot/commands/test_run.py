@@ -263,19 +263,20 @@ def test_sigterm_removes_the_runs_containers(calc_repo: GitRepo, tmp_path: Path)
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     mine: dict[str, str | list[str] | bool] = {"label": f"patchgate.owner-pid={proc.pid}"}
+    # ignore_removed: a short-lived run's container can go between the list and its inspect.
     try:
         deadline = time.monotonic() + 120
-        while not client.containers.list(all=True, filters=mine):
+        while not client.containers.list(all=True, filters=mine, ignore_removed=True):
             assert proc.poll() is None, "patchgate run ended before it started a container"
             assert time.monotonic() < deadline, "no sandbox container appeared"
             time.sleep(0.2)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 128 + signal.SIGTERM
-        assert client.containers.list(all=True, filters=mine) == []
+        assert client.containers.list(all=True, filters=mine, ignore_removed=True) == []
     finally:
         if proc.poll() is None:
             proc.kill()
-        for leftover in client.containers.list(all=True, filters=mine):
+        for leftover in client.containers.list(all=True, filters=mine, ignore_removed=True):
             leftover.remove(force=True)
         client.close()
 
