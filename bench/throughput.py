@@ -131,6 +131,9 @@ def one_run(workers: int, prs: int, timeout: float, suite: bool) -> tuple[float,
                     run = pull.completed()
                     if run is not None and pull.repository not in done:
                         done[pull.repository] = str(run.get("conclusion"))
+                        if done[pull.repository] != "success":  # say why, from the check run's title
+                            title = (run.get("output") or {}).get("title", "")
+                            print(f"  {pull.repository}: {done[pull.repository]}: {title}", flush=True)
                 time.sleep(0.5)
             elapsed = time.monotonic() - started
             peak = sampler.stop()
