@@ -104,6 +104,17 @@ def findings_section(report: Report, max_rows: int = MAX_ROWS) -> str | None:
 
 
 def _sections(report: Report) -> list[str]:
+    """Return the report's detail sections in reading order, each already rendered."""
+    return [
+        *_shape_sections(report),
+        *_behaviour_sections(report),
+        *_strength_sections(report),
+        *_quality_sections(report),
+        *_timing_sections(report),
+    ]
+
+
+def _shape_sections(report: Report) -> list[str]:
     sections: list[str] = []
     shape = report.shape
     tool_rows = [
@@ -115,93 +126,103 @@ def _sections(report: Report) -> list[str]:
         )
     if shape.notices:
         sections.append(_details("Notices", [f"- {escape(n, 500)}" for n in shape.notices]))
+    return sections
 
+
+def _behaviour_sections(report: Report) -> list[str]:
     behaviour = report.behaviour
-    if behaviour.suites:
-        rows = []
-        for s in behaviour.suites:
-            rows.append(
-                [
-                    escape(s.name),
-                    "held-out" if s.kind == "held_out" else "hidden",
-                    f"{s.passed}/{s.total}",
-                    f"{s.pass_rate * 100:.0f}%",
-                    str(s.errors),
-                    str(s.flaky),
-                    str(s.timed_out),
-                    f"{s.wall_s:.1f}s" if s.wall_s is not None else "-",
-                    f"{s.peak_memory_bytes / 2**20:.0f} MiB" if s.peak_memory_bytes else "-",
-                ]
-            )
-        body = _table(
-            ["suite", "kind", "passed", "rate", "errors", "flaky", "timed out", "time", "peak memory"],
-            rows,
-            len(rows),
+    if not behaviour.suites:
+        return []
+    rows = [
+        [
+            escape(s.name),
+            "held-out" if s.kind == "held_out" else "hidden",
+            f"{s.passed}/{s.total}",
+            f"{s.pass_rate * 100:.0f}%",
+            str(s.errors),
+            str(s.flaky),
+            str(s.timed_out),
+            f"{s.wall_s:.1f}s" if s.wall_s is not None else "-",
+            f"{s.peak_memory_bytes / 2**20:.0f} MiB" if s.peak_memory_bytes else "-",
+        ]
+        for s in behaviour.suites
+    ]
+    body = _table(
+        ["suite", "kind", "passed", "rate", "errors", "flaky", "timed out", "time", "peak memory"],
+        rows,
+        len(rows),
+    )
+    body += [
+        "",
+        f"regressions {behaviour.regressions} · fail→pass {behaviour.fail_to_pass}/"
+        f"{behaviour.fail_to_pass_total} · pass→pass {behaviour.pass_to_pass}",
+    ]
+    if behaviour.detail:
+        body += ["", escape(behaviour.detail, 1000)]
+    sections = [_details("Behaviour suites", body)]
+    for s in behaviour.suites:
+        # Held-out suites never carry ids; guard here too so nothing can leak through rendering.
+        if s.kind == "held_out" or not (s.failures or s.flaky_ids or s.timed_out_ids):
+            continue
+        lines = [f"- {code(f.id)}" + (f" — {escape(f.message)}" if f.message else "") for f in s.failures]
+        lines += [f"- {code(i)} (flaky, excluded)" for i in s.flaky_ids]
+        lines += [f"- {code(i)} (timed out)" for i in s.timed_out_ids]
+        if len(lines) > MAX_ROWS:
+            lines = [*lines[:MAX_ROWS], f"\n… and {len(lines) - MAX_ROWS} more (see the JSON report)"]
+        sections.append(_details(f"Hidden suite {escape(s.name)}: failing tests ({len(s.failures)})", lines))
+    return sections
+
+
+def _strength_sections(report: Report) -> list[str]:
+    strength = report.behaviour.strength
+    if strength.status != "measured":
+        return []
+    body = [escape(strength_numbers(strength), 1000)]
+    if strength.uncovered:
+        missed = ", ".join(code(u) for u in strength.uncovered[:MAX_ROWS])
+        body += ["", f"Changed lines the hidden suite never runs: {missed}"]
+    if strength.survivors:
+        rows = [[code(f"{m.path}:{m.line}"), code(m.operator, 60), code(m.mutated, 120)]
+                for m in strength.survivors]  # fmt: skip
+        body += ["", "Surviving mutants (an equivalent mutant survives any suite: judge each):", ""]
+        body += _table(["line", "operator", "mutated line"], rows, len(rows))
+    return [_details("Suite strength", body)]
+
+
+def _quality_sections(report: Report) -> list[str]:
+    quality = report.quality
+    if not quality.criteria:
+        return []
+    rows = []
+    for c in quality.criteria:
+        evidence = "<br>".join(
+            f"{code(f'{e.path}:{e.start_line}-{e.end_line}')} {code(e.quote, 120)}"
+            + ("" if e.verified else " (not found)")
+            for e in c.evidence
         )
+        rows.append([code(c.id, 60), escape(c.verdict), escape(c.severity), escape(c.reason), evidence])
+    body = _table(["criterion", "verdict", "severity", "reason", "evidence"], rows, len(rows))
+    meta = [quality.model and f"model {escape(quality.model)}"]
+    meta += [
+        f"tokens {quality.prompt_tokens}+{quality.completion_tokens}",
+        f"cost ${quality.cost_usd:.4f}",
+    ]
+    meta += [f"latency {quality.latency_s:.1f}s", escape(quality.calibration)]
+    body += ["", " · ".join(m for m in meta if m)]
+    if quality.omitted_files:
         body += [
             "",
-            f"regressions {behaviour.regressions} · fail→pass {behaviour.fail_to_pass}/"
-            f"{behaviour.fail_to_pass_total} · pass→pass {behaviour.pass_to_pass}",
+            "Left out of the judge's view (token budget): "
+            + ", ".join(code(p) for p in quality.omitted_files),
         ]
-        if behaviour.detail:
-            body += ["", escape(behaviour.detail, 1000)]
-        sections.append(_details("Behaviour suites", body))
-        for s in behaviour.suites:
-            # Held-out suites never carry ids; guard here too so nothing can leak through rendering.
-            if s.kind == "held_out" or not (s.failures or s.flaky_ids or s.timed_out_ids):
-                continue
-            lines = [f"- {code(f.id)}" + (f" — {escape(f.message)}" if f.message else "") for f in s.failures]
-            lines += [f"- {code(i)} (flaky, excluded)" for i in s.flaky_ids]
-            lines += [f"- {code(i)} (timed out)" for i in s.timed_out_ids]
-            if len(lines) > MAX_ROWS:
-                lines = [*lines[:MAX_ROWS], f"\n… and {len(lines) - MAX_ROWS} more (see the JSON report)"]
-            sections.append(
-                _details(f"Hidden suite {escape(s.name)}: failing tests ({len(s.failures)})", lines)
-            )
+    return [_details(f"{QUALITY_LABEL}: criteria ({len(quality.criteria)})", body)]
 
-    strength = behaviour.strength
-    if strength.status == "measured":
-        body = [escape(strength_numbers(strength), 1000)]
-        if strength.uncovered:
-            missed = ", ".join(code(u) for u in strength.uncovered[:MAX_ROWS])
-            body += ["", f"Changed lines the hidden suite never runs: {missed}"]
-        if strength.survivors:
-            rows = [[code(f"{m.path}:{m.line}"), code(m.operator, 60), code(m.mutated, 120)]
-                    for m in strength.survivors]  # fmt: skip
-            body += ["", "Surviving mutants (an equivalent mutant survives any suite: judge each):", ""]
-            body += _table(["line", "operator", "mutated line"], rows, len(rows))
-        sections.append(_details("Suite strength", body))
 
-    quality = report.quality
-    if quality.criteria:
-        rows = []
-        for c in quality.criteria:
-            evidence = "<br>".join(
-                f"{code(f'{e.path}:{e.start_line}-{e.end_line}')} {code(e.quote, 120)}"
-                + ("" if e.verified else " (not found)")
-                for e in c.evidence
-            )
-            rows.append([code(c.id, 60), escape(c.verdict), escape(c.severity), escape(c.reason), evidence])
-        body = _table(["criterion", "verdict", "severity", "reason", "evidence"], rows, len(rows))
-        meta = [quality.model and f"model {escape(quality.model)}"]
-        meta += [
-            f"tokens {quality.prompt_tokens}+{quality.completion_tokens}",
-            f"cost ${quality.cost_usd:.4f}",
-        ]
-        meta += [f"latency {quality.latency_s:.1f}s", escape(quality.calibration)]
-        body += ["", " · ".join(m for m in meta if m)]
-        if quality.omitted_files:
-            body += [
-                "",
-                "Left out of the judge's view (token budget): "
-                + ", ".join(code(p) for p in quality.omitted_files),
-            ]
-        sections.append(_details(f"{QUALITY_LABEL}: criteria ({len(quality.criteria)})", body))
-
-    if report.timings:
-        rows = [[escape(k), f"{v:.1f}s"] for k, v in sorted(report.timings.items())]
-        sections.append(_details("Timings", _table(["step", "time"], rows, len(rows))))
-    return sections
+def _timing_sections(report: Report) -> list[str]:
+    if not report.timings:
+        return []
+    rows = [[escape(k), f"{v:.1f}s"] for k, v in sorted(report.timings.items())]
+    return [_details("Timings", _table(["step", "time"], rows, len(rows)))]
 
 
 def reused_line(reuse: Reuse) -> str:
