@@ -55,8 +55,8 @@ sys.path.insert(0, str(ROOT))
 
 from isolation import PROJECTS, fetch, unpack  # noqa: E402 - bench/isolation.py: pinned sdists, split
 
-from bot.demo_repo import build_example  # noqa: E402 - after the path set-up above
-from bot.local import LocalRun, Suites, gate_local  # noqa: E402
+from bot.cli.demo_repo import build_example  # noqa: E402 - after the path set-up above
+from bot.cli.local import LocalRun, Suites, gate_local  # noqa: E402
 from checks.runner import Runner  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
 from sandbox.envimage import ensure_env_image  # noqa: E402

@@ -35,8 +35,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.signature import sign  # noqa: E402 - after the path set-up above
-from tests.bot.service import SECRET, Server, fixture, server_env  # noqa: E402
+from bot.web.signature import sign  # noqa: E402 - after the path set-up above
+from tests.bot.harness import SECRET, Server, fixture, server_env  # noqa: E402
 from tests.fakes.github_server import fake_github  # noqa: E402
 
 TARGET_P99_S = 0.050

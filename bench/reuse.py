@@ -46,8 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.ingress import key_pair  # noqa: E402 - after the path set-up above
-from bot.demo_repo import bundled_example, load_prs  # noqa: E402
-from tests.bot.service import Pull, Server, server_env, wait_for  # noqa: E402
+from bot.cli.demo_repo import bundled_example, load_prs  # noqa: E402
+from tests.bot.harness import Pull, Server, server_env, wait_for  # noqa: E402
 from tests.conftest import GitRepo  # noqa: E402
 from tests.fakes.github_server import FakeGitHub, fake_github  # noqa: E402
 

@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from isolation import Project, fetch, unpack  # noqa: E402 - after the path set-up above
 
-from bot.demo_repo import build_example, example_suites  # noqa: E402
-from bot.local import LocalRun, gate_local  # noqa: E402
+from bot.cli.demo_repo import build_example, example_suites  # noqa: E402
+from bot.cli.local import LocalRun, gate_local  # noqa: E402
 from checks.behaviour.suites import Suites  # noqa: E402
 from checks.render.numbers import strength_numbers  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402

@@ -3,7 +3,7 @@
 Starts the real server (`patchgate serve`, in-process workers, the real
 pipeline in real Docker sandboxes) against the tests' fake GitHub on
 loopback, once per worker count (``PATCHGATE_CONCURRENCY``, 1 and 2). Each
-run makes its own PRs (tests/bot/service.py's ``make_pull``: one repository
+run makes its own PRs (tests/bot/harness.py's ``make_pull``: one repository
 each, ``add`` fixed from ``a - b`` to ``a + b``, a two-test hidden suite in
 the test store), sends their ``pull_request.opened`` deliveries all at once
 and waits until every check run is completed. Printed per worker count: the
@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from ingress import key_pair  # noqa: E402 - bench/ingress.py: the App's key pair
 
-from tests.bot.service import Pull, Server, make_pull, server_env  # noqa: E402
+from tests.bot.harness import Pull, Server, make_pull, server_env  # noqa: E402
 from tests.fakes.github_server import fake_github  # noqa: E402
 
 HIDDEN = (

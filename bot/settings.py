@@ -43,7 +43,7 @@ class Settings(BaseSettings):
     # Where state lives.
     database_url: str = "sqlite:///.state/patchgate.db"
     broker: str = "memory"
-    # A directory, github:OWNER/REPO[@REF] or a git URL (bot.suitestore).
+    # A directory, github:OWNER/REPO[@REF] or a git URL (bot.service.suitestore).
     test_store: str | Path = ".state/suites"
     work_dir: Path = Path(".state/work")
 

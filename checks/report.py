@@ -186,7 +186,7 @@ class QualityResult(_Model):
 
 
 class Reuse(_Model):
-    """Where a reused report comes from: an earlier run of identical inputs (bot/reuse.py)."""
+    """Where a reused report comes from: an earlier run of identical inputs (bot/service/reuse.py)."""
 
     job_id: int
     check_run_id: int | None = None

@@ -1,4 +1,4 @@
-"""The sandbox's command-line entry points (wired by bot/commands/sandbox.py)."""
+"""The sandbox's command-line entry points (wired by bot/cli/commands/sandbox.py)."""
 
 from __future__ import annotations
 

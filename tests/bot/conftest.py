@@ -10,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.bot.service import APP_ID, Server, server_env
+from tests.bot.harness import APP_ID, Server, server_env
 from tests.fakes.github_server import FakeGitHub, fake_github
 
 

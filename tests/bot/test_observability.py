@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from tests.bot.service import SECRET, Server, make_pull, wait_for
+from tests.bot.harness import SECRET, Server, make_pull, wait_for
 from tests.fakes.github_server import FakeGitHub
 
 JUDGE_KEY = "sk-judge-0123456789abcdef-never-shown"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from bot.commands.setup import write_config
+from bot.cli.commands.setup import write_config
 from bot.settings import Settings, SettingsError, load_settings
 
 PEM = "-----BEGIN PRIVATE KEY-----\nMIIE\nabc\n-----END PRIVATE KEY-----\n"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.bot.service import free_port
+from tests.bot.harness import free_port
 
 pytestmark = [pytest.mark.docker, pytest.mark.postgres, pytest.mark.redis, pytest.mark.slow]
 
@@ -19,7 +19,7 @@ def image() -> str:
 
     if not engine_available():
         pytest.skip("no Docker engine is reachable; scripts/engine.sh starts one")
-    from bot.serviceimage import ensure_service_image
+    from bot.cli.serviceimage import ensure_service_image
 
     # A no-op when the sources have not changed since the last build (scripts/test.sh builds it).
     return ensure_service_image()

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from bot.settings import load_settings
-from bot.topology import check_store
+from bot.store.topology import check_store
 from tests.deploy.chart import one, render
 
 DOCKERFILES = sorted((Path(__file__).resolve().parents[2] / "deploy").glob("*Dockerfile"))

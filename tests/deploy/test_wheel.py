@@ -28,12 +28,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.bot.service import free_port, wait_for
+from tests.bot.harness import free_port, wait_for
 
 pytestmark = [pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-# What `pip wheel .` reads (as bot/serviceimage.py's SOURCES, plus the licence file).
+# What `pip wheel .` reads (as bot/cli/serviceimage.py's SOURCES, plus the licence file).
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "bot", "checks", "sandbox", "rubrics")
 _NOT_SOURCES = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache", ".pytest_cache")
 
@@ -108,7 +108,7 @@ def test_patchgate_comes_from_the_wheel(installed: Installed) -> None:
 
 def test_the_wheel_carries_the_example_the_manifest_and_the_image_recipes(installed: Installed) -> None:
     names = set(zipfile.ZipFile(installed.wheel).namelist())
-    for tree in ("bot/examples", "sandbox/images"):
+    for tree in ("bot/cli/examples", "sandbox/images"):
         on_disk = {
             p.relative_to(ROOT).as_posix()
             for p in (ROOT / tree).rglob("*")
@@ -116,8 +116,12 @@ def test_the_wheel_carries_the_example_the_manifest_and_the_image_recipes(instal
         }
         assert on_disk, tree
         assert on_disk <= names, sorted(on_disk - names)
-    assert "bot/app-manifest.json" in names
-    assert "bot/examples/duration/repo/.github/patchgate.yml" in names  # a dot-directory too
+    assert "bot/cli/app-manifest.json" in names
+    assert "bot/cli/examples/duration/repo/.github/patchgate.yml" in names  # a dot-directory too
+    # the store finds its migrations beside it (bot/store/migrations/__init__.py), in the wheel too
+    assert "bot/store/alembic.ini" in names
+    assert "bot/store/migrations/script.py.mako" in names
+    assert "bot/store/migrations/versions/0001_initial.py" in names
 
 
 @pytest.mark.docker
@@ -184,7 +188,7 @@ def test_patchgate_setup_serves_the_packaged_manifest(
     field = re.search(r'name=manifest value="([^"]+)"', text)
     assert field is not None, text
     manifest = json.loads(html.unescape(field.group(1)))
-    packaged = json.loads((installed.site_packages / "bot" / "app-manifest.json").read_text())
+    packaged = json.loads((installed.site_packages / "bot" / "cli" / "app-manifest.json").read_text())
     assert manifest["hook_attributes"]["url"] == "https://gate.example.org/webhook"
     assert manifest["redirect_url"] == f"http://127.0.0.1:{port}/callback"
     assert manifest["default_permissions"] == packaged["default_permissions"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.demo_repo import build_example, example_suites
+from bot.cli.demo_repo import build_example, example_suites
 from checks.behaviour import run_behaviour
 from checks.policy import load_policy
 from checks.report import BehaviourResult

@@ -1,0 +1,441 @@
+"""GitHub REST through githubkit: App JWT, installation tokens, PRs, files, tarballs, check runs.
+
+The installation token lives in githubkit's in-memory cache until a minute
+before it expires; it travels only in the ``Authorization`` header - never in
+a URL, a log line or a file. Server errors and network failures are retried
+with exponential backoff; rate limits are waited out when the wait is short
+enough (``max_rate_limit_wait_s``), and otherwise surface as GitHubError,
+which the worker treats as infrastructure trouble, never as a PR failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import httpx
+from githubkit import AppAuthStrategy, GitHub
+from githubkit.cache import MemCacheStrategy
+from githubkit.exception import GitHubException, RateLimitExceeded, RequestError, RequestFailed
+from githubkit.retry import RetryOption
+from githubkit_schemas.latest import models
+from pydantic import BaseModel, ValidationError
+
+from bot import metrics
+from bot.github.checkrun import CompleteBody, Completion, CreateBody, CreateCompletedBody, UpdateBody
+from bot.github.events import PullRequest
+from bot.github.linked import Issue, PullCommit
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+# httpx logs every request URL at INFO; URLs carry no secrets, but keep the log about patchgate.
+logging.getLogger("httpx").setLevel(logging.WARNING)
+
+_T = TypeVar("_T")
+_M = TypeVar("_M", bound=BaseModel)
+
+
+class GitHubError(Exception):
+    """GitHub did not answer usefully (after retries): infrastructure trouble.
+
+    ``retryable`` is False for answers that will not change by asking again (4xx).
+    """
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class NotFound(GitHubError):
+    """The object does not exist or the App cannot see it."""
+
+
+class InstallationGone(Exception):
+    """The App was uninstalled or suspended, or lost access: nothing can be reported any more."""
+
+
+class Retry:
+    """githubkit retry policy: back off on 5xx and network errors, wait out short rate limits."""
+
+    def __init__(self, retries: int, backoff_s: float, max_rate_limit_wait_s: float) -> None:
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.max_wait = max_rate_limit_wait_s
+
+    def __call__(self, exc: GitHubException, count: int) -> RetryOption:
+        exc = _unwrap(exc)
+        if count >= self.retries:
+            return RetryOption(False)
+        if isinstance(exc, RateLimitExceeded):
+            wait = exc.retry_after
+            if wait.total_seconds() > self.max_wait:
+                return RetryOption(False)
+            metrics.RATE_LIMIT_WAITS.inc()
+            metrics.RATE_LIMIT_WAIT_SECONDS.inc(wait.total_seconds())
+            return RetryOption(True, wait)
+        backoff = RetryOption(True, timedelta(seconds=self.backoff_s * 2**count))
+        if isinstance(exc, RequestFailed):
+            if exc.response.status_code < 500:
+                return RetryOption(False)
+            # A failed create may have created the run, and a failed update may have added its
+            # annotations (GitHub appends them): the caller looks before it retries.
+            if _unrepeatable(exc):
+                return RetryOption(False)
+            return backoff
+        if isinstance(exc, RequestError):
+            return RetryOption(False) if _unrepeatable(exc) else backoff
+        return RetryOption(False)
+
+
+def _unwrap(exc: GitHubException) -> GitHubException:
+    """Return the HTTP failure inside a RequestError (a failed token request surfaces that way)."""
+    cause = exc.__cause__
+    if isinstance(exc, RequestError) and isinstance(cause, GitHubException):
+        return cause
+    return exc
+
+
+def _unrepeatable(exc: GitHubException) -> bool:
+    """A check run's creation, or an update carrying annotations: repeating either duplicates."""
+    request = getattr(exc, "request", None)
+    if request is None and isinstance(exc, RequestFailed):
+        request = exc.response.raw_request
+    if request is None:
+        return False
+    if request.method == "POST" and request.url.path.endswith("/check-runs"):
+        return True
+    if request.method != "PATCH" or not re.search(r"/check-runs/\d+$", request.url.path):
+        return False
+    try:
+        content: bytes = request.content
+    except httpx.RequestNotRead:  # a streamed body: never one of ours; assume the worst
+        return True
+    return b'"annotations"' in content
+
+
+def _lenient(model: type[_M], parsed: Callable[[], object], raw: Callable[[], Any]) -> _M:
+    """Read a response through githubkit's model, or the raw JSON when GitHub strays from it."""
+    try:
+        return model.model_validate(parsed())
+    except ValidationError:
+        return model.model_validate(raw())
+
+
+def warm_up() -> None:
+    """Load githubkit's REST namespaces and models now rather than inside the first job."""
+    gh = GitHub("warm-up", http_cache=False)
+    for namespace in (gh.rest.checks, gh.rest.pulls, gh.rest.repos, gh.rest.apps):
+        _ = namespace
+    with contextlib.suppress(ValidationError):
+        models.PullRequest.model_validate({})
+
+
+class GitHubApp:
+    """The App: signs JWTs and hands out per-installation clients sharing one token cache."""
+
+    def __init__(self, settings: Settings) -> None:
+        app_id, key = settings.require_app()
+        self.settings = settings
+        self._auth = AppAuthStrategy(app_id, key)
+        self._cache = MemCacheStrategy()
+        self._retry = Retry(settings.github_retries, settings.retry_backoff_s, settings.max_rate_limit_wait_s)
+
+    def as_app(self) -> GitHub[Any]:
+        """Return a client acting as the App itself (JWT): installation look-ups only."""
+        return GitHub(
+            self._auth,
+            base_url=self.settings.github_api_url + "/",
+            user_agent="patchgate",
+            timeout=self.settings.http_timeout_s,
+            http_cache=False,
+            auto_retry=self._retry,
+        )
+
+    def installation(self, installation_id: int) -> Installation:
+        """Return a client acting as ``installation_id``."""
+        gh = GitHub(
+            self._auth.as_installation(installation_id),
+            base_url=self.settings.github_api_url + "/",
+            user_agent="patchgate",
+            timeout=self.settings.http_timeout_s,
+            cache_strategy=self._cache,
+            http_cache=False,
+            auto_retry=self._retry,
+        )
+        return Installation(gh, installation_id, self.settings)
+
+
+class Installation:
+    """REST calls as one installation; every method raises GitHubError, NotFound or InstallationGone."""
+
+    def __init__(self, gh: GitHub[Any], installation_id: int, settings: Settings) -> None:
+        self.gh = gh
+        self.installation_id = installation_id
+        self.settings = settings
+
+    async def _call(self, what: str, call: Callable[[], Awaitable[_T]]) -> _T:
+        try:
+            return await call()
+        except GitHubException as raised:
+            exc = _unwrap(raised)
+            status = exc.response.status_code if isinstance(exc, RequestFailed) else "network"
+            metrics.GITHUB_ERRORS.labels(status=str(status)).inc()
+            raise self._translate(what, exc) from raised
+
+    def _translate(self, what: str, exc: GitHubException) -> Exception:
+        """Map a githubkit failure onto GitHubError (retryable or not), NotFound or InstallationGone."""
+        if isinstance(exc, RequestFailed):
+            status = exc.response.status_code
+            path = exc.response.raw_request.url.path
+            if path.endswith("/access_tokens") and status == 401:
+                return GitHubError(
+                    "GitHub refused the App's JWT (401): check PATCHGATE_APP_ID and the private key",
+                    retryable=False,
+                )
+            if path.endswith("/access_tokens") and status in (403, 404):
+                return InstallationGone(
+                    f"installation {self.installation_id}: GitHub refused a token ({status}): "
+                    "the App was uninstalled or suspended"
+                )
+            if status == 401:
+                return InstallationGone(f"{what}: GitHub rejected the installation token (401)")
+            if status == 404:
+                return NotFound(f"{what}: not found (404)", retryable=False)
+            limited = isinstance(exc, RateLimitExceeded)
+            return GitHubError(
+                f"{what}: GitHub answered {status}{' (rate limited)' if limited else ''}",
+                retryable=status >= 500 or limited,
+            )
+        return GitHubError(f"{what}: {type(exc).__name__}: {exc}")
+
+    async def pull(self, repository: str, number: int) -> PullRequest:
+        """Return the pull request as it is now."""
+        owner, name = repository.split("/", 1)
+        resp = await self._call(
+            f"get {repository}#{number}", lambda: self.gh.rest.pulls.async_get(owner, name, number)
+        )
+        return _lenient(PullRequest, lambda: resp.parsed_data, resp.json)
+
+    async def issue(self, repository: str, number: int) -> Issue | None:
+        """Return an issue, or None when it cannot be read: gone (404, 410) or not permitted (403).
+
+        Reading issues needs the App's ``issues: read`` permission, which an installation made
+        before patchgate asked for it may not have granted yet; the judge then goes without.
+        """
+        owner, name = repository.split("/", 1)
+        try:
+            resp = await self._call(
+                f"read issue {repository}#{number}",
+                lambda: self.gh.rest.issues.async_get(owner, name, number),
+            )
+        except GitHubError as exc:
+            if exc.retryable:
+                raise
+            log.info("linked issue %s#%s not read: %s", repository, number, exc)
+            return None
+        return Issue.model_validate(resp.json())
+
+    async def pull_commits(self, repository: str, number: int) -> list[PullCommit]:
+        """Return the first 100 commits of a pull request (none when GitHub refuses for good)."""
+        owner, name = repository.split("/", 1)
+        try:
+            resp = await self._call(
+                f"list commits of {repository}#{number}",
+                lambda: self.gh.rest.pulls.async_list_commits(owner, name, number, per_page=100),
+            )
+        except GitHubError as exc:
+            if exc.retryable:
+                raise
+            log.info("commits of %s#%s not read: %s", repository, number, exc)
+            return []
+        data: Any = resp.json()  # read leniently: GitHub's commits stray from githubkit's model
+        items = data if isinstance(data, list) else []
+        return [PullCommit.model_validate(c) for c in items if isinstance(c, dict)]
+
+    async def file_at(self, repository: str, path: str, ref: str) -> str | None:
+        """Return a text file at ``ref`` (``None`` when it does not exist)."""
+        owner, name = repository.split("/", 1)
+        try:
+            resp = await self._call(
+                f"read {path} at {ref[:12]}",
+                lambda: self.gh.rest.repos.async_get_content(owner, name, path, ref=ref),
+            )
+        except NotFound:
+            return None
+        data = resp.json()
+        # Asking again will not change these answers (a directory; a file over 1 MB has no content).
+        if not isinstance(data, dict) or data.get("type") != "file":
+            raise GitHubError(f"{path} at {ref[:12]} is not a file", retryable=False)
+        if data.get("encoding") != "base64":
+            raise GitHubError(
+                f"{path} at {ref[:12]}: unexpected encoding {data.get('encoding')!r}", retryable=False
+            )
+        return base64.b64decode(str(data.get("content", ""))).decode("utf-8", "replace")
+
+    async def commit_sha(self, repository: str, ref: str) -> str:
+        """Return the commit sha ``ref`` (a branch, tag or sha) names."""
+        owner, name = repository.split("/", 1)
+        # https://docs.github.com/en/rest/commits/commits#get-a-commit
+        resp = await self._call(
+            f"resolve {ref} in {repository}", lambda: self.gh.rest.repos.async_get_commit(owner, name, ref)
+        )
+        return str(resp.json()["sha"])
+
+    async def find_comment(self, repository: str, number: int, marker: str) -> int | None:
+        """Return the id of the first comment on PR ``number`` whose body holds ``marker``."""
+        owner, name = repository.split("/", 1)
+        # https://docs.github.com/en/rest/issues/comments#list-issue-comments (a PR is an issue here)
+        for page in range(1, 11):  # 1,000 comments: a PR busier than that gets a fresh comment
+
+            async def listed(page: int = page) -> Any:
+                issues = self.gh.rest.issues
+                resp = await issues.async_list_comments(owner, name, number, per_page=100, page=page)
+                return resp.json()
+
+            what = f"list comments of {repository}#{number}"
+            comments: list[dict[str, Any]] = await self._call(what, listed)
+            for comment in comments:
+                if marker in str(comment.get("body") or ""):
+                    return int(comment["id"])
+            if len(comments) < 100:
+                return None
+        return None
+
+    async def comment(self, repository: str, number: int, body: str, *, comment_id: int | None = None) -> int:
+        """Create a comment on PR ``number``, or edit ``comment_id`` in place; return its id."""
+        owner, name = repository.split("/", 1)
+        # https://docs.github.com/en/rest/issues/comments#create-an-issue-comment
+        # https://docs.github.com/en/rest/issues/comments#update-an-issue-comment
+        if comment_id is None:
+            resp = await self._call(
+                f"comment on {repository}#{number}",
+                lambda: self.gh.rest.issues.async_create_comment(owner, name, number, body=body),
+            )
+        else:
+            resp = await self._call(
+                f"edit comment {comment_id} on {repository}",
+                lambda: self.gh.rest.issues.async_update_comment(owner, name, comment_id, body=body),
+            )
+        return int(resp.json()["id"])
+
+    async def tarball(self, repository: str, ref: str) -> bytes:
+        """Download the tree at ``ref`` as a gzipped tar (one top-level folder, like GitHub's)."""
+        owner, name = repository.split("/", 1)
+        cap = self.settings.max_tarball_bytes
+
+        async def fetch() -> bytes:
+            async with self.gh:
+                resp = await self.gh.rest.repos.async_download_tarball_archive(owner, name, ref, stream=True)
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in resp.aiter_bytes():
+                    size += len(chunk)
+                    if size > cap:
+                        raise GitHubError(f"{repository} at {ref[:12]} is larger than {cap} bytes")
+                    chunks.append(chunk)
+                return b"".join(chunks)
+
+        return await self._call(f"download {repository} at {ref[:12]}", fetch)
+
+    async def find_check_run(self, repository: str, head_sha: str, external_id: str) -> int | None:
+        """Return the id of our check run with ``external_id`` on ``head_sha``, if one exists.
+
+        Reads every page (https://docs.github.com/en/rest/using-the-rest-api/using-pagination-in-the-rest-api):
+        a busy commit has more than 100 runs of the check after enough reruns.
+        """
+        owner, name = repository.split("/", 1)
+        per_page = 100
+        page = 1
+        while True:
+            resp = await self._call(
+                f"list check runs on {head_sha[:12]} (page {page})",
+                lambda page=page: self.gh.rest.checks.async_list_for_ref(  # type: ignore[misc]
+                    owner,
+                    name,
+                    head_sha,
+                    check_name=self.settings.check_name,
+                    filter_="all",
+                    per_page=per_page,
+                    page=page,
+                ),
+            )
+            data = resp.json()
+            runs = [r for r in data.get("check_runs", []) if isinstance(r, dict)]
+            for run in runs:
+                if run.get("external_id") == external_id:
+                    return int(run["id"])
+            if len(runs) < per_page or page * per_page >= int(data.get("total_count") or 0):
+                return None
+            page += 1
+
+    async def create_check_run(self, repository: str, body: CreateBody | CreateCompletedBody) -> int:
+        """Create a check run exactly once, even when GitHub fails after creating it."""
+        owner, name = repository.split("/", 1)
+        external_id = body.get("external_id", "")
+        attempt = 0
+        while True:
+            try:
+                resp = await self._call(
+                    f"create check run on {body['head_sha'][:12]}",
+                    lambda: self.gh.rest.checks.async_create(owner, name, data=body),
+                )
+                return int(resp.json()["id"])
+            except GitHubError as exc:
+                if not exc.retryable or attempt >= self.settings.github_retries:
+                    raise
+            if external_id:
+                found = await self.find_check_run(repository, body["head_sha"], external_id)
+                if found is not None:
+                    return found
+            await asyncio.sleep(self.settings.retry_backoff_s * 2**attempt)
+            attempt += 1
+
+    async def complete_check_run(self, repository: str, check_run_id: int, rendered: Completion) -> None:
+        """Send the annotations and complete the run; none is sent twice, also across attempts.
+
+        An update carrying annotations is never retried blindly (GitHub may have
+        appended them before failing): the run's annotation count is read again
+        first, and only what is missing is sent.
+        """
+        attempt = 0
+        while True:
+            sent = await self.annotations_count(repository, check_run_id) if rendered.annotations else 0
+            updates, final = rendered.bodies(sent=sent)
+            try:
+                for body in updates:
+                    await self.update_check_run(repository, check_run_id, body)
+                await self.update_check_run(repository, check_run_id, final)
+                return
+            except GitHubError as exc:
+                if not exc.retryable or attempt >= self.settings.github_retries:
+                    raise
+                log.warning("completing check run %s: %s; retrying", check_run_id, exc)
+            await asyncio.sleep(self.settings.retry_backoff_s * 2**attempt)
+            attempt += 1
+
+    async def annotations_count(self, repository: str, check_run_id: int) -> int:
+        """Return how many annotations the check run already has."""
+        owner, name = repository.split("/", 1)
+        resp = await self._call(
+            f"read check run {check_run_id}",
+            lambda: self.gh.rest.checks.async_get(owner, name, check_run_id),
+        )
+        data: dict[str, Any] = dict(resp.json())
+        output = data.get("output") or {}
+        return int(output.get("annotations_count") or 0)
+
+    async def update_check_run(
+        self, repository: str, check_run_id: int, body: UpdateBody | CompleteBody
+    ) -> None:
+        """Update (or complete) a check run."""
+        owner, name = repository.split("/", 1)
+        await self._call(
+            f"update check run {check_run_id}",
+            lambda: self.gh.rest.checks.async_update(owner, name, check_run_id, data=body),
+        )

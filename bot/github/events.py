@@ -1,0 +1,388 @@
+"""Webhook routing: which (event, action) pairs become which work. Pure: no I/O.
+
+Payloads are read into the small lenient models below, which keep only the
+few fields patchgate needs. Validating the whole payload with githubkit's
+webhook models first cost about 5 ms of the event loop per delivery (and
+GitHub regularly strays from those models anyway, so the raw dict was read
+in the end): the webhook's acknowledgement latency is worth more.
+Event reference: https://docs.github.com/en/webhooks/webhook-events-and-payloads
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from githubkit.utils import UNSET
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticUseDefault
+
+from checks.policy import Policy
+
+log = logging.getLogger(__name__)
+
+# pull_request actions that (re)start a gate run; `closed` cancels one.
+PR_GATE_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
+ROUTES: dict[str, frozenset[str]] = {
+    "pull_request": PR_GATE_ACTIONS | {"closed"},
+    "check_suite": frozenset({"rerequested"}),
+    "check_run": frozenset({"rerequested", "requested_action"}),
+    "installation": frozenset({"created", "deleted", "suspend", "unsuspend", "new_permissions_accepted"}),
+    "installation_repositories": frozenset({"added", "removed"}),
+    # Comment commands (/patchgate rerun|judge|explain); an edited comment is not a new command.
+    "issue_comment": frozenset({"created"}),
+}
+# Check-run buttons (`actions`): identifiers are at most 20 characters.
+# https://docs.github.com/en/rest/checks/runs#check-runs-and-requested-actions
+RERUN = "rerun"
+JUDGE = "judge"
+# Comment commands and who may give them: people with write access to the repository, by
+# the comment's author_association.
+# https://docs.github.com/en/graphql/reference/enums#commentauthorassociation
+COMMANDS = frozenset({"rerun", "judge", "explain"})
+TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+EXPLAIN = "issue_comment.explain"
+# Triggers of the job that takes a closed or merged PR out of its issue's ranking (bot/service/ranking.py).
+WITHDRAWN_CLOSED = "pull_request.closed"
+WITHDRAWN_MERGED = "pull_request.merged"
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore", from_attributes=True, frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _unset_is_default(cls, value: Any) -> Any:
+        # githubkit marks absent optional fields with UNSET, not None.
+        if value is UNSET:
+            raise PydanticUseDefault
+        return value
+
+
+class Account(_Lenient):
+    login: str = ""
+
+
+class Repository(_Lenient):
+    full_name: str
+
+
+class Installation(_Lenient):
+    id: int
+    account: Account | None = None
+
+
+class Label(_Lenient):
+    name: str
+
+
+class Branch(_Lenient):
+    sha: str
+    ref: str
+    # None when a fork was deleted.
+    repo: Repository | None = None
+
+
+class PullRequest(_Lenient):
+    number: int
+    head: Branch
+    base: Branch
+    state: str = "open"
+    title: str = ""
+    body: str | None = None
+    draft: bool | None = False
+    # Set on a closed PR: closed by merging it.
+    merged: bool | None = False
+    user: Account | None = None
+    labels: list[Label] = Field(default_factory=list)
+
+
+class PullRequestPayload(_Lenient):
+    action: str
+    number: int
+    pull_request: PullRequest
+    repository: Repository
+    installation: Installation | None = None
+
+
+class ShortBranch(_Lenient):
+    sha: str
+    ref: str
+
+
+class ShortPull(_Lenient):
+    """A PR as check_suite / check_run payloads list it (empty for fork PRs)."""
+
+    number: int
+    head: ShortBranch
+    base: ShortBranch
+
+
+class CheckSuite(_Lenient):
+    head_sha: str
+    pull_requests: list[ShortPull] = Field(default_factory=list)
+
+
+class CheckSuitePayload(_Lenient):
+    action: str
+    check_suite: CheckSuite
+    repository: Repository
+    installation: Installation | None = None
+
+
+class CheckRun(_Lenient):
+    id: int
+    head_sha: str
+    name: str = ""
+    external_id: str | None = None
+    pull_requests: list[ShortPull] = Field(default_factory=list)
+
+
+class RequestedAction(_Lenient):
+    identifier: str
+
+
+class CheckRunPayload(_Lenient):
+    action: str
+    check_run: CheckRun
+    requested_action: RequestedAction | None = None
+    repository: Repository
+    installation: Installation | None = None
+
+
+class RepositoryRef(_Lenient):
+    full_name: str
+
+
+class InstallationPayload(_Lenient):
+    action: str
+    installation: Installation
+    repositories: list[RepositoryRef] = Field(default_factory=list)
+    repositories_added: list[RepositoryRef] = Field(default_factory=list)
+    repositories_removed: list[RepositoryRef] = Field(default_factory=list)
+
+
+class Comment(_Lenient):
+    id: int
+    body: str | None = ""
+    author_association: str = "NONE"
+    user: Account | None = None
+
+
+class CommentedIssue(_Lenient):
+    number: int
+    # Present (an object of links) only when the issue is a pull request:
+    # https://docs.github.com/en/webhooks/webhook-events-and-payloads#issue_comment
+    pull_request: dict[str, Any] | None = None
+
+
+class IssueCommentPayload(_Lenient):
+    action: str
+    issue: CommentedIssue
+    comment: Comment
+    repository: Repository
+    installation: Installation | None = None
+
+
+Payload = PullRequestPayload | CheckSuitePayload | CheckRunPayload | InstallationPayload | IssueCommentPayload
+_MODELS: dict[str, type[Payload]] = {
+    "pull_request": PullRequestPayload,
+    "check_suite": CheckSuitePayload,
+    "check_run": CheckRunPayload,
+    "installation": InstallationPayload,
+    "installation_repositories": InstallationPayload,
+    "issue_comment": IssueCommentPayload,
+}
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """Gate one head sha of one PR (the PR number may have to be found from the sha)."""
+
+    installation_id: int
+    repository: str
+    head_sha: str
+    trigger: str
+    pr_number: int | None = None
+    # A rerun asks for a fresh check run even when this sha was gated already.
+    rerun: bool = False
+    judge_anyway: bool = False
+    # synchronize: older runs of the same PR are superseded by this sha.
+    supersedes: bool = False
+    # check_run events: the run key of the check run whose button was pressed.
+    external_id: str | None = None
+
+
+@dataclass(frozen=True)
+class CancelRequest:
+    repository: str
+    pr_number: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class InstallationChange:
+    installation_id: int
+    account: str
+    action: str
+    active: bool
+    repos_added: tuple[str, ...] = ()
+    repos_removed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ignore:
+    reason: str
+
+
+Action = GateRequest | CancelRequest | InstallationChange | Ignore
+
+
+def warm_up() -> None:
+    """Build the payload validators now rather than inside the first delivery."""
+    for model in _MODELS.values():
+        with contextlib.suppress(ValidationError):
+            model.model_validate({})
+
+
+def routed(event: str, action: str | None) -> bool:
+    """Return True when patchgate acts on this (event, action)."""
+    return action is not None and action in ROUTES.get(event, frozenset())
+
+
+def parse(event: str, data: dict[str, Any]) -> Payload:
+    """Read the fields patchgate needs from a routed event's payload.
+
+    Raises pydantic's ValidationError when any of them is absent or mistyped.
+    """
+    return _MODELS[event].model_validate(data)
+
+
+def route(event: str, payload: Payload) -> list[Action]:
+    """Turn one parsed delivery into the work it asks for."""
+    if isinstance(payload, InstallationPayload):
+        return [_installation(event, payload)]
+    if payload.installation is None:
+        return [Ignore("the delivery names no installation")]
+    inst, repo = payload.installation.id, payload.repository.full_name
+    if isinstance(payload, IssueCommentPayload):
+        return [_comment_command(inst, repo, payload)]
+    if isinstance(payload, PullRequestPayload):
+        pr = payload.pull_request
+        if payload.action == "closed":
+            # The running job stops; a candidate for an issue leaves its ranking (best of k).
+            trigger = WITHDRAWN_MERGED if pr.merged else WITHDRAWN_CLOSED
+            return [
+                CancelRequest(repo, payload.number, "the pull request was closed"),
+                GateRequest(inst, repo, pr.head.sha, trigger, payload.number, rerun=True),
+            ]
+        return [
+            GateRequest(
+                inst,
+                repo,
+                pr.head.sha,
+                f"pull_request.{payload.action}",
+                payload.number,
+                supersedes=payload.action == "synchronize",
+            )
+        ]
+    if isinstance(payload, CheckSuitePayload):
+        suite = payload.check_suite
+        trigger = "check_suite.rerequested"
+        # Fork PRs are missing from `pull_requests`; the store finds them by sha.
+        numbers: list[int | None] = [p.number for p in suite.pull_requests] or [None]
+        return [GateRequest(inst, repo, suite.head_sha, trigger, n, rerun=True) for n in numbers]
+    run = payload.check_run
+    number = run.pull_requests[0].number if run.pull_requests else None
+    if payload.action == "rerequested":
+        return [
+            GateRequest(
+                inst,
+                repo,
+                run.head_sha,
+                "check_run.rerequested",
+                number,
+                rerun=True,
+                external_id=run.external_id,
+            )
+        ]
+    identifier = payload.requested_action.identifier if payload.requested_action else ""
+    if identifier not in (RERUN, JUDGE):
+        return [Ignore(f"unknown check-run button {identifier!r}")]
+    return [
+        GateRequest(
+            inst,
+            repo,
+            run.head_sha,
+            f"check_run.requested_action.{identifier}",
+            number,
+            rerun=True,
+            judge_anyway=identifier == JUDGE,
+            external_id=run.external_id,
+        )
+    ]
+
+
+def command_of(body: str) -> str | None:
+    """Return the command a comment gives (``/patchgate rerun`` on its first line), or None."""
+    words = body.strip().split("\n", 1)[0].split()
+    if len(words) == 2 and words[0] == "/patchgate" and words[1] in COMMANDS:
+        return words[1]
+    return None
+
+
+def _comment_command(inst: int, repo: str, payload: IssueCommentPayload) -> Action:
+    comment, number = payload.comment, payload.issue.number
+    command = command_of(comment.body or "")
+    if command is None:
+        return Ignore("the comment gives no /patchgate command")
+    if payload.issue.pull_request is None:
+        return Ignore(f"/patchgate {command} on an issue, not a pull request")
+    login = comment.user.login if comment.user else "?"
+    if comment.author_association not in TRUSTED_ASSOCIATIONS:
+        # Anyone may comment on a public PR; reruns and judge calls cost compute and money.
+        log.info("ignored /patchgate %s on %s#%s by %s (%s)", command, repo, number, login,
+                 comment.author_association)  # fmt: skip
+        return Ignore(f"/patchgate {command} by {login} ({comment.author_association}): "
+                      "only owners, members and collaborators may give commands")  # fmt: skip
+    # No sha in the payload: the PR's latest gated head is rerun (bot.store.deliveries finds it).
+    return GateRequest(
+        inst, repo, "", f"issue_comment.{command}", number, rerun=True, judge_anyway=command == "judge"
+    )
+
+
+def _installation(event: str, payload: InstallationPayload) -> InstallationChange:
+    inst = payload.installation
+    account = inst.account.login if inst.account else ""
+    if event == "installation":
+        added = tuple(r.full_name for r in payload.repositories) if payload.action == "created" else ()
+        active = payload.action not in ("deleted", "suspend")
+        return InstallationChange(inst.id, account, payload.action, active, repos_added=added)
+    return InstallationChange(
+        inst.id,
+        account,
+        payload.action,
+        True,
+        repos_added=tuple(r.full_name for r in payload.repositories_added),
+        repos_removed=tuple(r.full_name for r in payload.repositories_removed),
+    )
+
+
+AgentVerdict = Literal["agent", "not_agent", "draft"]
+
+
+def classify(policy: Policy, *, author: str, labels: list[str], head_ref: str, draft: bool) -> AgentVerdict:
+    """Decide whether a PR is an agent PR, by the BASE branch's policy (never the head's)."""
+    if not policy.agents.matches(author, labels, head_ref):
+        return "not_agent"
+    if draft and not policy.agents.include_drafts:
+        return "draft"
+    return "agent"
+
+
+def run_key(repository: str, pr_number: int, head_sha: str, suffix: str = "") -> str:
+    """Return the run key: the check run's ``external_id`` and the job's unique name."""
+    key = f"{repository}#{pr_number}@{head_sha}"
+    return f"{key}~{suffix}" if suffix else key

@@ -1,0 +1,58 @@
+"""Base and head trees of a PR, from GitHub tarballs, as a checks Workspace."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from bot.github.client import Installation
+from bot.github.tarballs import TarballCache
+from checks.workspace import Side, TreeRefused, Workspace, WorkspaceError, extract_tar, from_trees
+from sandbox.trees import TreeBoundExceeded, remove
+
+
+def unpack_github_tarball(data: bytes, target: Path) -> None:
+    """Extract a GitHub tarball so the contents of its single top-level folder land in ``target``.
+
+    Raises TreeBoundExceeded when the tree below that folder breaks a bound.
+    """
+    staging = target.with_name(target.name + ".unpacked")
+    extract_tar(data, staging, top_folder=True)
+    children = list(staging.iterdir())
+    if len(children) != 1 or not children[0].is_dir():
+        raise WorkspaceError(
+            f"a GitHub tarball has one top-level folder; this one has {len(children)} entries"
+        )
+    children[0].rename(target)
+    remove(staging)
+
+
+async def fetch_workspace(
+    client: Installation,
+    *,
+    base_repo: str,
+    base_sha: str,
+    head_repo: str,
+    head_sha: str,
+    dest: Path,
+    cache: TarballCache | None = None,
+) -> Workspace:
+    """Download base and head (a fork PR's head comes from the fork) and compare them.
+
+    Trees come from ``cache`` when an earlier job fetched the same sha.
+    Raises TreeRefused when either tree breaks a bound of ``sandbox.trees``.
+    """
+    if cache is None:
+        base_tar = await client.tarball(base_repo, base_sha)
+        head_tar = await client.tarball(head_repo, head_sha)
+    else:
+        base_tar = await cache.get(client, base_repo, base_sha)
+        head_tar = await cache.get(client, head_repo, head_sha)
+    base_dir, head_dir = dest / "base", dest / "head"
+    sides: tuple[tuple[Side, bytes, Path], ...] = (("base", base_tar, base_dir), ("head", head_tar, head_dir))
+    for side, data, target in sides:
+        try:
+            await asyncio.to_thread(unpack_github_tarball, data, target)
+        except TreeBoundExceeded as exc:
+            raise TreeRefused(side, exc, base_sha=base_sha, head_sha=head_sha) from exc
+    return await asyncio.to_thread(from_trees, base_dir, head_dir, base_sha, head_sha)

@@ -1,0 +1,217 @@
+"""Workers: claim jobs with bounded concurrency, retry infrastructure failures, reap dead workers' jobs.
+
+A job is claimed with a lease that a heartbeat renews; a worker that dies
+stops renewing, and the reaper (of any worker) re-enqueues the job for
+another attempt. After ``job_attempts`` attempts (crashes or infrastructure
+failures) the check run is completed as ``neutral`` with the reason:
+infrastructure trouble is never a ``failure``, and no check run is left
+``in_progress``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from bot import logs, metrics
+from bot.github.client import GitHubApp, GitHubError, InstallationGone, NotFound
+from bot.github.tarballs import TarballCache
+from bot.service.job import GateFn, JobRun, Services, Watch
+from bot.service.queue import JobQueue
+from bot.service.runners import LimitedRunner
+from bot.service.suitesgithub import GitHubSuites
+from bot.service.suitestore import SuiteStore
+from bot.settings import Settings
+from bot.store import Store
+from bot.store.leases import JobView
+from bot.store.tables import ABANDONED
+from checks.pipeline import run_pipeline
+from checks.runner import Runner
+from sandbox.errors import SandboxError
+
+log = logging.getLogger(__name__)
+
+
+def default_runner(runtime: str | None = None) -> Runner:
+    """Build the production sandbox (imported late: the web process never needs Docker)."""
+    from sandbox.docker import DockerSandbox
+
+    # The worker's LimitedRunner (PATCHGATE_MAX_SANDBOXES) is the bound; this one only stops a runaway.
+    return DockerSandbox(max_concurrency=64, runtime=runtime)
+
+
+class Worker:
+    """Runs jobs from the queue, at most ``concurrency`` at a time, and reaps orphaned jobs."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        queue: JobQueue,
+        *,
+        gate: GateFn = run_pipeline,
+        runner_factory: Callable[[], Runner] = default_runner,
+        github: GitHubApp | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.queue = queue
+        self.github = github if github is not None else GitHubApp(settings)
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        if runner_factory is default_runner:
+            runner_factory = functools.partial(default_runner, settings.sandbox_runtime)
+        self._runner_factory = runner_factory
+        self._runner: Runner | None = None
+        self._pipelines = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="patchgate-pipeline")
+        self.services = Services(
+            settings,
+            store,
+            gate,
+            self._get_runner,
+            settings.judge(),
+            self.name,
+            self._pipelines,
+            TarballCache(settings.work_dir / "tarballs", settings.tarball_cache_bytes),
+            SuiteStore(settings.test_store, settings.work_dir / "suites", GitHubSuites(self.github)),
+        )
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._reaper: asyncio.Task[None] | None = None
+        self._later: set[asyncio.Task[None]] = set()
+
+    def _get_runner(self) -> Runner:
+        # One sandbox per worker process, created on the first job (it connects lazily),
+        # shared by all its jobs within one bound.
+        if self._runner is None:
+            self._runner = LimitedRunner(self._runner_factory(), self.settings.max_sandboxes)
+        return self._runner
+
+    async def start(self) -> None:
+        """Start consuming and reaping; unfinished jobs in the store are enqueued at once."""
+        self.queue.consume(self.run_job)
+        await self.queue.start()
+        self._reaper = asyncio.create_task(self._reap_forever(), name="patchgate-reaper")
+
+    async def stop(self) -> None:
+        for task in [self._reaper, *self._later]:
+            if task is not None:
+                task.cancel()
+        await self.queue.stop()
+        # Running pipelines cannot be interrupted; do not wait for them here.
+        self._pipelines.shutdown(wait=False, cancel_futures=True)
+
+    async def reap_once(self) -> list[int]:
+        """Enqueue due jobs: never enqueued, retry time reached, or lease expired (dead worker)."""
+        ids = await asyncio.to_thread(self.store.due_jobs, self.settings.lease_s)
+        for job_id in ids:
+            log.info("reaper: enqueueing job %s", job_id)
+            await self.queue.kick(job_id)
+        return ids
+
+    async def _reap_forever(self) -> None:
+        while True:
+            try:
+                await self.reap_once()
+            except Exception:  # the reaper must outlive a database or broker hiccup
+                log.exception("reaper pass failed")
+            await asyncio.sleep(self.settings.reaper_interval_s)
+
+    async def run_job(self, job_id: int) -> None:
+        """Claim ``job_id`` and take it to a final state (or back to the queue for a retry)."""
+        async with self._slots:
+            job = await asyncio.to_thread(
+                self.store.claim,
+                job_id,
+                self.name,
+                self.settings.lease_s,
+                per_repository=self.settings.max_jobs_per_repository,
+            )
+            if job is None:
+                return
+            with logs.bound(job_id=job.id, run_key=job.key):
+                log.info("job %s (%s) attempt %s: %s", job.id, job.key, job.attempts, job.trigger)
+                watch = Watch()
+                beat = asyncio.create_task(self._heartbeat(job, watch))
+                try:
+                    await self._attempt(job, watch)
+                finally:
+                    beat.cancel()
+        # A slot of this repository is free: the jobs it turned away may run now (here or elsewhere).
+        await self._kick_waiting(job.repository)
+
+    async def _kick_waiting(self, repository: str) -> None:
+        try:
+            for waiting in await asyncio.to_thread(self.store.waiting, repository):
+                await self.queue.kick(waiting)
+        except Exception:  # the reaper enqueues them later anyway
+            log.exception("enqueueing the waiting jobs of %s failed", repository)
+
+    async def _heartbeat(self, job: JobView, watch: Watch) -> None:
+        # Five beats per lease: a beat may be late (a busy loop, a locked database) by
+        # four intervals before another worker's reaper can take the job.
+        every = min(self.settings.lease_s / 5, 2.0)
+        renewed = time.monotonic()
+        while True:
+            await asyncio.sleep(every)
+            try:
+                owned, reason = await asyncio.to_thread(
+                    self.store.heartbeat, job.id, self.name, self.settings.lease_s
+                )
+            except Exception:  # a database hiccup: keep beating, the lease has slack
+                log.exception("job %s: heartbeat failed", job.id)
+                continue
+            now = time.monotonic()
+            if now - renewed > self.settings.lease_s:
+                log.warning(
+                    "job %s: heartbeat %.1fs after the last one (lease %.1fs)",
+                    job.id,
+                    now - renewed,
+                    self.settings.lease_s,
+                )
+            renewed = now
+            if not owned:
+                log.warning("job %s: lease lost to another worker; abandoning this attempt", job.id)
+            if not owned or reason:
+                watch.stop(lost=not owned, reason=reason)
+                return
+
+    async def _attempt(self, job: JobView, watch: Watch) -> None:
+        run = JobRun(self.services, self.github.installation(job.installation_id), job, watch)
+        try:
+            if job.attempts > self.settings.job_attempts:
+                last = job.detail or "the worker stopped mid-run"
+                await run.complete_neutral(f"gave up after {job.attempts - 1} attempts (last: {last})")
+                return
+            await run.run()
+        except (InstallationGone, NotFound) as exc:
+            # Nothing can be reported to an App that is gone, or about a PR that is.
+            log.warning("job %s abandoned: %s", job.id, exc)
+            await run.finish(ABANDONED, detail=str(exc))
+        except Exception as exc:  # infrastructure (GitHub, sandbox, disk) or a bug: never the PR's fault
+            reason = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, SandboxError):
+                metrics.SANDBOX_FAILURES.labels(kind=type(exc).__name__).inc()
+            log.warning("job %s attempt %s failed: %s", job.id, job.attempts, reason, exc_info=exc)
+            retryable = not (isinstance(exc, GitHubError) and not exc.retryable)
+            if not retryable or job.attempts >= self.settings.job_attempts:
+                await run.complete_neutral(reason)
+                return
+            delay = self.settings.retry_backoff_s * 2 ** (job.attempts - 1)
+            if await asyncio.to_thread(self.store.retry_later, job.id, self.name, delay, reason):
+                metrics.job_ended("retry", None)
+                self._kick_later(job.id, delay)
+
+    def _kick_later(self, job_id: int, delay: float) -> None:
+        async def kick() -> None:
+            await asyncio.sleep(delay)
+            await self.queue.kick(job_id)
+
+        task = asyncio.create_task(kick())
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)

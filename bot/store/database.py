@@ -1,0 +1,100 @@
+"""The store's database connection: SQLite (WAL) by default, PostgreSQL by URL.
+
+Every operation is one short transaction; the async callers run them in a
+thread. State changes that race between workers are single conditional
+statements, so whoever changed the row won.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from bot.store.migrations import upgrade
+
+
+def make_engine(url: str) -> Engine:
+    """Create an engine; SQLite gets WAL, a busy timeout and write-locking transactions."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not pysqlite, issue BEGIN (see "Serializable isolation /
+        # Savepoints / Transactional DDL" in SQLAlchemy's SQLite dialect docs).
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        # WAL with synchronous=NORMAL syncs at checkpoints, not at every commit: a commit can
+        # be lost to a power cut (never to a crash of this process), and the file is never
+        # corrupted. FULL made every webhook wait for an fsync.
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA temp_store=MEMORY")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # IMMEDIATE takes the write lock up front: a read-then-write transaction can
+        # otherwise fail with SQLITE_BUSY instead of waiting.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+class Database:
+    """A connection to the store's database and the transaction helpers the parts share."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self._session = sessionmaker(self.engine, expire_on_commit=False)
+        # SQLite has one writer at a time, and every transaction here writes (BEGIN IMMEDIATE).
+        # Threads that wait in SQLite's busy handler sleep in growing steps and wake late;
+        # waiting on a lock of this process hands the database over the moment it is free.
+        # Other processes (the CLI's `calibrate`) still meet the busy handler.
+        self._writer = threading.Lock() if self.engine.dialect.name == "sqlite" else None
+
+    def migrate(self) -> None:
+        """Bring the schema up to date (Alembic ``upgrade head``)."""
+        upgrade(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def ping(self) -> None:
+        """Raise unless the database answers."""
+        with self.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+
+    @contextmanager
+    def _tx(self) -> Iterator[Session]:
+        if self._writer is None:
+            with self._session.begin() as session:
+                yield session
+            return
+        with self._writer, self._session.begin() as session:
+            yield session
+
+    def _insert_ignore(self, session: Session, model: type[Any], values: dict[str, Any]) -> bool:
+        """INSERT unless the unique key exists; return whether a row was inserted."""
+        dialect = self.engine.dialect.name
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        # RETURNING, not rowcount: drivers disagree on rowcount for ON CONFLICT DO NOTHING.
+        key = sa_inspect(model).primary_key[0]
+        stmt = insert(model).values(**values).on_conflict_do_nothing().returning(key)
+        return session.execute(stmt).first() is not None

@@ -1,0 +1,1 @@
+"""The web side: the FastAPI app (webhooks in, health, metrics, the run page), the signature check."""

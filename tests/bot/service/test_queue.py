@@ -1,0 +1,122 @@
+"""The job queue: in-process (taskiq InMemoryBroker) and shared through a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.github.events import GateRequest
+from bot.service.queue import JobQueue
+from bot.store import Store
+
+
+class Recorder:
+    def __init__(self, delay: float = 0.0) -> None:
+        self.seen: list[int] = []
+        self.running = 0
+        self.peak = 0
+        self.delay = delay
+
+    async def __call__(self, job_id: int) -> None:
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        await asyncio.sleep(self.delay)
+        self.seen.append(job_id)
+        self.running -= 1
+
+
+async def until(predicate: object, timeout: float = 20.0) -> None:
+    async def wait() -> None:
+        while not predicate():  # type: ignore[operator]
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(wait(), timeout)
+
+
+def test_the_in_memory_queue_runs_jobs_in_this_process() -> None:
+    async def main() -> list[int]:
+        queue = JobQueue("memory", concurrency=2)
+        handler = Recorder()
+        queue.consume(handler)
+        await queue.start()
+        await queue.ping()
+        for job_id in (1, 2, 3):
+            await queue.kick(job_id)
+        await until(lambda: len(handler.seen) == 3)
+        await queue.stop()
+        return sorted(handler.seen)
+
+    assert asyncio.run(main()) == [1, 2, 3]
+
+
+def test_an_in_memory_queue_nobody_consumes_drops_nothing_it_should_not(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    store.migrate()
+    [job] = store.record_delivery(
+        "d1", "pull_request", "opened", [GateRequest(11, "octo/repo", "1" * 40, "pull_request.opened", 7)]
+    ).job_ids
+    assert store.due_jobs(lease_s=30) == [job]  # what a reaper does before it kicks
+
+    async def kick_unconsumed() -> None:
+        queue = JobQueue("memory", concurrency=1)
+        await queue.start()
+        await queue.kick(job)  # nobody in this process runs it: no error, and nothing runs
+        await queue.stop()
+
+    asyncio.run(kick_unconsumed())
+    # The job is still the store's: queued, unclaimed, and due again once the kick's lease runs out.
+    view = store.job(job)
+    assert view is not None
+    assert (view.state, view.worker, view.attempts) == ("queued", None, 0)
+    assert store.due_jobs(lease_s=30) == []
+    [due] = store.due_jobs(lease_s=30, now=time.time() + 31)
+    store.close()
+
+    async def kick_consumed() -> list[int]:
+        queue = JobQueue("memory", concurrency=1)
+        handler = Recorder()
+        queue.consume(handler)
+        await queue.start()
+        await queue.kick(due)
+        await until(lambda: handler.seen)
+        await queue.stop()
+        return handler.seen
+
+    # A worker's queue (one that consumes) then runs it.
+    assert asyncio.run(kick_consumed()) == [job]
+
+
+@pytest.mark.redis
+def test_redis_carries_jobs_from_the_web_process_to_a_worker(redis_url: str) -> None:
+    async def main() -> Recorder:
+        web = JobQueue(redis_url, concurrency=1)
+        await web.start()
+        await web.ping()
+        worker = JobQueue(redis_url, concurrency=2)
+        handler = Recorder(delay=0.2)
+        worker.consume(handler)
+        await worker.start()
+        for job_id in range(1, 7):
+            await web.kick(job_id)
+        await until(lambda: len(handler.seen) == 6)
+        await worker.stop()
+        await web.stop()
+        return handler
+
+    handler = asyncio.run(main())
+    assert sorted(handler.seen) == [1, 2, 3, 4, 5, 6]
+    assert handler.peak == 2  # bounded by the worker's concurrency
+
+
+def test_a_redis_queue_that_is_down_is_not_ready() -> None:
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    async def main() -> None:
+        queue = JobQueue("redis://127.0.0.1:1/0", concurrency=1)
+        with pytest.raises(RedisConnectionError):
+            await queue.ping()
+
+    asyncio.run(main())

@@ -1,0 +1,117 @@
+"""The worker's lease keeping in process: heartbeats survive errors, pipelines stay off the default pool."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from bot.github.events import GateRequest
+from bot.service.job import Watch
+from bot.service.queue import JobQueue
+from bot.service.worker import Worker
+from bot.settings import Settings
+from bot.store import Store
+from bot.store.leases import JobView
+from tests.bot.harness import APP_ID
+
+SHA = "3" * 40
+
+
+def make_worker(tmp_path: Path, app_key: tuple[str, bytes], **extra: object) -> Worker:
+    settings = Settings(
+        app_id=APP_ID,
+        private_key=SecretStr(app_key[0]),
+        webhook_secret=SecretStr("s"),
+        database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
+        **extra,  # type: ignore[arg-type]  # the tests' overrides, each of its field's type
+    )
+    store = Store(settings.database_url)
+    store.migrate()
+    return Worker(settings, store, JobQueue("memory", settings.concurrency))
+
+
+def claimed_job(worker: Worker) -> JobView:
+    request = GateRequest(11, "octo/repo", SHA, "pull_request.opened", 7)
+    [job_id] = worker.store.record_delivery("d1", "pull_request", "opened", [request]).job_ids
+    job = worker.store.claim(job_id, worker.name, worker.settings.lease_s)
+    assert job is not None
+    return job
+
+
+@pytest.mark.slow
+def test_a_failing_heartbeat_keeps_beating_and_the_lease_holds(
+    tmp_path: Path, app_key: tuple[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker = make_worker(tmp_path, app_key, lease_s=1.0)
+    job = claimed_job(worker)
+    real = worker.store.heartbeat
+    calls: list[float] = []
+
+    def flaky(job_id: int, name: str, lease_s: float) -> tuple[bool, str | None]:
+        calls.append(time.monotonic())
+        if len(calls) == 2:
+            raise RuntimeError("database is locked")
+        return real(job_id, name, lease_s)
+
+    monkeypatch.setattr(worker.store, "heartbeat", flaky)
+
+    async def beat_for(seconds: float) -> Watch:
+        watch = Watch()
+        task = asyncio.create_task(worker._heartbeat(job, watch))
+        await asyncio.sleep(seconds)
+        assert not task.done(), "the heartbeat task ended"
+        task.cancel()
+        return watch
+
+    watch = asyncio.run(beat_for(2.5))
+    assert len(calls) >= 6  # five beats a lease, and the error did not stop them
+    assert not watch.event.is_set()
+    # Nobody else can take the job: its lease is still current.
+    assert worker.store.due_jobs(worker.settings.lease_s) == []
+    assert worker.store.claim(job.id, "another", worker.settings.lease_s) is None
+
+
+def test_a_lost_lease_is_reported_to_the_attempt(tmp_path: Path, app_key: tuple[str, bytes]) -> None:
+    worker = make_worker(tmp_path, app_key, lease_s=0.5)
+    job = claimed_job(worker)
+    time.sleep(0.6)
+    assert worker.store.claim(job.id, "another", 30) is not None
+
+    async def beat() -> Watch:
+        watch = Watch()
+        await asyncio.wait_for(worker._heartbeat(job, watch), 5)
+        return watch
+
+    watch = asyncio.run(beat())
+    assert watch.lost and watch.event.is_set()
+
+
+def test_pipelines_never_occupy_the_default_executor(tmp_path: Path, app_key: tuple[str, bytes]) -> None:
+    """Heartbeats run in the default executor; long pipelines there would starve them."""
+    worker = make_worker(tmp_path, app_key, concurrency=3)
+    release = threading.Event()
+    names: list[str] = []
+
+    def pipeline() -> str:
+        names.append(threading.current_thread().name)
+        release.wait(10)
+        return "done"
+
+    async def main() -> list[str]:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(1))
+        running = [loop.run_in_executor(worker.services.pipelines, pipeline) for _ in range(3)]
+        # With every pipeline slot busy, the one default thread still answers: were a pipeline
+        # on it, it would answer only after the pipelines' 10 s wait (three of them).
+        await asyncio.wait_for(asyncio.to_thread(lambda: None), 9)
+        release.set()
+        return list(await asyncio.gather(*running))
+
+    assert asyncio.run(main()) == ["done"] * 3
+    assert len(names) == 3 and all(n.startswith("patchgate-pipeline") for n in names)

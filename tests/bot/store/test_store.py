@@ -1,0 +1,280 @@
+"""The store on SQLite and on a real PostgreSQL: dedupe, job lifecycle, leases, runs, records, cache."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+
+from bot.github.events import CancelRequest, GateRequest, Ignore, InstallationChange
+from bot.store import JudgeRow, RunRecord, Store, StoreVerdictCache
+from bot.store.tables import Base
+from checks.report import CriterionResult
+
+SHA1, SHA2 = "1" * 40, "2" * 40
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    s = Store(database_url)
+    s.migrate()
+    yield s
+    s.close()
+
+
+def opened(sha: str = SHA1, number: int = 7, **kw: object) -> GateRequest:
+    return GateRequest(11, "octo/repo", sha, "pull_request.opened", number, **kw)  # type: ignore[arg-type]
+
+
+def test_migrations_create_exactly_the_models(store: Store) -> None:
+    store.migrate()  # idempotent
+    with store.engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+
+
+def test_a_delivery_is_recorded_once(store: Store) -> None:
+    first = store.record_delivery("d1", "pull_request", "opened", [opened()])
+    assert not first.duplicate
+    assert len(first.job_ids) == 1
+    again = store.record_delivery("d1", "pull_request", "opened", [opened()])
+    assert again.duplicate
+    assert again.job_ids == ()
+    assert len(store.jobs()) == 1
+    assert store.delivery_outcome("d1") == ("queued", first.notes[0])
+
+
+def test_the_same_sha_is_not_queued_twice_but_a_rerun_is(store: Store) -> None:
+    store.record_delivery("d1", "pull_request", "opened", [opened()])
+    replay = store.record_delivery("d2", "pull_request", "reopened", [opened()])
+    assert replay.job_ids == ()
+    assert "already queued" in replay.notes[0]
+    rerun = store.record_delivery("d3", "check_run", "rerequested", [opened(rerun=True)])
+    assert len(rerun.job_ids) == 1
+    keys = [j.key for j in store.jobs()]
+    assert keys == ["octo/repo#7@" + SHA1, "octo/repo#7@" + SHA1 + "~d3"]
+
+
+def test_ignored_deliveries_are_recorded_as_such(store: Store) -> None:
+    result = store.record_delivery("d1", "ping", "", [Ignore("ping.- is not handled")])
+    assert result.job_ids == ()
+    assert store.delivery_outcome("d1") == ("ignored", "ignored: ping.- is not handled")
+
+
+def test_synchronize_flags_the_older_live_jobs_of_the_pr(store: Store) -> None:
+    [old] = store.record_delivery("d1", "pull_request", "opened", [opened(SHA1)]).job_ids
+    [other_pr] = store.record_delivery("d2", "pull_request", "opened", [opened(SHA1, number=8)]).job_ids
+    [new] = store.record_delivery(
+        "d3", "pull_request", "synchronize", [opened(SHA2, supersedes=True)]
+    ).job_ids
+    assert store.claim(old, "w", 30) is not None
+    views = {j.id: j for j in store.jobs()}
+    assert views[old].cancel_reason == f"superseded by {SHA2}"
+    assert views[other_pr].cancel_reason is None
+    assert views[new].cancel_reason is None
+
+
+def test_closing_and_uninstalling_flag_live_jobs(store: Store) -> None:
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    store.record_delivery(
+        "d2", "pull_request", "closed", [CancelRequest("octo/repo", 7, "the pull request was closed")]
+    )
+    view = store.job(job)
+    assert view is not None
+    assert view.cancel_reason == "the pull request was closed"
+    [job2] = store.record_delivery("d3", "pull_request", "opened", [opened(SHA2, number=9)]).job_ids
+    store.record_delivery("d4", "installation", "deleted", [InstallationChange(11, "octo", "deleted", False)])
+    view2 = store.job(job2)
+    assert view2 is not None
+    assert view2.cancel_reason == "the installation was removed"
+    assert store.installation_active(11) is False
+    store.record_delivery(
+        "d5", "installation", "created", [InstallationChange(11, "octo", "created", True, ("octo/repo",))]
+    )
+    assert store.installation_active(11) is True
+
+
+def test_a_reopened_pr_after_a_cancelled_job_gets_a_new_job(store: Store) -> None:
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    store.record_delivery("d2", "pull_request", "closed", [CancelRequest("octo/repo", 7, "closed")])
+    assert store.claim(job, "w", 30) is not None
+    assert store.finish(job, "w", "cancelled")
+    again = store.record_delivery("d3", "pull_request", "reopened", [opened()])
+    assert len(again.job_ids) == 1
+
+
+def test_a_fork_pr_is_found_by_sha_for_check_suite_reruns(store: Store) -> None:
+    store.record_delivery("d1", "pull_request", "opened", [opened()])
+    suite = GateRequest(11, "octo/repo", SHA1, "check_suite.rerequested", None, rerun=True)
+    [job] = store.record_delivery("d2", "check_suite", "rerequested", [suite]).job_ids
+    view = store.job(job)
+    assert view is not None
+    assert view.pr_number == 7
+    unknown = GateRequest(11, "octo/repo", SHA2, "check_suite.rerequested", None, rerun=True)
+    result = store.record_delivery("d3", "check_suite", "rerequested", [unknown])
+    assert result.job_ids == ()
+    assert "no pull request known" in result.notes[0]
+
+
+def test_claims_leases_and_heartbeats(store: Store) -> None:
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    claimed = store.claim(job, "w1", lease_s=30, now=1000.0)
+    assert claimed is not None
+    assert (claimed.state, claimed.attempts, claimed.worker) == ("running", 1, "w1")
+    assert store.claim(job, "w2", 30, now=1010.0) is None  # the lease holds
+    taken = store.claim(job, "w2", 30, now=2000.0)  # w1 died: the lease ran out
+    assert taken is not None
+    assert (taken.worker, taken.attempts) == ("w2", 2)
+    assert store.heartbeat(job, "w1", 30) == (False, None)
+    assert store.heartbeat(job, "w2", 30) == (True, None)
+    assert not store.finish(job, "w1", "done")
+    assert store.finish(job, "w2", "done", conclusion="success")
+    assert store.claim(job, "w3", 30, now=9e9) is None
+
+
+def test_only_one_of_many_concurrent_claims_wins(store: Store) -> None:
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    winners: list[str] = []
+    barrier = threading.Barrier(6)
+
+    def claim(name: str) -> None:
+        barrier.wait()
+        if store.claim(job, name, 30) is not None:
+            winners.append(name)
+
+    threads = [threading.Thread(target=claim, args=(f"w{i}",)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(winners) == 1
+
+
+def test_retry_later_and_due_jobs(store: Store) -> None:
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    assert store.due_jobs(lease_s=30) == [job]  # never enqueued
+    assert store.due_jobs(lease_s=30) == []  # just enqueued
+    assert store.claim(job, "w", 30) is not None
+    assert store.retry_later(job, "w", delay_s=3600, detail="GitHub answered 502")
+    view = store.job(job)
+    assert view is not None
+    assert (view.state, view.detail) == ("queued", "GitHub answered 502")
+    assert store.claim(job, "w", 30) is None  # not yet due
+    assert store.due_jobs(lease_s=30) == []
+    assert store.due_jobs(lease_s=30, now=9e9) == [job]
+    assert store.claim(job, "w", 30, now=9e9) is not None
+    assert store.due_jobs(lease_s=30, now=9e9 + 31) == [job]  # its worker stopped heartbeating
+
+
+def test_runs_are_stored_and_replaced_on_a_second_attempt(store: Store) -> None:
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    record = RunRecord(
+        job,
+        "octo/repo",
+        7,
+        SHA1,
+        SHA2,
+        "failure",
+        {"conclusion": "failure"},
+        findings=3,
+        hidden_pass_rate=0.5,
+        timings={"shape": 1.5},
+    )
+    store.save_run(record)
+    store.save_run(RunRecord(job, "octo/repo", 7, SHA1, SHA2, "success", {"conclusion": "success"}))
+    assert store.run_report(job) == {"conclusion": "success"}
+    assert store.run_count() == 1
+
+
+def test_a_comment_command_takes_the_prs_latest_head_and_explain_its_latest_run(store: Store) -> None:
+    command = GateRequest(11, "octo/repo", "", "issue_comment.rerun", 7, rerun=True)
+    assert store.record_delivery("c0", "issue_comment", "created", [command]).job_ids == ()
+    assert store.latest_run("octo/repo", 7) is None
+    [first] = store.record_delivery("d1", "pull_request", "opened", [opened(SHA1)]).job_ids
+    [second] = store.record_delivery("d2", "pull_request", "synchronize", [opened(SHA2)]).job_ids
+    [rerun] = store.record_delivery("c1", "issue_comment", "created", [command]).job_ids
+    assert [j.head_sha for j in store.jobs() if j.id == rerun] == [SHA2]
+    store.save_run(RunRecord(first, "octo/repo", 7, SHA1, "0" * 40, "failure", {"conclusion": "failure"}))
+    store.save_run(RunRecord(second, "octo/repo", 7, SHA2, "0" * 40, "success", {"conclusion": "success"}))
+    store.set_check_run(second, 99)
+    assert store.latest_run("octo/repo", 7) == ({"conclusion": "success"}, 99)
+    assert store.latest_run("octo/repo", 8) is None
+
+
+def test_judge_records_and_verdict_cache(store: Store) -> None:
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    store.add_judge_record(job, "octo/repo", SHA1, JudgeRow("m", "default", False, True, shadow=True))
+    assert store.judge_records() == [JudgeRow("m", "default", False, True, True)]
+    cache = StoreVerdictCache(store)
+    assert cache.get("k") is None
+    verdicts = [
+        CriterionResult(id="c1", rubric="default", question="q?", severity="advisory", verdict="pass")
+    ]
+    cache.put("k", verdicts)
+    cache.put("k", [])  # the first answer stays
+    assert cache.get("k") == verdicts
+
+
+def test_a_repository_removed_from_the_installation_flags_its_jobs(store: Store) -> None:
+    store.record_delivery(
+        "d0", "installation", "created", [InstallationChange(11, "octo", "created", True, ("octo/repo",))]
+    )
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    removed = InstallationChange(11, "octo", "removed", True, repos_removed=("octo/repo",))
+    result = store.record_delivery("d2", "installation_repositories", "removed", [removed])
+    assert "1 live job(s) flagged" in result.notes[0]
+    view = store.job(job)
+    assert view is not None
+    assert view.cancel_reason == "the repository was removed from the installation"
+    assert store.installation_active(11) is True
+
+
+def test_a_full_repository_turns_its_next_job_away_until_one_ends(store: Store) -> None:
+    [a1] = store.record_delivery("d1", "pull_request", "opened", [opened(SHA1, number=1)]).job_ids
+    [a2] = store.record_delivery("d2", "pull_request", "opened", [opened(SHA2, number=2)]).job_ids
+    other = GateRequest(11, "octo/other", SHA1, "pull_request.opened", 1)
+    [b1] = store.record_delivery("d3", "pull_request", "opened", [other]).job_ids
+    store.mark_enqueued([a1, a2, b1])
+    assert store.claim(a1, "w1", 30, now=1000.0, per_repository=1) is not None
+    assert store.claim(a2, "w2", 30, now=1001.0, per_repository=1) is None
+    assert store.claim(b1, "w2", 30, now=1001.0, per_repository=1) is not None  # another repository
+    # The job turned away is waiting for its repository, and the reaper sees it as never enqueued.
+    assert store.waiting("octo/repo", now=1002.0) == [a2]
+    assert store.waiting("octo/repo", now=1002.0) == []  # handed out once
+    assert store.finish(a1, "w1", "done", conclusion="success")
+    assert store.claim(a2, "w2", 30, now=1003.0, per_repository=1) is not None
+
+
+def test_a_dead_workers_expired_lease_does_not_hold_its_repository(store: Store) -> None:
+    [a1] = store.record_delivery("d1", "pull_request", "opened", [opened(SHA1, number=1)]).job_ids
+    [a2] = store.record_delivery("d2", "pull_request", "opened", [opened(SHA2, number=2)]).job_ids
+    assert store.claim(a1, "dead", 30, now=1000.0, per_repository=1) is not None
+    assert store.claim(a2, "w", 30, now=1010.0, per_repository=1) is None
+    assert store.claim(a2, "w", 30, now=1031.0, per_repository=1) is not None
+    # ... and the dead worker's own job is claimable again beside it only when the limit allows.
+    assert store.claim(a1, "w", 30, now=1032.0, per_repository=1) is None
+    assert store.claim(a1, "w", 30, now=1032.0, per_repository=2) is not None
+
+
+def test_concurrent_claims_never_exceed_the_repository_limit(store: Store) -> None:
+    shas = [f"{i:040d}" for i in range(6)]
+    ids = [
+        store.record_delivery(f"d{i}", "pull_request", "opened", [opened(sha, number=i)]).job_ids[0]
+        for i, sha in enumerate(shas)
+    ]
+    won: list[int] = []
+    barrier = threading.Barrier(len(ids))
+
+    def take(job_id: int) -> None:
+        barrier.wait()
+        if store.claim(job_id, f"w{job_id}", 30, per_repository=2) is not None:
+            won.append(job_id)
+
+    threads = [threading.Thread(target=take, args=(i,)) for i in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 2
