@@ -1,0 +1,190 @@
+"""What one grader-subject round trip costs in the real sandbox: prints figures (not a test).
+
+Two suites run through the behaviour layer's own plan (``plan_one``, a
+head run) in a real DockerSandbox, each isolated (tests in the grader, the
+library in the subject) and with ``isolation: in-process``:
+
+- a probe: a module with one small class, and tests that make N round
+  trips on one of its objects (``len(box)``: one each; ``box.ping(1)``: an
+  attribute and a call; iterating a handle to a generator: one per item)
+  beside an empty test. Per round trip: (test - empty test) / round trips,
+  from the report's own per-test seconds;
+- boltons 26.2.0's ``test_listutils.py`` alone (the BarrelList tests that
+  hold most of boltons' isolated time; the sdist comes through
+  bench/isolation.py's pinned fetch and split): the file's test seconds in
+  each mode, and the ratio.
+
+Usage: .venv/bin/python bench/roundtrip.py [--calls 5000] [--skip-boltons] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from isolation import POLICY, PROJECTS, fetch, unpack  # puts the repository root on the path too
+
+from checks.behaviour.plan import Staging, module_names, plan_one, stage_suite, write_harness
+from checks.behaviour.suites import SUITE_CONFIG, load_suite
+from sandbox.docker import DockerSandbox
+from sandbox.images import ensure_base_image
+
+PROBE_MODULE = """
+class Box:
+    def __init__(self):
+        self.items = [1, 2, 3]
+
+    def ping(self, x):
+        return x
+
+    def __len__(self):
+        return len(self.items)
+
+
+def count(n):
+    yield from range(n)
+"""
+
+PROBE_SUITE = """
+from rtprobe import Box, count
+
+N = {calls}
+
+
+def test_empty():
+    pass
+
+
+def test_len():
+    box = Box()
+    for _ in range(N):
+        len(box)
+
+
+def test_method():
+    box = Box()
+    for _ in range(N):
+        box.ping(1)
+
+
+def test_iterate():
+    total = 0
+    for item in count(N):
+        total += 1
+    assert total == N
+"""
+
+# Round trips each probe test makes, beyond what test_empty does.
+PROBE_TRIPS = {"test_len": 1, "test_method": 2, "test_iterate": 1}
+
+
+def run_suite(
+    box: DockerSandbox, image: str, tree: Path, suite_root: Path, work: Path
+) -> tuple[dict[str, float], float]:
+    """Run one suite once (a head run); return each test's seconds from the report, and the wall."""
+    suite = load_suite(suite_root, "hidden")
+    staging = Staging(
+        suite=suite,
+        image=image,
+        harness=write_harness(work / "harness", POLICY),
+        staged=stage_suite(suite, work / "staged"),
+        work=work,
+        policy=POLICY,
+        messages=True,
+        modules=tuple(module_names(tree)),
+    )
+    plan = plan_one(staging, "pytest", "head 1", "head", tree)
+    start = time.monotonic()
+    result = box.run(plan.spec)
+    wall = time.monotonic() - start
+    seconds: dict[str, float] = {}
+    for line in (result.files.get(plan.report) or b"").decode("utf-8", "replace").splitlines():
+        record = json.loads(line) if line.startswith("{") else {}
+        if record.get("kind") == "test":
+            if record.get("outcome") != "passed":
+                print(f"  {record['id']}: {record.get('outcome')} {record.get('message', '')[:200]}")
+            seconds[str(record["id"]).rpartition("::")[2]] = float(record["seconds"])
+    return seconds, wall
+
+
+def both_modes(suite: Path) -> dict[str, Path]:
+    in_process = suite.parent / f"{suite.name}-in-process"
+    shutil.copytree(suite, in_process)
+    (in_process / SUITE_CONFIG).write_text("isolation: in-process\n")
+    return {"in-process": in_process, "isolated": suite}
+
+
+def probe(box: DockerSandbox, image: str, work: Path, calls: int) -> None:
+    tree, suite = work / "repo", work / "suite"
+    tree.mkdir(parents=True)
+    suite.mkdir()
+    (tree / "rtprobe.py").write_text(PROBE_MODULE)
+    (suite / "test_roundtrip.py").write_text(PROBE_SUITE.format(calls=calls))
+    print(f"probe: {calls} round trips per test")
+    print(f"  {'mode':<11} {'test':<13} {'seconds':>8} {'us/trip':>8}")
+    per_mode: dict[str, dict[str, float]] = {}
+    for mode, root in both_modes(suite).items():
+        seconds, _ = run_suite(box, image, tree, root, work / mode)
+        empty = seconds.get("test_empty", 0.0)
+        per_mode[mode] = {}
+        for test, trips in PROBE_TRIPS.items():
+            if test not in seconds:
+                continue
+            micro = (seconds[test] - empty) / (trips * calls) * 1e6
+            per_mode[mode][test] = micro
+            print(f"  {mode:<11} {test:<13} {seconds[test]:>8.3f} {micro:>8.1f}")
+    # In-process, the same tests take under the report's resolution (1 ms for all N calls).
+    trips = [per_mode["isolated"][t] for t in PROBE_TRIPS if t in per_mode.get("isolated", {})]
+    if trips:
+        print(f"  isolated: {sum(trips) / len(trips):.1f} us per round trip (mean of the three)")
+
+
+def boltons(box: DockerSandbox, image: str, work: Path, sdists: Path) -> None:
+    (project,) = [p for p in PROJECTS if p.name == "boltons"]
+    tree, suite, _ = unpack(fetch(project, sdists), project, work)
+    only = work / "listutils"
+    only.mkdir()
+    for name in ("conftest.py", "test_listutils.py"):
+        shutil.copyfile(suite / name, only / name)
+    print(f"boltons {project.version} test_listutils.py")
+    totals: dict[str, float] = {}
+    for mode, root in both_modes(only).items():
+        seconds, wall = run_suite(box, image, tree, root, work / mode)
+        totals[mode] = sum(seconds.values())
+        slowest = sorted(seconds.items(), key=lambda kv: -kv[1])[:3]
+        top = ", ".join(f"{t} {s:.2f}s" for t, s in slowest)
+        summary = f"{len(seconds)} tests, {totals[mode]:.2f} s of tests, {wall:.1f} s run"
+        print(f"  {mode:<11} {summary}; slowest {top}")
+    if totals.get("in-process"):
+        print(f"  isolated / in-process (test seconds): {totals['isolated'] / totals['in-process']:.1f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=5000, help="round trips per probe test")
+    parser.add_argument("--skip-boltons", action="store_true", help="the probe only")
+    parser.add_argument("--sdists", type=Path, default=Path(tempfile.gettempdir()) / "patchgate-bench-sdists")
+    parser.add_argument("--keep", type=Path, help="keep the trees, suites and plans here")
+    args = parser.parse_args()
+    image = ensure_base_image()
+    box = DockerSandbox(max_concurrency=1, labels={"patchgate.bench": "roundtrip"})
+    scratch = args.keep or Path(tempfile.mkdtemp(prefix="patchgate-roundtrip-"))
+    try:
+        probe(box, image, scratch / "probe", args.calls)
+        if not args.skip_boltons:
+            boltons(box, image, scratch / "boltons", args.sdists)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
