@@ -140,9 +140,9 @@ def probe(box: DockerSandbox, image: str, work: Path, calls: int) -> None:
             per_mode[mode][test] = micro
             print(f"  {mode:<11} {test:<13} {seconds[test]:>8.3f} {micro:>8.1f}")
     # In-process, the same tests take under the report's resolution (1 ms for all N calls).
-    trips = [per_mode["isolated"][t] for t in PROBE_TRIPS if t in per_mode.get("isolated", {})]
-    if trips:
-        print(f"  isolated: {sum(trips) / len(trips):.1f} us per round trip (mean of the three)")
+    isolated = [per_mode["isolated"][t] for t in PROBE_TRIPS if t in per_mode.get("isolated", {})]
+    if isolated:
+        print(f"  isolated: {sum(isolated) / len(isolated):.1f} us per round trip (mean of the three)")
 
 
 def boltons(box: DockerSandbox, image: str, work: Path, sdists: Path) -> None:
