@@ -58,14 +58,21 @@ class Outbound:
 
     def __init__(self) -> None:
         self._env: dict[str, str] | None = None
+        self._raw: dict[Any, Any] | None = None
         self._cwd: str | None = None
 
     def add(self, message: dict[str, Any], encode: Callable[[object], Any]) -> None:
         # Our own getcwd: a test that patches os.getcwd to see whether the change calls it sees only
         # the change's calls.
-        env, cwd = dict(os.environ), _GETCWD()
-        if env != self._env:
-            message["env"], self._env = env, env
+        cwd = _GETCWD()
+        # Copying os.environ decodes every entry (most of a round trip's own cost); its bytes store
+        # compared in C says whether anything changed since the last request.
+        raw = getattr(os.environ, "_data", None)
+        if type(raw) is not dict or raw != self._raw:
+            env = dict(os.environ)
+            if env != self._env:
+                message["env"], self._env = env, env
+            self._raw = dict(raw) if type(raw) is dict else None
         if cwd != self._cwd:
             message["cwd"], self._cwd = cwd, cwd
         with _SEED_LOCK:

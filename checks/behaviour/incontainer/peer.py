@@ -149,12 +149,15 @@ class Peer:
             raise PeerGone(self.broken or "the channel closed") from None
 
     def _read(self) -> None:
+        reader = wire.Reader(self.sock)
         try:
             while True:
+                while reader.pending():
+                    self._route(reader.next())
                 # A socket closed by another thread of ours does not wake a blocked recv: poll.
                 ready, _, _ = select.select([self.sock], [], [], _POLL_S)
                 if ready:
-                    self._route(wire.receive(self.sock))
+                    reader.fill()
         except (wire.ChannelClosed, OSError, ValueError) as exc:
             self._close(str(exc) or type(exc).__name__)
 
