@@ -7,24 +7,35 @@ library in the subject) and with ``isolation: in-process``:
 - a probe: a module with one small class, and tests that make N round
   trips on one of its objects (``len(box)``: one each; ``box.ping(1)``: an
   attribute and a call; iterating a handle to a generator: one per item)
-  beside an empty test. Per round trip: (test - empty test) / round trips,
+  beside an empty test, each run five times (the fastest counts: the
+  machine is shared). Per round trip: (test - empty test) / round trips,
   from the report's own per-test seconds;
 - boltons 26.2.0's ``test_listutils.py`` alone (the BarrelList tests that
   hold most of boltons' isolated time; the sdist comes through
   bench/isolation.py's pinned fetch and split): the file's test seconds in
   each mode, and the ratio.
 
-Usage: .venv/bin/python bench/roundtrip.py [--calls 5000] [--skip-boltons] [--keep DIR]
+With ``--local`` the probe runs here instead, without Docker: a subject
+process over a socketpair (as tests/checks/behaviour/incontainer does),
+both ends pinned to one CPU like the sandbox's one-CPU quota - a quieter
+figure for comparing two versions of the channel on a shared machine.
+
+Usage: .venv/bin/python bench/roundtrip.py [--calls 5000] [--repeats 5] [--skip-boltons] [--keep DIR]
+       .venv/bin/python bench/roundtrip.py --local [--calls 5000] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import socket
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -52,28 +63,32 @@ def count(n):
 """
 
 PROBE_SUITE = """
+import pytest
+
 from rtprobe import Box, count
 
 N = {calls}
+# Each test runs this many times; the fastest counts (the machine is shared).
+pytestmark = pytest.mark.parametrize("repeat", range({repeats}))
 
 
-def test_empty():
+def test_empty(repeat):
     pass
 
 
-def test_len():
+def test_len(repeat):
     box = Box()
     for _ in range(N):
         len(box)
 
 
-def test_method():
+def test_method(repeat):
     box = Box()
     for _ in range(N):
         box.ping(1)
 
 
-def test_iterate():
+def test_iterate(repeat):
     total = 0
     for item in count(N):
         total += 1
@@ -109,7 +124,9 @@ def run_suite(
         if record.get("kind") == "test":
             if record.get("outcome") != "passed":
                 print(f"  {record['id']}: {record.get('outcome')} {record.get('message', '')[:200]}")
-            seconds[str(record["id"]).rpartition("::")[2]] = float(record["seconds"])
+            # The fastest of a test's repeats (test_len[0], test_len[1], ...).
+            name = str(record["id"]).rpartition("::")[2].partition("[")[0]
+            seconds[name] = min(seconds.get(name, float("inf")), float(record["seconds"]))
     return seconds, wall
 
 
@@ -120,13 +137,13 @@ def both_modes(suite: Path) -> dict[str, Path]:
     return {"in-process": in_process, "isolated": suite}
 
 
-def probe(box: DockerSandbox, image: str, work: Path, calls: int) -> None:
+def probe(box: DockerSandbox, image: str, work: Path, calls: int, repeats: int) -> None:
     tree, suite = work / "repo", work / "suite"
     tree.mkdir(parents=True)
     suite.mkdir()
     (tree / "rtprobe.py").write_text(PROBE_MODULE)
-    (suite / "test_roundtrip.py").write_text(PROBE_SUITE.format(calls=calls))
-    print(f"probe: {calls} round trips per test")
+    (suite / "test_roundtrip.py").write_text(PROBE_SUITE.format(calls=calls, repeats=repeats))
+    print(f"probe: {calls} round trips per test, the fastest of {repeats} runs of each")
     print(f"  {'mode':<11} {'test':<13} {'seconds':>8} {'us/trip':>8}")
     per_mode: dict[str, dict[str, float]] = {}
     for mode, root in both_modes(suite).items():
@@ -143,6 +160,56 @@ def probe(box: DockerSandbox, image: str, work: Path, calls: int) -> None:
     isolated = [per_mode["isolated"][t] for t in PROBE_TRIPS if t in per_mode.get("isolated", {})]
     if isolated:
         print(f"  isolated: {sum(isolated) / len(isolated):.1f} us per round trip (mean of the three)")
+
+
+LOCAL_SUBJECT = """
+import os, signal, socket, sys
+sys.path.insert(0, sys.argv[1])
+from checks.behaviour.incontainer import subject
+repo, fd = sys.argv[2], int(sys.argv[3])
+sys.path[:0] = [repo]
+os.chdir(repo)
+signal.signal(signal.SIGALRM, subject._on_alarm)
+subject.Agent(socket.socket(fileno=fd), repo).peer.serve_forever()
+"""
+
+
+def local(work: Path, calls: int, repeats: int) -> None:
+    """The probe through the bridge here, against a subject process, both on one CPU."""
+    from checks.behaviour.incontainer.peer import Peer
+    from checks.behaviour.incontainer.proxy import Bridge, Importer
+
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the subject inherits it
+    work.mkdir(parents=True)
+    (work / "rtprobe.py").write_text(PROBE_MODULE)
+    mine, theirs = socket.socketpair()
+    root = str(Path(__file__).resolve().parents[1])
+    argv = [sys.executable, "-I", "-B", "-c", LOCAL_SUBJECT, root, str(work), str(theirs.fileno())]
+    process = subprocess.Popen(argv, pass_fds=(theirs.fileno(),))
+    theirs.close()
+    importer = Importer(Bridge(Peer(mine, lambda request: {})), ["rtprobe"])
+    sys.meta_path.insert(0, importer)
+    try:
+        import rtprobe  # type: ignore[import-not-found]
+
+        box = rtprobe.Box()
+        shapes: dict[str, tuple[int, Callable[[], object]]] = {
+            "len": (1, lambda: [len(box) for _ in range(calls)]),
+            "method": (2, lambda: [box.ping(1) for _ in range(calls)]),
+            "iterate": (1, lambda: list(rtprobe.count(calls))),
+        }
+        print(f"local probe (one CPU): {calls} round trips per shape, the fastest of {repeats} runs")
+        for name, (trips, run) in shapes.items():
+            best = float("inf")
+            for _ in range(repeats):
+                start = time.perf_counter()
+                run()
+                best = min(best, time.perf_counter() - start)
+            print(f"  {name:<8} {best / (trips * calls) * 1e6:>7.1f} us per round trip")
+    finally:
+        sys.meta_path.remove(importer)
+        mine.close()
+        process.wait(timeout=30)
 
 
 def boltons(box: DockerSandbox, image: str, work: Path, sdists: Path) -> None:
@@ -170,15 +237,21 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--calls", type=int, default=5000, help="round trips per probe test")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each probe test (the fastest counts)")
     parser.add_argument("--skip-boltons", action="store_true", help="the probe only")
     parser.add_argument("--sdists", type=Path, default=Path(tempfile.gettempdir()) / "patchgate-bench-sdists")
     parser.add_argument("--keep", type=Path, help="keep the trees, suites and plans here")
+    parser.add_argument("--local", action="store_true", help="the probe here, without Docker (see above)")
     args = parser.parse_args()
+    if args.local:
+        with tempfile.TemporaryDirectory(prefix="patchgate-roundtrip-") as here:
+            local(Path(here) / "repo", args.calls, args.repeats)
+        return
     image = ensure_base_image()
     box = DockerSandbox(max_concurrency=1, labels={"patchgate.bench": "roundtrip"})
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="patchgate-roundtrip-"))
     try:
-        probe(box, image, scratch / "probe", args.calls)
+        probe(box, image, scratch / "probe", args.calls, args.repeats)
         if not args.skip_boltons:
             boltons(box, image, scratch / "boltons", args.sdists)
     finally:
