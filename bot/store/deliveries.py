@@ -25,6 +25,8 @@ class Recorded:
     duplicate: bool
     job_ids: tuple[int, ...] = ()
     notes: tuple[str, ...] = ()
+    # queued, ignored or recorded, as stored on the delivery's row (the web side answers with it)
+    outcome: str = "duplicate"
 
 
 class Deliveries(Database):
@@ -92,7 +94,7 @@ class Deliveries(Database):
                 .where(Delivery.id == delivery_id)
                 .values(outcome=outcome, detail="; ".join(notes)[:4000])
             )
-            return Recorded(False, tuple(job_ids), tuple(notes))
+            return Recorded(False, tuple(job_ids), tuple(notes), outcome)
 
     def delivery_outcome(self, delivery_id: str) -> tuple[str, str] | None:
         with self._tx() as s:

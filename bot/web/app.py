@@ -257,9 +257,6 @@ async def _accept(svc: Service, request: Request, body: bytes) -> tuple[JSONResp
         except Exception:  # the jobs are durable: the reaper enqueues them when the broker is back
             log.exception("delivery %s: enqueueing failed; the reaper will retry", delivery)
             await asyncio.to_thread(svc.store.mark_enqueued, recorded.job_ids, undo=True)
-    status = (
-        "queued"
-        if recorded.job_ids
-        else ("ignored" if all(isinstance(a, Ignore) for a in actions) else "recorded")
-    )
+    # The outcome is computed once, where the delivery is recorded.
+    status = recorded.outcome
     return _answer(202, status=status, jobs=list(recorded.job_ids), notes=list(recorded.notes)), status

@@ -44,6 +44,8 @@ def test_a_delivery_is_recorded_once(store: Store) -> None:
     assert again.job_ids == ()
     assert len(store.jobs()) == 1
     assert store.delivery_outcome("d1") == ("queued", first.notes[0])
+    # The web side answers with the outcome the store computed: one place decides it.
+    assert (first.outcome, again.outcome) == ("queued", "duplicate")
 
 
 def test_the_same_sha_is_not_queued_twice_but_a_rerun_is(store: Store) -> None:
@@ -61,6 +63,12 @@ def test_ignored_deliveries_are_recorded_as_such(store: Store) -> None:
     result = store.record_delivery("d1", "ping", "", [Ignore("ping.- is not handled")])
     assert result.job_ids == ()
     assert store.delivery_outcome("d1") == ("ignored", "ignored: ping.- is not handled")
+    assert result.outcome == "ignored"
+    recorded = store.record_delivery(
+        "d2", "pull_request", "closed", [CancelRequest("octo/repo", 7, "closed")]
+    )
+    assert recorded.outcome == "recorded"
+    assert store.delivery_outcome("d2") == ("recorded", "closed: 0 live job(s) flagged")
 
 
 def test_synchronize_flags_the_older_live_jobs_of_the_pr(store: Store) -> None:
