@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 from bot.store.candidates import Candidates
 from bot.store.deliveries import Deliveries, Recorded
 from bot.store.leases import JobView, Leases
-from bot.store.tables import Job, JudgeRecord, Run, VerdictCache
+from bot.store.tables import DONE, Job, JudgeRecord, Run, VerdictCache
 from checks.quality.calibration import JudgeRecord as CalibrationRecord
 from checks.report import CriterionResult, Report
 
@@ -111,6 +111,28 @@ class JudgeRow:
 
 class Store(Deliveries, Leases, Candidates):
     """All database access of the service."""
+
+    def add_local_job(self, repository: str, ref: str, report: Report, *, installation_id: int) -> int:
+        """Add a finished job for a run made without GitHub (``patchgate run``/``demo``); return its id."""
+        now = time.time()
+        with self._tx() as s:
+            job = Job(
+                key=f"local:{repository}:{ref}:{report.head_sha}:{now}",
+                delivery_id="local",
+                trigger="local",
+                installation_id=installation_id,
+                repository=repository,
+                pr_number=0,
+                head_sha=report.head_sha,
+                state=DONE,
+                conclusion=report.conclusion,
+                detail="; ".join(report.reasons)[:1000],
+                created_at=now,
+                updated_at=now,
+            )
+            s.add(job)
+            s.flush()
+            return job.id
 
     def save_run(self, record: RunRecord) -> None:
         """Store (or replace, after a crash and a second attempt) the run of a job."""

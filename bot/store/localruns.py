@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from sqlalchemy.orm import Session
-
 from bot.store import Store, run_record
-from bot.store.tables import DONE, Job
 from checks.report import Report
 
 LOCAL_INSTALLATION = 0
@@ -27,25 +23,7 @@ def record_local_run(url: str, repository: str, ref: str, report: Report, second
     store = Store(url)
     try:
         store.migrate()
-        now = time.time()
-        with Session(store.engine) as session, session.begin():
-            job = Job(
-                key=f"local:{repository}:{ref}:{report.head_sha}:{now}",
-                delivery_id="local",
-                trigger="local",
-                installation_id=LOCAL_INSTALLATION,
-                repository=repository,
-                pr_number=0,
-                head_sha=report.head_sha,
-                state=DONE,
-                conclusion=report.conclusion,
-                detail="; ".join(report.reasons)[:1000],
-                created_at=now,
-                updated_at=now,
-            )
-            session.add(job)
-            session.flush()
-            job_id = job.id
+        job_id = store.add_local_job(repository, ref, report, installation_id=LOCAL_INSTALLATION)
         store.save_run(run_record(job_id, repository, 0, report.head_sha, report, seconds=seconds))
         return job_id
     finally:
