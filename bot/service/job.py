@@ -178,7 +178,13 @@ class JobRun:
         await self.finish(FAILED, conclusion="neutral", detail=reason)
 
     async def run(self) -> None:
-        """Gate the PR; raises for infrastructure trouble (GitHubError, SandboxError, ...)."""
+        """Gate the PR; raises for infrastructure trouble (GitHubError, SandboxError, ...).
+
+        The steps, in order: a job that is not a gate (withdrawn, explain, cancelled) does its own
+        thing; the PR must still be open at this head; the base branch's policy; who wrote the
+        PR; the check run; the inputs (suites, the judge's task); an identical earlier run
+        answers at once; otherwise the trees are fetched and the pipeline runs.
+        """
         job = self.job
         if job.trigger in (WITHDRAWN_CLOSED, WITHDRAWN_MERGED):
             await self._withdraw()
@@ -189,37 +195,12 @@ class JobRun:
         if job.cancel_reason:
             await self._cancel(job.cancel_reason)
             return
-        pr = await self.client.pull(job.repository, job.pr_number)
-        if pr.state != "open":
-            await self._cancel("the pull request was closed")
-            return
-        if pr.head.sha != job.head_sha:
-            await self._cancel(f"superseded by {pr.head.sha}")
+        pr = await self._current_pr()
+        if pr is None:
             return
         base_sha = pr.base.sha
-        try:
-            policy = load_policy(await self.client.file_at(job.repository, POLICY_PATH, base_sha))
-        except PolicyError as exc:
-            # A broken policy needs a maintainer, whoever wrote the PR.
-            report = error_report(str(exc), "action_required", base_sha=base_sha, head_sha=job.head_sha)
-            await self._deliver(await self._ensure_check_run(), report)
-            return
-        labels = [label.name for label in pr.labels]
-        author = pr.user.login if pr.user else ""
-        verdict = classify(policy, author=author, labels=labels, head_ref=pr.head.ref, draft=bool(pr.draft))
-        if verdict != "agent":
-            if verdict == "not_agent" and policy.agents.others == "neutral":
-                body = checkrun.not_agent(
-                    self.s.settings.check_name, job.head_sha, job.key, self._details_url()
-                )
-                check_run_id = await self.client.create_check_run(job.repository, body)
-                await asyncio.to_thread(self.s.store.set_check_run, job.id, check_run_id)
-            reason = (
-                "not an agent PR by the base branch's policy"
-                if verdict == "not_agent"
-                else "a draft PR (policy agents.include_drafts is false)"
-            )
-            await self.finish(SKIPPED, detail=reason)
+        policy = await self._policy(base_sha)
+        if policy is None or not await self._is_agent_pr(pr, policy):
             return
         check_run_id = await self._ensure_check_run()
         task, provenance = await self._judge_inputs(pr)
@@ -229,6 +210,68 @@ class JobRun:
             await self._deliver(check_run_id, reused)
             await self._delivered(pr, policy, check_run_id, reused)
             return
+        outcome = await self._gate(pr, policy, check_run_id, suites=suites, task=task, provenance=provenance)
+        if outcome is not None:
+            report, shadows = outcome
+            await self._deliver(
+                check_run_id, report, shadows, reuse_key=key if key and reusable(report) else None
+            )
+            await self._delivered(pr, policy, check_run_id, report)
+
+    async def _current_pr(self) -> PullRequest | None:
+        """Return the PR as GitHub has it now; None (the job cancelled) once closed or pushed past."""
+        pr = await self.client.pull(self.job.repository, self.job.pr_number)
+        if pr.state != "open":
+            await self._cancel("the pull request was closed")
+            return None
+        if pr.head.sha != self.job.head_sha:
+            await self._cancel(f"superseded by {pr.head.sha}")
+            return None
+        return pr
+
+    async def _policy(self, base_sha: str) -> Policy | None:
+        """Return the base branch's policy; None once a broken one is reported (action_required)."""
+        job = self.job
+        try:
+            return load_policy(await self.client.file_at(job.repository, POLICY_PATH, base_sha))
+        except PolicyError as exc:
+            # A broken policy needs a maintainer, whoever wrote the PR.
+            report = error_report(str(exc), "action_required", base_sha=base_sha, head_sha=job.head_sha)
+            await self._deliver(await self._ensure_check_run(), report)
+            return None
+
+    async def _is_agent_pr(self, pr: PullRequest, policy: Policy) -> bool:
+        """Return whether the policy gates this PR; otherwise finish the job as skipped."""
+        job = self.job
+        labels = [label.name for label in pr.labels]
+        author = pr.user.login if pr.user else ""
+        verdict = classify(policy, author=author, labels=labels, head_ref=pr.head.ref, draft=bool(pr.draft))
+        if verdict == "agent":
+            return True
+        if verdict == "not_agent" and policy.agents.others == "neutral":
+            body = checkrun.not_agent(self.s.settings.check_name, job.head_sha, job.key, self._details_url())
+            check_run_id = await self.client.create_check_run(job.repository, body)
+            await asyncio.to_thread(self.s.store.set_check_run, job.id, check_run_id)
+        reason = (
+            "not an agent PR by the base branch's policy"
+            if verdict == "not_agent"
+            else "a draft PR (policy agents.include_drafts is false)"
+        )
+        await self.finish(SKIPPED, detail=reason)
+        return False
+
+    async def _gate(
+        self,
+        pr: PullRequest,
+        policy: Policy,
+        check_run_id: int,
+        *,
+        suites: Suites,
+        task: Task,
+        provenance: tuple[str, ...],
+    ) -> tuple[Report, list[JudgeRow]] | None:
+        """Fetch the trees and run the pipeline; None when the outcome is already delivered."""
+        job, base_sha = self.job, pr.base.sha
         work_dir = self.s.settings.work_dir
         work_dir.mkdir(parents=True, exist_ok=True)
         # The trees are the PR's: removed without recursion, and never raising over the outcome.
@@ -245,28 +288,27 @@ class JobRun:
                 )
             except TreeRefused as exc:
                 # A tree beyond bounds is the PR's failure (or, on the base, a maintainer's problem).
-                await self._deliver(check_run_id, refused_report(exc))
-                return
-            inputs = PipelineInputs(
-                workspace=ws,
-                policy=policy,
-                runner=self.s.runner(),
-                suites=suites,
-                task=task,
-                provenance=provenance,
-                judge=self.s.judge,
-                run_key=job.key,
-                verdict_cache=StoreVerdictCache(self.s.store),
-                judge_records=(await asyncio.to_thread(stored_records, self.s.store) if self.s.judge else ()),
-                stop=self.watch.pipeline_stop,
-            )
-            outcome = await self._run_gate(check_run_id, inputs)
-        if outcome is not None:
-            report, shadows = outcome
-            await self._deliver(
-                check_run_id, report, shadows, reuse_key=key if key and reusable(report) else None
-            )
-            await self._delivered(pr, policy, check_run_id, report)
+                # Delivered once the partial tree is removed: the job is done only when nothing is left.
+                refused = refused_report(exc)
+            else:
+                inputs = PipelineInputs(
+                    workspace=ws,
+                    policy=policy,
+                    runner=self.s.runner(),
+                    suites=suites,
+                    task=task,
+                    provenance=provenance,
+                    judge=self.s.judge,
+                    run_key=job.key,
+                    verdict_cache=StoreVerdictCache(self.s.store),
+                    judge_records=(
+                        await asyncio.to_thread(stored_records, self.s.store) if self.s.judge else ()
+                    ),
+                    stop=self.watch.pipeline_stop,
+                )
+                return await self._run_gate(check_run_id, inputs)
+        await self._deliver(check_run_id, refused)
+        return None
 
     async def _delivered(self, pr: PullRequest, policy: Policy, check_run_id: int, report: Report) -> None:
         """Follow a delivered report up: the sticky comment (if the policy wants one), the ranking."""
