@@ -10,6 +10,8 @@ lists the job's public facts only: no worker host name, no installation id.
 from __future__ import annotations
 
 import html
+from importlib.resources import files
+from string import Template
 from typing import Any
 
 from bot.store.leases import JobView
@@ -25,6 +27,9 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 PRIVATE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+# Read once at import: a missing template fails the service's start, not a reader's request.
+_TEMPLATE = Template(files("bot.web").joinpath("templates/run.html").read_text(encoding="utf-8"))
 
 _PUBLIC_FIELDS = (
     "id",
@@ -57,17 +62,24 @@ def public_job(job: JobView, github_url: str) -> dict[str, Any]:
 
 
 def page(job: JobView, text: str, github_url: str) -> str:
-    """Return the HTML page: where the run belongs, its state, and the report as text."""
+    """Return the HTML page: where the run belongs, its state, and the report as text.
+
+    Every value is escaped here; the template (templates/run.html) holds markup only.
+    """
     found = links(job, github_url)
     anchors = " · ".join(
         f'<a href="{html.escape(url)}" rel="noreferrer">{label}</a>'
         for label, url in (("pull request", found["pull_request"]), ("check run", found.get("check_run")))
         if url is not None
     )
-    return (
-        f"<!doctype html><meta charset=utf-8><title>patchgate run {job.id}</title>"
-        f"<h1>{html.escape(job.repository)} #{job.pr_number} @ {html.escape(job.head_sha[:12])}</h1>"
-        f"<p>{anchors}</p>"
-        f"<p>state: {html.escape(job.state)} · conclusion: {html.escape(job.conclusion or '-')}"
-        f" · attempts: {job.attempts}</p><pre>{html.escape(text)}</pre>"
+    return _TEMPLATE.substitute(
+        job_id=job.id,
+        repository=html.escape(job.repository),
+        pr_number=job.pr_number,
+        head=html.escape(job.head_sha[:12]),
+        links=anchors,
+        state=html.escape(job.state),
+        conclusion=html.escape(job.conclusion or "-"),
+        attempts=job.attempts,
+        report=html.escape(text),
     )

@@ -120,6 +120,7 @@ def test_the_wheel_carries_the_example_the_manifest_and_the_image_recipes(instal
     assert "bot/cli/examples/duration/repo/.github/patchgate.yml" in names  # a dot-directory too
     # the store finds its migrations beside it (bot/store/migrations/__init__.py), in the wheel too
     assert "bot/store/alembic.ini" in names
+    assert "bot/web/templates/run.html" in names  # the run page's markup
     assert "bot/store/migrations/script.py.mako" in names
     assert "bot/store/migrations/versions/0001_initial.py" in names
 

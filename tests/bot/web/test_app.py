@@ -15,7 +15,7 @@ import pytest
 
 from bot.service.runtokens import run_tokens
 from bot.settings import Settings
-from tests.bot.harness import INSTALLATION, SECRET, Server, fixture, make_pull, wait_for
+from tests.bot.harness import INSTALLATION, SECRET, Server, fixture, jobs, make_pull, wait_for
 from tests.fakes.github_server import FakeGitHub
 
 
@@ -155,6 +155,8 @@ def test_the_details_page_needs_its_token(server: Server, github: FakeGitHub, tm
     match = re.fullmatch(link, run["details_url"])
     assert match is not None
     job_id, token = int(match.group(1)), match.group(2)
+    # The check run is completed before the job's row and its run are stored: wait for those too.
+    wait_for(lambda: [j for j in jobs(server, "octo/details") if j["state"] == "done"], 30, "the job")
     assert run_tokens(Settings(webhook_secret=SECRET)).check(token, job_id) == "ok"  # type: ignore[arg-type]
     page = httpx.get(f"{server.url}/runs/{job_id}", params={"token": token})
     assert page.status_code == 200
