@@ -1,6 +1,6 @@
 """What gating a change costs beside the same work run bare: prints wall times and the ratio (not a test).
 
-Two changes are gated with ``gate_local`` (what ``patchgate run`` calls, with
+Two changes are gated with ``run_local`` (what ``patchgate run`` calls, with
 the CLI's own ``DockerSandbox()``), wrapped in a runner that records every
 sandbox run it is asked for:
 
@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT))
 from isolation import PROJECTS, fetch, unpack  # noqa: E402 - bench/isolation.py: pinned sdists, split
 
 from bot.cli.demo_repo import build_example  # noqa: E402 - after the path set-up above
-from bot.cli.local import LocalRun, Suites, gate_local  # noqa: E402
+from bot.cli.local import LocalRun, Suites, run_local  # noqa: E402
 from checks.runner import Runner  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
 from sandbox.envimage import ensure_env_image  # noqa: E402
@@ -240,7 +240,7 @@ def gate(case: Case, keep: Path) -> tuple[float, Recorder, dict[str, float], str
     recorder = Recorder(DockerSandbox(), keep)
     suites = Suites(hidden=case.suites.get("hidden"), held_out=case.suites.get("held_out"))
     started = time.perf_counter()
-    report = gate_local(LocalRun(case.repo, case.base, case.head, suites), recorder)
+    report = run_local(LocalRun(case.repo, case.base, case.head, suites), recorder)
     wall = time.perf_counter() - started - recorder.own
     return wall, recorder, dict(report.timings), f"{report.conclusion} ({'; '.join(report.reasons)[:120]})"
 

@@ -158,7 +158,7 @@ def run_store(store: str, rates: list[float], seconds: float) -> list[tuple[str,
         env["PATCHGATE_LEASE_S"] = "60"
         env["PATCHGATE_REAPER_INTERVAL_S"] = "15"
         server = Server(env, log=state / "server.log")
-        server.gate = "tests.bot.gates:findings_gate"
+        server.pipeline = "tests.bot.pipelines:findings_gate"
         server.start()
         try:
             asyncio.run(open_loop(server.url, 20, 2))  # warm the connection pool and the parsers

@@ -177,7 +177,7 @@ def main() -> None:
     with fake_github(4242, public) as github:
         env = server_env(github=github, private_key=private, state=state)
         env.update(PATCHGATE_LEASE_S="60", PATCHGATE_REAPER_INTERVAL_S="15", PATCHGATE_CONCURRENCY="1")
-        server = Server(env, log=state / "server.log", gate="checks.pipeline:run_pipeline").start()
+        server = Server(env, log=state / "server.log", pipeline="checks.pipeline:run_pipeline").start()
         try:
             rounds = [one_round(server, github, state, n, args.dependency) for n in range(1, args.rounds + 1)]
         finally:

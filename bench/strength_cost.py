@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from isolation import Project, fetch, unpack  # noqa: E402 - after the path set-up above
 
 from bot.cli.demo_repo import build_example, example_suites  # noqa: E402
-from bot.cli.local import LocalRun, gate_local  # noqa: E402
+from bot.cli.local import LocalRun, run_local  # noqa: E402
 from checks.behaviour.suites import Suites  # noqa: E402
 from checks.render.numbers import strength_numbers  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
@@ -129,12 +129,12 @@ def measure(name: str, tmp: Path, args: argparse.Namespace, runner: DockerSandbo
         for i, (variant, text) in enumerate(VARIANTS.items())
     }
     # One untimed run first: the environment image is built once and cached, as on a warm service.
-    gate_local(runs["strength off"], runner)
+    run_local(runs["strength off"], runner)
     times = {variant: float("inf") for variant in runs}
     for _ in range(args.repeat):
         for variant, run in runs.items():
             start = time.monotonic()
-            report = gate_local(run, runner)
+            report = run_local(run, runner)
             seconds = time.monotonic() - start
             times[variant] = min(times[variant], seconds)
             load = os.getloadavg()[0]

@@ -111,7 +111,7 @@ def one_run(workers: int, prs: int, timeout: float, suite: bool) -> tuple[float,
                 hidden.mkdir(parents=True)
                 (hidden / "test_add.py").write_text(HIDDEN)
         server = Server(env, log=state / "server.log")
-        server.gate = "checks.pipeline:run_pipeline"
+        server.pipeline = "checks.pipeline:run_pipeline"
         server.start()
         try:
             assert server.proc is not None

@@ -59,7 +59,7 @@ def read_policy(base_dir: Path, override: Path | None) -> Policy:
     return load_policy(text, str(override) if override is not None else POLICY_PATH)
 
 
-def gate_local(
+def run_local(
     run: LocalRun, runner: Runner, *, image: str | None = None, on_progress: Progress | None = None
 ) -> Report:
     """Export base...head, read the base policy, and run the whole pipeline.

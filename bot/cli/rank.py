@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from bot.cli.local import LocalRun, gate_local, read_policy
+from bot.cli.local import LocalRun, read_policy, run_local
 from checks.quality import compare_pairwise
 from checks.quality.inputs import JudgeSettings
 from checks.ranking import Candidate, Pairwise, Ranking, execution_of, pairs_to_judge, rank
@@ -72,7 +72,7 @@ def rank_local(
     run: LocalRun, heads: Sequence[str], runner: Runner, *, target: str, image: str | None = None
 ) -> tuple[Ranking, dict[str, Report]]:
     """Gate each head against ``run.base`` and rank them; return the ranking and each head's report."""
-    reports = {head: gate_local(replace(run, head=head), runner, image=image) for head in heads}
+    reports = {head: run_local(replace(run, head=head), runner, image=image) for head in heads}
     candidates = candidates_of(run.repo, reports)
     return rank(target, candidates, judge_pairs(run, candidates, run.judge)), reports
 

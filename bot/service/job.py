@@ -56,7 +56,7 @@ from sandbox.trees import scratch
 log = logging.getLogger(__name__)
 
 
-class GateFn(Protocol):
+class PipelineFn(Protocol):
     """The pipeline's shape (checks.pipeline.run_pipeline); tests pass a small deterministic one."""
 
     def __call__(
@@ -69,16 +69,16 @@ class GateFn(Protocol):
     ) -> Report: ...
 
 
-def load_gate(spec: str | None) -> GateFn:
+def load_pipeline(spec: str | None) -> PipelineFn:
     """Return the pipeline function named ``module:function`` (default: checks.pipeline:run_pipeline)."""
     if not spec:
         return run_pipeline
     module, _, attr = spec.partition(":")
     fn = getattr(importlib.import_module(module), attr or "", None)
     if not callable(fn):
-        raise ValueError(f"--gate {spec!r}: expected MODULE:FUNCTION naming a function")
-    gate: GateFn = fn
-    return gate
+        raise ValueError(f"--pipeline {spec!r}: expected MODULE:FUNCTION naming a function")
+    pipeline: PipelineFn = fn
+    return pipeline
 
 
 @dataclass
@@ -110,7 +110,7 @@ class Services:
 
     settings: Settings
     store: Store
-    gate: GateFn
+    pipeline: PipelineFn
     runner: Callable[[], Runner]
     judge: JudgeSettings | None
     worker: str
@@ -306,7 +306,7 @@ class JobRun:
                     ),
                     stop=self.watch.pipeline_stop,
                 )
-                return await self._run_gate(check_run_id, inputs)
+                return await self._run_pipeline(check_run_id, inputs)
         await self._deliver(check_run_id, refused)
         return None
 
@@ -332,7 +332,7 @@ class JobRun:
             job.head_sha,
             suites=suites,
             policy=policy,
-            gate=s.gate,
+            pipeline=s.pipeline,
             settings=s.settings,
             judge=judge_text(s.judge, task, provenance),
         )
@@ -468,7 +468,7 @@ class JobRun:
             # The final completion, after the mutants, still comes.
             log.warning("job %s: the verdict before strength was not posted: %s", self.job.id, exc)
 
-    async def _run_gate(
+    async def _run_pipeline(
         self, check_run_id: int, inputs: PipelineInputs
     ) -> tuple[Report, list[JudgeRow]] | None:
         """Run the pipeline in a thread; None when the job was cancelled (or lost) meanwhile."""
@@ -501,8 +501,10 @@ class JobRun:
             # completion, after the mutants, can never overtake it.
             asyncio.run_coroutine_threadsafe(self._verdict_first(sender, check_run_id, report), loop).result()
 
-        def gate() -> Report:
-            report = self.s.gate(inputs, on_progress=on_progress, on_shadow=on_shadow, on_verdict=on_verdict)
+        def pipeline() -> Report:
+            report = self.s.pipeline(
+                inputs, on_progress=on_progress, on_shadow=on_shadow, on_verdict=on_verdict
+            )
             if not self.job.judge_anyway:
                 return report
             if why := inputs.stop():  # no judge for a run nobody will see
@@ -510,7 +512,7 @@ class JobRun:
             return judge_anyway(inputs, report, self.s.store)
 
         # The pipeline's log records carry this job's ids: its thread runs in a copy of our context.
-        work = loop.run_in_executor(self.s.pipelines, contextvars.copy_context().run, gate)
+        work = loop.run_in_executor(self.s.pipelines, contextvars.copy_context().run, pipeline)
         stop = asyncio.ensure_future(self.watch.event.wait())
         either: set[asyncio.Future[Any]] = {work, stop}
         try:

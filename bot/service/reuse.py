@@ -51,7 +51,7 @@ class ReuseInputs:
     suites: str  # suites_digest()
     policy: str  # the effective policy, as JSON
     patchgate: str  # code_digest()
-    gate: str  # the pipeline function's name
+    pipeline: str  # the pipeline function's name
     sandbox: str  # the sandbox image tag and runtime
     judge: str  # judge settings (never the key) and, when a judge is set, what it reads
 
@@ -69,7 +69,7 @@ def job_key(
     *,
     suites: Suites,
     policy: Policy,
-    gate: object,
+    pipeline: object,
     settings: Settings,
     judge: str,
 ) -> str:
@@ -82,7 +82,7 @@ def job_key(
             suites=suites_digest(suites),
             policy=policy_text(policy),
             patchgate=code_digest(),
-            gate=f"{getattr(gate, '__module__', '')}:{getattr(gate, '__qualname__', '')}",
+            pipeline=f"{getattr(pipeline, '__module__', '')}:{getattr(pipeline, '__qualname__', '')}",
             sandbox=sandbox_text(settings.sandbox_runtime),
             judge=judge,
         )

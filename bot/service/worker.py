@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from bot import logs, metrics
 from bot.github.client import GitHubApp, GitHubError, InstallationGone, NotFound
 from bot.github.tarballs import TarballCache
-from bot.service.job import GateFn, JobRun, Services, Watch
+from bot.service.job import JobRun, PipelineFn, Services, Watch
 from bot.service.queue import JobQueue
 from bot.service.runners import LimitedRunner
 from bot.service.suitesgithub import GitHubSuites
@@ -56,7 +56,7 @@ class Worker:
         store: Store,
         queue: JobQueue,
         *,
-        gate: GateFn = run_pipeline,
+        pipeline: PipelineFn = run_pipeline,
         runner_factory: Callable[[], Runner] = default_runner,
         github: GitHubApp | None = None,
     ) -> None:
@@ -73,7 +73,7 @@ class Worker:
         self.services = Services(
             settings,
             store,
-            gate,
+            pipeline,
             self._get_runner,
             settings.judge(),
             self.name,

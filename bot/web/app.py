@@ -16,7 +16,7 @@ from fastapi.responses import Response
 
 from bot.github import client as github
 from bot.github import events
-from bot.service.job import GateFn
+from bot.service.job import PipelineFn
 from bot.service.queue import JobQueue
 from bot.service.runtokens import run_tokens
 from bot.service.worker import Worker, default_runner
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 def create_app(
     settings: Settings | None = None,
     *,
-    gate: GateFn = run_pipeline,
+    pipeline: PipelineFn = run_pipeline,
     runner_factory: Callable[[], Runner] = default_runner,
     workers: bool | None = None,
 ) -> FastAPI:
@@ -51,7 +51,7 @@ def create_app(
         await asyncio.to_thread(store.migrate)
         worker = None
         if in_process:
-            worker = Worker(conf, store, queue, gate=gate, runner_factory=runner_factory)
+            worker = Worker(conf, store, queue, pipeline=pipeline, runner_factory=runner_factory)
             await worker.start()
         else:
             await queue.start()

@@ -62,14 +62,23 @@ class Server:
     log: Path
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
-    gate: str = "tests.bot.gates:findings_gate"
+    pipeline: str = "tests.bot.pipelines:findings_gate"
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> Server:
-        argv = [sys.executable, "-m", "bot.cli", "serve", "--port", str(self.port), "--gate", self.gate]
+        argv = [
+            sys.executable,
+            "-m",
+            "bot.cli",
+            "serve",
+            "--port",
+            str(self.port),
+            "--pipeline",
+            self.pipeline,
+        ]
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT)
         wait_for(self._healthy, 90, f"the server on port {self.port} (log: {self.log})")

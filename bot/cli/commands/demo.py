@@ -25,7 +25,7 @@ def command(args: argparse.Namespace) -> int:
     from bot.cli.commands.rank import render_ranking
     from bot.cli.commands.run import EXIT_CODES, render
     from bot.cli.demo_repo import ExampleError, build_example, bundled_example, example_suites
-    from bot.cli.local import LocalRun, gate_local
+    from bot.cli.local import LocalRun, run_local
     from bot.cli.rank import rank_reports
     from bot.cli.stdout import to_stderr
     from bot.settings import load_settings
@@ -57,7 +57,7 @@ def command(args: argparse.Namespace) -> int:
             run = LocalRun(repo, "main", pr.branch, suites, task=Task(pr.title, pr.body), judge=judge)
             try:
                 with to_stderr():  # the reports are the demo's stdout, not library banners
-                    report = gate_local(run, runner)
+                    report = run_local(run, runner)
             except SandboxError as exc:
                 print(f"patchgate demo: sandbox: {exc}", file=sys.stderr)
                 return 3

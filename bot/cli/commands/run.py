@@ -172,7 +172,7 @@ def progress_printer(wanted: bool | None) -> Callable[[str, Report], None] | Non
 
 
 def command(args: argparse.Namespace) -> int:
-    from bot.cli.local import LocalRun, gate_local
+    from bot.cli.local import LocalRun, run_local
     from bot.cli.stdout import to_stderr
     from bot.settings import load_settings
     from checks.workspace import WorkspaceError
@@ -204,7 +204,7 @@ def command(args: argparse.Namespace) -> int:
     try:
         # Only the report reaches stdout, whatever the judge's library prints on a failure.
         with to_stderr():
-            report = gate_local(run, DockerSandbox(), on_progress=progress_printer(args.progress))
+            report = run_local(run, DockerSandbox(), on_progress=progress_printer(args.progress))
     except WorkspaceError as exc:
         print(f"patchgate run: {exc}", file=sys.stderr)
         return 2

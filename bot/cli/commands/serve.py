@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run jobs in this process (default: yes with the in-memory broker, no with Redis)",
     )
     parser.add_argument(
-        "--gate",
+        "--pipeline",
+        "--gate",  # its former name
         metavar="MODULE:FUNCTION",
         help="the pipeline function (default: checks.pipeline:run_pipeline)",
     )
@@ -31,7 +32,7 @@ def command(args: argparse.Namespace) -> int:
     import uvicorn
 
     from bot import logs
-    from bot.service.job import load_gate
+    from bot.service.job import load_pipeline
     from bot.settings import SettingsError, load_settings
     from bot.store.topology import check_store
     from bot.web.app import create_app
@@ -42,7 +43,7 @@ def command(args: argparse.Namespace) -> int:
     settings = settings.model_copy(update=overrides)
     try:
         settings.require_webhook_secret()
-        gate = load_gate(args.gate)
+        pipeline = load_pipeline(args.pipeline)
         workers = args.workers if args.workers is not None else settings.broker == "memory"
         if workers:
             settings.require_app()
@@ -50,7 +51,7 @@ def command(args: argparse.Namespace) -> int:
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"patchgate serve: {exc}", file=sys.stderr)
         return 2
-    app = create_app(settings, gate=gate, workers=workers)
+    app = create_app(settings, pipeline=pipeline, workers=workers)
     # log_config=None: uvicorn keeps the JSON handler logs.configure installed.
     uvicorn.run(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
     return 0

@@ -15,14 +15,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--config", type=Path, help="config file (default: $PATCHGATE_CONFIG or .state/patchgate.env)"
     )
     parser.add_argument(
-        "--gate",
+        "--pipeline",
+        "--gate",  # its former name
         metavar="MODULE:FUNCTION",
         help="the pipeline function (default: checks.pipeline:run_pipeline)",
     )
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from bot.service.job import load_gate
+    from bot.service.job import load_pipeline
     from bot.service.queue import JobQueue
     from bot.service.worker import Worker
     from bot.settings import SettingsError, load_settings
@@ -34,7 +35,7 @@ async def _serve(args: argparse.Namespace) -> int:
         settings.require_app()
         settings.require_webhook_secret()
         check_store(settings, jobs_elsewhere=True)
-        gate = load_gate(args.gate)
+        pipeline = load_pipeline(args.pipeline)
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"patchgate worker: {exc}", file=sys.stderr)
         return 2
@@ -48,7 +49,7 @@ async def _serve(args: argparse.Namespace) -> int:
     await asyncio.to_thread(store.migrate)
     # Load githubkit's models now, not inside the first job.
     await asyncio.to_thread(warm_up)
-    worker = Worker(settings, store, JobQueue(settings.broker, settings.concurrency), gate=gate)
+    worker = Worker(settings, store, JobQueue(settings.broker, settings.concurrency), pipeline=pipeline)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

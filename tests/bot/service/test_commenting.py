@@ -1,6 +1,6 @@
 """The sticky summary comment and comment commands, end to end: the real server and the fake GitHub.
 
-The gate is tests.bot.gates:findings_gate; each scenario's head commit
+The gate is tests.bot.pipelines:findings_gate; each scenario's head commit
 chooses its outcome. Comment deliveries are GitHub's issue_comment.created
 example, moved onto the scenario's PR.
 """

@@ -16,8 +16,8 @@ from bot.service.worker import Worker
 from bot.settings import Settings
 from bot.store import Store
 from sandbox.spec import RunResult, RunSpec
-from tests.bot.gates import sandbox_gate
 from tests.bot.harness import APP_ID, INSTALLATION, Pull, Server, jobs, make_pull, wait_for
+from tests.bot.pipelines import sandbox_gate
 from tests.fakes.github_server import FakeGitHub
 
 
@@ -121,7 +121,7 @@ def test_a_worker_never_runs_more_sandboxes_than_its_limit(
             settings,
             store,
             JobQueue("memory", settings.concurrency),
-            gate=sandbox_gate,
+            pipeline=sandbox_gate,
             runner_factory=lambda: runner,
         )
         await worker.start()

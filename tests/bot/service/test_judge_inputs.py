@@ -1,6 +1,6 @@
 """What the worker gives the judge: the linked issue's text, who wrote the PR, and shadow usage.
 
-The real server process and the fake GitHub; the gate (tests.bot.gates:inputs_gate)
+The real server process and the fake GitHub; the gate (tests.bot.pipelines:inputs_gate)
 reports what it was given.
 """
 
@@ -24,7 +24,7 @@ JUDGE = {"PATCHGATE_JUDGE_API_BASE": "http://127.0.0.1:9/v1", "PATCHGATE_JUDGE_A
 def gate_saw(make_server: Callable[..., Server], github: FakeGitHub, tmp_path: Path, name: str,
              **extra: str) -> tuple[dict[str, Any], Server]:  # fmt: skip
     server = make_server(**extra)
-    server.gate = "tests.bot.gates:inputs_gate"
+    server.pipeline = "tests.bot.pipelines:inputs_gate"
     server.start()
     pull = make_pull(github, tmp_path, name)
     pull.body = "Parses durations.\n\nCloses #12, fixes other/repo#5."

@@ -1,6 +1,6 @@
 """Best of k in the service: open agent PRs for one issue ranked on their check runs, re-ranked on change.
 
-The real server process, the fake GitHub, the deterministic gate (tests.bot.gates:findings_gate,
+The real server process, the fake GitHub, the deterministic gate (tests.bot.pipelines:findings_gate,
 whose hidden numbers each scenario chooses) and, for ties, a fake judge.
 """
 

@@ -40,7 +40,7 @@ def real_server(
     ensure_base_image()
     state = tmp_path_factory.mktemp("state")
     env = server_env(github=github, private_key=app_key[0], state=state)
-    server = Server(env, log=state / "server.log", gate="checks.pipeline:run_pipeline").start()
+    server = Server(env, log=state / "server.log", pipeline="checks.pipeline:run_pipeline").start()
     yield server
     server.stop()
 

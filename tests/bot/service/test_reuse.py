@@ -1,6 +1,6 @@
 """Reuse: a job whose inputs equal a completed run's gets that run's report, and no PR code runs.
 
-End to end with the real server and the fake GitHub (tests.bot.gates:findings_gate,
+End to end with the real server and the fake GitHub (tests.bot.pipelines:findings_gate,
 which appends a line to the scenario's ``count`` file each time it runs the
 PR); the key and the completeness rule are also tested as tables.
 """
@@ -39,7 +39,7 @@ BASE = ReuseInputs(
     suites="s",
     policy="{}",
     patchgate="0.1.0+abc",
-    gate="checks.pipeline:run_pipeline",
+    pipeline="checks.pipeline:run_pipeline",
     sandbox='["patchgate-base:1", "runc", ""]',
     judge="no judge",
 )

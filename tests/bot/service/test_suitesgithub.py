@@ -33,7 +33,7 @@ def test_suites_come_from_the_repository_once_per_commit(
     sha = _suites_repo(github, tmp_path, "suites-a", "octo/sga", "octo/sgb")
     github.installations["org/suites-a"] = SUITES_INSTALLATION
     server = make_server(PATCHGATE_TEST_STORE="github:org/suites-a@main")
-    server.gate = "tests.bot.gates:suites_gate"
+    server.pipeline = "tests.bot.pipelines:suites_gate"
     server.start()
     for count, name in enumerate(("sga", "sgb"), start=1):
         pull = make_pull(github, tmp_path, name)
@@ -61,7 +61,7 @@ def test_a_suites_repository_the_app_cannot_read_is_neutral(
 ) -> None:
     _suites_repo(github, tmp_path, "suites-hidden", "octo/sgn")  # exists, but the App is not installed on it
     server = make_server(PATCHGATE_TEST_STORE="github:org/suites-hidden")
-    server.gate = "tests.bot.gates:suites_gate"
+    server.pipeline = "tests.bot.pipelines:suites_gate"
     server.start()
     pull = make_pull(github, tmp_path, "sgn")
     server.post("pull_request", pull.payload("opened"))
@@ -78,7 +78,7 @@ def test_a_ref_the_suites_repository_lacks_is_neutral(
     _suites_repo(github, tmp_path, "suites-ref", "octo/sgr")
     github.installations["org/suites-ref"] = SUITES_INSTALLATION
     server = make_server(PATCHGATE_TEST_STORE="github:org/suites-ref@v9")
-    server.gate = "tests.bot.gates:suites_gate"
+    server.pipeline = "tests.bot.pipelines:suites_gate"
     server.start()
     pull = make_pull(github, tmp_path, "sgr")
     server.post("pull_request", pull.payload("opened"))

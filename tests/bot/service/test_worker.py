@@ -1,6 +1,6 @@
 """End to end with the real server process and the fake GitHub: the life of a check run.
 
-The gate is tests.bot.gates:findings_gate (deterministic, no Docker); what it
+The gate is tests.bot.pipelines:findings_gate (deterministic, no Docker); what it
 reports is chosen by each scenario's head commit.
 """
 
@@ -401,7 +401,7 @@ def test_scale_out_with_redis_web_enqueues_and_a_worker_process_runs(
     assert web.post("pull_request", pull.payload("opened")).json()["status"] == "queued"
     with (tmp_path / "worker.log").open("wb") as log:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "worker", "--gate", "tests.bot.gates:findings_gate"],
+            [sys.executable, "-m", "bot.cli", "worker", "--pipeline", "tests.bot.pipelines:findings_gate"],
             cwd=ROOT,
             env=web.env,
             stdout=log,
@@ -430,7 +430,7 @@ def test_the_real_pipeline_behind_the_real_server(
 
     ensure_base_image()
     server: Server = make_server()  # type: ignore[operator]
-    server.gate = "checks.pipeline:run_pipeline"
+    server.pipeline = "checks.pipeline:run_pipeline"
     hidden = Path(server.env["PATCHGATE_TEST_STORE"]) / "octo" / "realgate" / "hidden"
     hidden.mkdir(parents=True)
     (hidden / "test_add.py").write_text(

@@ -19,9 +19,15 @@ pytestmark = pytest.mark.slow
         (["serve"], {}, "PATCHGATE_WEBHOOK_SECRET is not set"),
         (["serve"], {"PATCHGATE_WEBHOOK_SECRET": "s"}, "PATCHGATE_APP_ID is not set"),
         (
-            ["serve", "--gate", "tests.bot.gates:no_such_gate"],
+            ["serve", "--pipeline", "tests.bot.pipelines:no_such_gate"],
             {"PATCHGATE_WEBHOOK_SECRET": "s"},
             "expected MODULE:FUNCTION",
+        ),
+        # --gate is the option's former name, still accepted
+        (
+            ["serve", "--gate", "tests.bot.pipelines:no_such_gate"],
+            {"PATCHGATE_WEBHOOK_SECRET": "s"},
+            "--pipeline 'tests.bot.pipelines:no_such_gate': expected MODULE:FUNCTION",
         ),
         (["worker"], {"PATCHGATE_WEBHOOK_SECRET": "s"}, "PATCHGATE_APP_ID is not set"),
         # SQLite is one process's store: refused wherever another process would share it.

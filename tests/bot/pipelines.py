@@ -1,4 +1,4 @@
-"""Deterministic gate functions for the service tests (``patchgate serve --gate tests.bot.gates:...``).
+"""Deterministic gate functions for the service tests (``patchgate serve --gate tests.bot.pipelines:...``).
 
 They stand in for checks.pipeline.run_pipeline without Docker. What they report
 is read from ``patchgate-test.json`` in the PR's head tree, so each test scenario
