@@ -15,16 +15,9 @@ from checks.policy import Policy
 from checks.quality.inputs import JudgeSettings, Task
 from checks.report import BehaviourResult, QualityResult, Report, ShapeResult
 from checks.workspace import Workspace, from_git
-from sandbox.spec import RunResult, RunSpec
 from tests.conftest import GitRepo
 from tests.fakes.openai_server import Reply, serve
-
-
-class NoSandbox:
-    """The judge never runs anything; a call here is a bug."""
-
-    def run(self, spec: RunSpec) -> RunResult:
-        raise AssertionError(f"the judge tried to run {spec.argv}")
+from tests.fakes.runners import NoRunner
 
 
 @pytest.fixture
@@ -59,7 +52,7 @@ def inputs(ws: Workspace, judge: JudgeSettings | None) -> PipelineInputs:
     return PipelineInputs(
         workspace=ws,
         policy=Policy(),
-        runner=NoSandbox(),
+        runner=NoRunner("the judge"),
         task=Task(title="Fix add"),
         judge=judge,
         run_key="o/r#1@x",

@@ -26,8 +26,8 @@ from sandbox.docker import DockerSandbox
 from sandbox.engine import engine_available
 from sandbox.host import run_process
 from sandbox.images import ensure_base_image
-from sandbox.spec import RunResult, RunSpec
 from tests.conftest import GitRepo
+from tests.fakes.runners import NoRunner
 
 TOOL_GATES = ("loads", "ruff", "mypy", "bandit", "semgrep")
 
@@ -220,13 +220,6 @@ Found = list[tuple[str, str, int]]
 Gate = Callable[[Files, Files], GateResult]
 
 
-class NoRunner:
-    """A Runner that fails the test when called: hygiene reads files and never runs the PR's code."""
-
-    def run(self, spec: RunSpec) -> RunResult:
-        raise AssertionError(f"the hygiene gate tried to run {spec.argv!r}")
-
-
 def src(text: str) -> str:
     return dedent(text).lstrip("\n")
 
@@ -240,7 +233,7 @@ def gate(git_repo: GitRepo, tmp_path: Path) -> Gate:
         git_repo.branch("pr")
         git_repo.commit("pr", head)
         ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
-        return HygieneGate().run(LayerContext(ws, Policy(), NoRunner(), image="never-used"))
+        return HygieneGate().run(LayerContext(ws, Policy(), NoRunner("the hygiene gate"), image="never-used"))
 
     return run
 

@@ -12,8 +12,9 @@ from checks.runner import LayerContext
 from checks.shape import GATES
 from checks.shape.hygiene import HygieneGate
 from checks.workspace import from_git
-from tests.checks.shape.conftest import Files, Found, Gate, NoRunner, found, src
+from tests.checks.shape.conftest import Files, Found, Gate, found, src
 from tests.conftest import GitRepo
+from tests.fakes.runners import NoRunner
 
 TESTS = src("""
     import pytest
@@ -604,7 +605,9 @@ def test_findings_reach_the_decision(git_repo: GitRepo, tmp_path: Path, policy: 
     git_repo.commit("pr", {"tests/test_m.py": skipped})
     ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
     rules = load_policy(policy)
-    shape = run_shape(LayerContext(ws, rules, NoRunner(), image="never-used"), gates=["hygiene"])
+    shape = run_shape(
+        LayerContext(ws, rules, NoRunner("the hygiene gate"), image="never-used"), gates=["hygiene"]
+    )
     assert [(t.tool, t.status) for t in shape.tools] == [("hygiene", "ok")]
     decision = decide(shape, BehaviourResult(status="passed"), QualityResult(), rules)
     assert decision.conclusion == conclusion
@@ -619,7 +622,7 @@ def test_an_unreadable_workspace_is_an_infrastructure_error(tmp_path: Path) -> N
     # A name longer than the file system allows: reading it fails with OSError (ENAMETOOLONG).
     too_long = ChangedFile("x" * 300 + ".py", "modified")
     ws = Workspace(tmp_path / "base", tmp_path / "head", "a", "b", (too_long,))
-    result = HygieneGate().run(LayerContext(ws, Policy(), NoRunner(), image="never-used"))
+    result = HygieneGate().run(LayerContext(ws, Policy(), NoRunner("the hygiene gate"), image="never-used"))
     assert result.tool.status == "error"
     assert "cannot read the workspace" in result.tool.detail
     assert result.findings == ()
@@ -676,7 +679,9 @@ def test_new_rules_ask_a_maintainer(
     git_repo.branch("pr")
     git_repo.commit("pr", head)
     ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
-    shape = run_shape(LayerContext(ws, Policy(), NoRunner(), image="never-used"), gates=["hygiene"])
+    shape = run_shape(
+        LayerContext(ws, Policy(), NoRunner("the hygiene gate"), image="never-used"), gates=["hygiene"]
+    )
     assert rule in {f.rule for f in shape.findings}
     decision = decide(shape, BehaviourResult(status="passed"), QualityResult(), Policy())
     assert decision.conclusion == "action_required"

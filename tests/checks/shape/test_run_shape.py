@@ -25,6 +25,7 @@ from sandbox.errors import EngineUnavailable
 from sandbox.spec import RunResult, RunSpec
 from tests.checks.shape.conftest import TOOL_GATES, fast_branch, make_ws
 from tests.conftest import GitRepo
+from tests.fakes.runners import NoRunner
 
 Answer = Callable[[str, dict[str, Any]], RunResult]
 
@@ -44,13 +45,6 @@ class PlanRunner:
         plan = json.loads((stage / "plan.json").read_text())
         tool = "loads" if plan["mode"] == "loads" else plan["steps"][0]["argv"][0]
         return self.answer(tool, plan)
-
-
-class NoRunner:
-    """A Runner that must not be called."""
-
-    def run(self, spec: RunSpec) -> RunResult:
-        raise AssertionError(f"no sandbox run expected, got {spec.argv}")
 
 
 def ok(stdout: object) -> RunResult:
