@@ -26,7 +26,7 @@ from checks.behaviour.strength import PendingMutants
 from checks.behaviour.suites import Suites
 from checks.decide import Decision, decide, settle
 from checks.policy import Policy
-from checks.quality.inputs import JudgeSettings, Task
+from checks.quality.inputs import JudgeSettings, QualityInputs, Task
 from checks.refusal import tree_finding
 from checks.report import (
     BehaviourResult,
@@ -36,7 +36,7 @@ from checks.report import (
     Report,
     ShapeResult,
 )
-from checks.runner import LayerContext, Runner
+from checks.runner import ChangeContext, LayerContext, Runner
 from checks.shape import run_shape
 from checks.workspace import Workspace
 from sandbox.errors import SandboxError
@@ -315,13 +315,14 @@ def _quality(
     result = QualityResult(status="skipped", detail="runs only when behaviour passes")
     if passed:
         result = quality.run_quality(
-            inputs.workspace,
-            inputs.policy,
-            inputs.task,
-            judge,
-            inputs.verdict_cache,
-            records=inputs.judge_records,
-            provenance=inputs.provenance,
+            ChangeContext(inputs.workspace, inputs.policy),
+            QualityInputs(
+                inputs.task,
+                judge,
+                inputs.verdict_cache,
+                records=inputs.judge_records,
+                provenance=inputs.provenance,
+            ),
         )
     # Shadow the judge on a sample of PRs whose execution verdict is known, failing and passing
     # alike: its agreement with execution (false acceptance and false rejection) is measured,

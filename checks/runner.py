@@ -23,11 +23,22 @@ class Runner(Protocol):
 
 
 @dataclass(frozen=True)
-class LayerContext:
-    """What a layer is given: the change, the policy, the sandbox and the environment image."""
+class ChangeContext:
+    """What every layer is given: the change and the base branch's policy.
+
+    Every layer's entry point has the same shape, ``run_<layer>(ctx, <its own
+    inputs>)``: shape and behaviour run commands, so theirs is a
+    :class:`LayerContext`; the quality judge only reads the change.
+    """
 
     workspace: Workspace
     policy: Policy
+
+
+@dataclass(frozen=True)
+class LayerContext(ChangeContext):
+    """A context for a layer that runs commands: the change, the policy, the sandbox and the image."""
+
     runner: Runner
     # The environment image built from the base branch's dependency files.
     image: str

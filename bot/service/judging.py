@@ -32,15 +32,12 @@ def judge_anyway(inputs: PipelineInputs, report: Report, store: Store) -> Report
             update={"detail": "judge requested, but no judge model is configured"}
         )
         return report.model_copy(update={"quality": quality})
-    from checks.quality import run_quality
+    from checks.quality import QualityInputs, run_quality
+    from checks.runner import ChangeContext
 
     quality = run_quality(
-        inputs.workspace,
-        inputs.policy,
-        inputs.task,
-        inputs.judge,
-        StoreVerdictCache(store),
-        records=stored_records(store),
+        ChangeContext(inputs.workspace, inputs.policy),
+        QualityInputs(inputs.task, inputs.judge, StoreVerdictCache(store), records=stored_records(store)),
     )
     if quality.status != "skipped":
         quality = quality.model_copy(update={"detail": f"{REQUESTED}. {quality.detail}".strip()})

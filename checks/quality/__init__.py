@@ -15,7 +15,7 @@ from checks.quality.calibration import (
     false_acceptance_label,
     render_calibration,
 )
-from checks.quality.inputs import JudgeSettings, Task
+from checks.quality.inputs import JudgeSettings, QualityInputs, Task
 from checks.quality.pairwise import (
     PairwiseResult,
     PositionConsistency,
@@ -34,6 +34,7 @@ __all__ = [
     "ModelCalibration",
     "PairwiseResult",
     "PositionConsistency",
+    "QualityInputs",
     "Rate",
     "Rubric",
     "RubricError",

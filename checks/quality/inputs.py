@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from checks.quality.cache import VerdictCache
+    from checks.quality.calibration import JudgeRecord
 
 
 @dataclass(frozen=True)
@@ -13,6 +20,24 @@ class Task:
     title: str = ""
     body: str = ""
     issue: str = ""
+
+
+@dataclass(frozen=True)
+class QualityInputs:
+    """The quality layer's own inputs, beside the change (``run_quality(ctx, inputs)``).
+
+    ``records`` are stored shadow verdicts; they set the calibration label.
+    ``rubric_dirs`` are searched for rubrics before the shipped ones.
+    ``provenance`` names who wrote the change (never shown to the judge): it
+    sets the self-preference note.
+    """
+
+    task: Task
+    judge: JudgeSettings
+    cache: VerdictCache | None = None
+    records: Sequence[JudgeRecord] = ()
+    rubric_dirs: Sequence[Path] = ()
+    provenance: Sequence[str] = ()
 
 
 @dataclass(frozen=True)

@@ -12,19 +12,18 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from checks.policy import Policy
 from checks.quality.answer import AnswerError, CriterionAnswer
 from checks.quality.cache import VerdictCache, cache_key
-from checks.quality.calibration import JudgeRecord, false_acceptance_label
+from checks.quality.calibration import false_acceptance_label
 from checks.quality.context import Context, collect
 from checks.quality.evidence import Claim, verify_all
-from checks.quality.inputs import JudgeSettings, Task
+from checks.quality.inputs import QualityInputs
 from checks.quality.judge import Judge, JudgeUnavailable, Usage, gather, run, token_counter
 from checks.quality.prompt import criterion_prompt, messages, model_aliases, render_task, user_message
 from checks.quality.provenance import self_preference
 from checks.quality.rubric import Criterion, Rubric, RubricError, load_rubrics
 from checks.report import Citation, CriterionResult, LayerStatus, QualityResult, Verdict
-from checks.workspace import Workspace
+from checks.runner import ChangeContext
 
 log = logging.getLogger(__name__)
 
@@ -109,25 +108,11 @@ async def _rubric(
     return results, False
 
 
-def run_quality(
-    ws: Workspace,
-    policy: Policy,
-    task: Task,
-    settings: JudgeSettings,
-    cache: VerdictCache | None = None,
-    *,
-    records: Sequence[JudgeRecord] = (),
-    rubric_dirs: Sequence[Path] = (),
-    provenance: Sequence[str] = (),
-) -> QualityResult:
-    """Judge the change against the policy's rubrics; never raises for a judge outage.
-
-    ``records`` are stored shadow verdicts; they set the calibration label.
-    ``rubric_dirs`` are searched for rubrics before the shipped ones.
-    ``provenance`` names who wrote the change (never shown to the judge): it
-    sets the self-preference note.
-    """
-    q = policy.quality
+def run_quality(ctx: ChangeContext, inputs: QualityInputs) -> QualityResult:
+    """Judge the change against the policy's rubrics; never raises for a judge outage."""
+    ws, task, cache, rubric_dirs = ctx.workspace, inputs.task, inputs.cache, inputs.rubric_dirs
+    records, provenance = inputs.records, inputs.provenance
+    q = ctx.policy.quality
     label = false_acceptance_label(records, q.model, q.calibration_min_n)
     result = QualityResult(
         rubrics=list(q.rubrics),
@@ -138,27 +123,27 @@ def run_quality(
     if not q.enabled:
         return result.model_copy(update={"status": "skipped", "detail": "disabled by policy"})
     start = time.monotonic()
-    settings = settings.started()  # the run's judge budget, unless the caller started it
+    settings = inputs.judge.started()  # the run's judge budget, unless the caller started it
     usage = Usage(price=settings.cost_per_token)
     try:
         rubrics = load_rubrics(q.rubrics, rubric_dirs)
         count = token_counter(q.model)
         reserve = max(count(criterion_prompt(c)) for r in rubrics for c in r.criteria) + SCAFFOLD_TOKENS
-        ctx = collect(
+        context = collect(
             ws,
             render_task(task.title, task.body, task.issue, hide=model_aliases(q.model)),
             budget=q.max_prompt_tokens,
             reserve=reserve,
             count=count,
         )
-        result.omitted_files = list(ctx.omitted)
-        if not ctx.files:
-            what = "every changed file was left out" if ctx.omitted else "only test files changed"
+        result.omitted_files = list(context.omitted)
+        if not context.files:
+            what = "every changed file was left out" if context.omitted else "only test files changed"
             return result.model_copy(update={"status": "skipped", "detail": f"nothing to review: {what}"})
 
         async def judge_all() -> list[tuple[list[CriterionResult], bool]]:
             judge = Judge(q.model, settings, usage)
-            return await gather(_rubric(judge, r, ctx, ws.head_dir, cache) for r in rubrics)
+            return await gather(_rubric(judge, r, context, ws.head_dir, cache) for r in rubrics)
 
         # Latency is the judge's: importing litellm and counting tokens come before.
         start = time.monotonic()

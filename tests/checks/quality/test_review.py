@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from checks.quality import JudgeRecord, MemoryVerdictCache, run_quality
-from checks.quality.inputs import Task
+from checks.quality.inputs import QualityInputs, Task
 from checks.quality.review import status_of
 from checks.report import CriterionResult
+from checks.runner import ChangeContext
 from checks.workspace import Workspace
 from tests.checks.quality.conftest import (
     CART_RAISE,
@@ -32,15 +33,14 @@ TASK = Task(title="Reject negative prices", body="Cart.add must refuse a negativ
 
 def judge(ws: Workspace, server: FakeOpenAI, rubric_dir: Path, **kw: Any) -> Any:
     pol = kw.pop("policy", None) or policy()
-    return run_quality(
-        ws,
-        pol,
+    inputs = QualityInputs(
         kw.pop("task", TASK),
         settings(server, **kw.pop("settings", {})),
         kw.pop("cache", None),
         rubric_dirs=[rubric_dir],
         **kw,
     )
+    return run_quality(ChangeContext(ws, pol), inputs)
 
 
 def test_passing_judge_gives_verified_passes(change: Workspace, rubric_dir: Path) -> None:
