@@ -31,7 +31,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checks.behaviour.outcomes import RunLog, parse_log  # noqa: E402 - after the path set-up above
-from checks.behaviour.plan import Staging, module_names, plan_one, stage_suite, write_harness  # noqa: E402
+from checks.behaviour.plan import (  # noqa: E402
+    RunPlan,
+    Staging,
+    module_names,
+    plan_one,
+    stage_suite,
+    write_harness,
+)
 from checks.behaviour.suites import SUITE_CONFIG, load_suite  # noqa: E402
 from checks.policy import Behaviour  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
@@ -113,10 +120,8 @@ def unpack(sdist: Path, project: Project, work: Path) -> tuple[Path, Path, Path]
     return tree, suite, in_process
 
 
-def run_once(
-    box: DockerSandbox, image: str, tree: Path, suite_root: Path, work: Path
-) -> tuple[RunLog, RunResult]:
-    """Run the suite once on the tree (a head run, as the layer plans it) and parse its report."""
+def head_plan(image: str, tree: Path, suite_root: Path, work: Path) -> RunPlan:
+    """Plan one head run of the hidden suite at ``suite_root`` on ``tree``, as the layer plans it."""
     suite = load_suite(suite_root, "hidden")
     staging = Staging(
         suite=suite,
@@ -128,7 +133,14 @@ def run_once(
         messages=True,
         modules=tuple(module_names(tree)),
     )
-    plan = plan_one(staging, "pytest", "head 1", "head", tree)
+    return plan_one(staging, "pytest", "head 1", "head", tree)
+
+
+def run_once(
+    box: DockerSandbox, image: str, tree: Path, suite_root: Path, work: Path
+) -> tuple[RunLog, RunResult]:
+    """Run the suite once on the tree (a head run) and parse its report."""
+    plan = head_plan(image, tree, suite_root, work)
     result = box.run(plan.spec)
     return parse_log(result.files.get(plan.report), plan.nonce, "pytest"), result
 

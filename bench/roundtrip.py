@@ -39,10 +39,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from isolation import POLICY, PROJECTS, fetch, unpack  # puts the repository root on the path too
+from isolation import PROJECTS, fetch, head_plan, unpack  # puts the repository root on the path too
 
-from checks.behaviour.plan import Staging, module_names, plan_one, stage_suite, write_harness
-from checks.behaviour.suites import SUITE_CONFIG, load_suite
+from checks.behaviour.suites import SUITE_CONFIG
 from sandbox.docker import DockerSandbox
 from sandbox.images import ensure_base_image
 
@@ -103,18 +102,7 @@ def run_suite(
     box: DockerSandbox, image: str, tree: Path, suite_root: Path, work: Path
 ) -> tuple[dict[str, float], float]:
     """Run one suite once (a head run); return each test's seconds from the report, and the wall."""
-    suite = load_suite(suite_root, "hidden")
-    staging = Staging(
-        suite=suite,
-        image=image,
-        harness=write_harness(work / "harness", POLICY),
-        staged=stage_suite(suite, work / "staged"),
-        work=work,
-        policy=POLICY,
-        messages=True,
-        modules=tuple(module_names(tree)),
-    )
-    plan = plan_one(staging, "pytest", "head 1", "head", tree)
+    plan = head_plan(image, tree, suite_root, work)
     start = time.monotonic()
     result = box.run(plan.spec)
     wall = time.monotonic() - start
