@@ -14,6 +14,7 @@ import io
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 
 def _fileno(stream: object) -> int | None:
@@ -21,6 +22,14 @@ def _fileno(stream: object) -> int | None:
         return stream.fileno()  # type: ignore[attr-defined, no-any-return]
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         return None
+
+
+def emit(text: str, out: Path | None) -> None:
+    """Write a command's result to ``out`` (``--out``) or, without one, to stdout."""
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
 
 
 @contextlib.contextmanager

@@ -58,11 +58,10 @@ def render_ranking(ranking: Ranking, fmt: str) -> str:
 
 
 def command(args: argparse.Namespace) -> int:
-    from bot.cli.commands.run import suites_arg, task_arg
+    from bot.cli.commands.run import judge_arg, suites_arg
     from bot.cli.local import LocalRun
     from bot.cli.rank import rank_local
-    from bot.cli.stdout import to_stderr
-    from bot.settings import load_settings
+    from bot.cli.stdout import emit, to_stderr
     from checks.workspace import WorkspaceError
     from sandbox.docker import DockerSandbox
     from sandbox.errors import SandboxError
@@ -70,10 +69,7 @@ def command(args: argparse.Namespace) -> int:
     try:
         heads = heads_arg(args.heads)
         suites = suites_arg(args.hidden, args.held_out)
-        if args.policy is not None and not args.policy.is_file():
-            raise ValueError(f"--policy {args.policy}: no such file")
-        judge = load_settings().judge()
-        task = task_arg(args)
+        judge, task = judge_arg(args)
     except ValueError as exc:
         print(f"patchgate rank: {exc}", file=sys.stderr)
         return 2
@@ -90,9 +86,5 @@ def command(args: argparse.Namespace) -> int:
     except SandboxError as exc:
         print(f"patchgate rank: sandbox: {exc}", file=sys.stderr)
         return 3
-    text = render_ranking(ranking, args.format)
-    if args.out is not None:
-        args.out.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    emit(render_ranking(ranking, args.format), args.out)
     return 0 if ranking.passing else 1

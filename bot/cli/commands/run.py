@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from checks.behaviour.suites import Suites
-from checks.quality.inputs import Task
+from checks.quality.inputs import JudgeSettings, Task
 from checks.report import Report
 
 # The README's table of exit codes; bot/cli/__init__.py's EPILOG says the same.
@@ -147,6 +147,20 @@ def task_arg(args: argparse.Namespace) -> Task:
     )
 
 
+def judge_arg(args: argparse.Namespace) -> tuple[JudgeSettings | None, Task]:
+    """Return the judge and the task of a local run (``run``, ``rank``); ValueError names what is wrong.
+
+    The judge is the service's: PATCHGATE_JUDGE_* from the environment, then the config file; a
+    value that does not parse is a ValueError (pydantic's ValidationError). ``--policy`` must name
+    a file.
+    """
+    from bot.settings import load_settings
+
+    if args.policy is not None and not args.policy.is_file():
+        raise ValueError(f"--policy {args.policy}: no such file")
+    return load_settings().judge(), task_arg(args)
+
+
 def progress_printer(wanted: bool | None) -> Callable[[str, Report], None] | None:
     """Return a callback saying on stderr which layer finished, or None when nobody is watching."""
     if not (wanted if wanted is not None else sys.stderr.isatty()):
@@ -173,20 +187,14 @@ def progress_printer(wanted: bool | None) -> Callable[[str, Report], None] | Non
 
 def command(args: argparse.Namespace) -> int:
     from bot.cli.local import LocalRun, run_local
-    from bot.cli.stdout import to_stderr
-    from bot.settings import load_settings
+    from bot.cli.stdout import emit, to_stderr
     from checks.workspace import WorkspaceError
     from sandbox.docker import DockerSandbox
     from sandbox.errors import SandboxError
 
     try:
         suites = store_arg(args) if args.suites is not None else suites_arg(args.hidden, args.held_out)
-        if args.policy is not None and not args.policy.is_file():
-            raise ValueError(f"--policy {args.policy}: no such file")
-        # The judge as the service has it: PATCHGATE_JUDGE_* from the environment, then the config
-        # file; a value that does not parse is a ValueError (pydantic's ValidationError).
-        judge = load_settings().judge()
-        task = task_arg(args)
+        judge, task = judge_arg(args)
     except ValueError as exc:
         print(f"patchgate run: {exc}", file=sys.stderr)
         return 2
@@ -211,11 +219,7 @@ def command(args: argparse.Namespace) -> int:
     except SandboxError as exc:
         print(f"patchgate run: sandbox: {exc}", file=sys.stderr)
         return 3
-    text = render(report, args.format)
-    if args.out is not None:
-        args.out.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    emit(render(report, args.format), args.out)
     for path, fmt in ((args.markdown, "markdown"), (args.sarif, "sarif"), (args.json, "json")):
         if path is not None:
             path.write_text(render(report, fmt), encoding="utf-8")
