@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from checks import quality
+from checks.behaviour.baseruns import BaseRuns
 from checks.behaviour.layer import start_behaviour
 from checks.behaviour.strength import PendingMutants
 from checks.behaviour.suites import Suites
@@ -62,6 +63,8 @@ class PipelineInputs:
     policy: Policy
     runner: Runner
     suites: Suites = field(default_factory=Suites)
+    # Clean base runs of the suites kept across jobs (checks.behaviour.baseruns); None: run every one.
+    base_runs: BaseRuns | None = None
     task: Task = field(default_factory=Task)
     # None: no judge configured, quality is reported as skipped.
     judge: JudgeSettings | None = None
@@ -295,7 +298,7 @@ def _behaviour(
         return BehaviourResult(status="error", detail=inputs.suites.error)
     if inputs.suites.hidden is None and inputs.suites.held_out is None:
         return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
-    result, mutants = start_behaviour(ctx, inputs.suites, keep)
+    result, mutants = start_behaviour(ctx, inputs.suites, keep, inputs.base_runs)
     if mutants is not None:
         pending.append(mutants)
     return result

@@ -34,7 +34,16 @@ from bot.github.trees import fetch_workspace
 from bot.service.commenting import check_run_url, explain, post_summary
 from bot.service.judging import judge_anyway, stored_records
 from bot.service.ranking import Ranker, enter, withdraw
-from bot.service.reuse import REUSING_TRIGGERS, answer, job_key, judge_text, reusable
+from bot.service.reuse import (
+    REUSING_TRIGGERS,
+    ReuseInputs,
+    answer,
+    base_salt,
+    job_inputs,
+    judge_text,
+    reusable,
+    reuse_key,
+)
 from bot.service.runtokens import run_tokens
 from bot.service.suitestore import SuiteStore
 from bot.settings import Settings
@@ -42,6 +51,7 @@ from bot.store import JudgeRow, Store, StoreVerdictCache, run_record
 from bot.store.candidates import CandidateRow
 from bot.store.leases import JobView
 from bot.store.tables import ABANDONED, CANCELLED, DONE, FAILED, SKIPPED
+from checks.behaviour.baseruns import BaseRuns
 from checks.behaviour.suites import Suites, suites_for
 from checks.pipeline import PipelineInputs, Progress, ShadowSink, Stopped, error_report, run_pipeline
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
@@ -54,6 +64,8 @@ from checks.workspace import TreeRefused
 from sandbox.trees import scratch
 
 log = logging.getLogger(__name__)
+# Under the work folder: the suites' clean base runs, kept across jobs (checks.behaviour.baseruns).
+BASE_RUNS_DIR = "base-runs"
 
 
 class PipelineFn(Protocol):
@@ -205,12 +217,18 @@ class JobRun:
         check_run_id = await self._ensure_check_run()
         task, provenance = await self._judge_inputs(pr)
         suites = await self._suites()
-        key = await self._reuse_key(base_sha, policy, suites, task, provenance)
+        inputs = await self._inputs(base_sha, policy, suites, task, provenance)
+        # Explicit reruns (and judge-anyway) gate afresh: no report and no base run is reused.
+        fresh = job.trigger not in REUSING_TRIGGERS or job.judge_anyway
+        key = None if fresh else reuse_key(inputs)
         if key is not None and (reused := await self._stored(key, base_sha)) is not None:
             await self._deliver(check_run_id, reused)
             await self._delivered(pr, policy, check_run_id, reused)
             return
-        outcome = await self._gate(pr, policy, check_run_id, suites=suites, task=task, provenance=provenance)
+        base_runs = BaseRuns(self.s.settings.work_dir / BASE_RUNS_DIR, base_salt(inputs), read=not fresh)
+        outcome = await self._gate(
+            pr, policy, check_run_id, suites=suites, task=task, provenance=provenance, base_runs=base_runs
+        )
         if outcome is not None:
             report, shadows = outcome
             await self._deliver(
@@ -269,6 +287,7 @@ class JobRun:
         suites: Suites,
         task: Task,
         provenance: tuple[str, ...],
+        base_runs: BaseRuns,
     ) -> tuple[Report, list[JudgeRow]] | None:
         """Fetch the trees and run the pipeline; None when the outcome is already delivered."""
         job, base_sha = self.job, pr.base.sha
@@ -296,6 +315,7 @@ class JobRun:
                     policy=policy,
                     runner=self.s.runner(),
                     suites=suites,
+                    base_runs=base_runs,
                     task=task,
                     provenance=provenance,
                     judge=self.s.judge,
@@ -318,15 +338,13 @@ class JobRun:
         await post_summary(self.client, job.repository, job.pr_number, report, mode=mode, url=url)
         await self._compete(pr, policy, check_run_id)
 
-    async def _reuse_key(
+    async def _inputs(
         self, base_sha: str, policy: Policy, suites: Suites, task: Task, provenance: tuple[str, ...]
-    ) -> str | None:
-        """Return the key of this job's inputs (bot/service/reuse.py); None when the job must gate afresh."""
+    ) -> ReuseInputs:
+        """Return what this job's verdict depends on, as the host knows it (bot/service/reuse.py)."""
         job, s = self.job, self.s
-        if job.trigger not in REUSING_TRIGGERS or job.judge_anyway:
-            return None
         return await asyncio.to_thread(
-            job_key,
+            job_inputs,
             job.repository,
             base_sha,
             job.head_sha,

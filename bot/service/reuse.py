@@ -18,7 +18,7 @@ import functools
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -62,7 +62,7 @@ def reuse_key(inputs: ReuseInputs) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def job_key(
+def job_inputs(
     repository: str,
     base_sha: str,
     head_sha: str,
@@ -72,21 +72,28 @@ def job_key(
     pipeline: object,
     settings: Settings,
     judge: str,
-) -> str:
-    """Return the key of one job's inputs (``judge``: judge_text()); reads the suites and the code."""
-    return reuse_key(
-        ReuseInputs(
-            repository=repository,
-            base_sha=base_sha,
-            head_sha=head_sha,
-            suites=suites_digest(suites),
-            policy=policy_text(policy),
-            patchgate=code_digest(),
-            pipeline=f"{getattr(pipeline, '__module__', '')}:{getattr(pipeline, '__qualname__', '')}",
-            sandbox=sandbox_text(settings.sandbox_runtime),
-            judge=judge,
-        )
+) -> ReuseInputs:
+    """Return one job's inputs (``judge``: judge_text()); reads the suites and the code."""
+    return ReuseInputs(
+        repository=repository,
+        base_sha=base_sha,
+        head_sha=head_sha,
+        suites=suites_digest(suites),
+        policy=policy_text(policy),
+        patchgate=code_digest(),
+        pipeline=f"{getattr(pipeline, '__module__', '')}:{getattr(pipeline, '__qualname__', '')}",
+        sandbox=sandbox_text(settings.sandbox_runtime),
+        judge=judge,
     )
+
+
+def base_salt(inputs: ReuseInputs) -> str:
+    """Return what every base run of a job depends on: its inputs without the head and the judge.
+
+    ``checks.behaviour.baseruns`` adds each run's own part (the environment image, the suite,
+    the head's module names) to it.
+    """
+    return reuse_key(replace(inputs, head_sha="", judge=""))
 
 
 def answer(

@@ -9,12 +9,14 @@ tests crash, vanish, skip or hang fails those tests.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 
+from checks.behaviour.baseruns import BaseRuns, keepable
 from checks.behaviour.changedlines import executable_changes
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.grade import TestOutcome, expected_ids, grade_suite
@@ -46,27 +48,29 @@ log = logging.getLogger(__name__)
 PARALLEL_RUNS = 2
 
 
-def run_behaviour(ctx: LayerContext, suites: Suites) -> BehaviourResult:
+def run_behaviour(ctx: LayerContext, suites: Suites, base_runs: BaseRuns | None = None) -> BehaviourResult:
     """Run the suites against base and head in the sandbox, grade the change and measure its strength.
 
     Raises SandboxError when the sandbox itself fails (the pipeline reports
     that as infrastructure trouble).
     """
     with ExitStack() as keep:
-        result, pending = start_behaviour(ctx, suites, keep)
+        result, pending = start_behaviour(ctx, suites, keep, base_runs)
         if pending is None:
             return result
         return result.model_copy(update={"strength": pending.measure(result.strength)})
 
 
 def start_behaviour(
-    ctx: LayerContext, suites: Suites, keep: ExitStack
+    ctx: LayerContext, suites: Suites, keep: ExitStack, base_runs: BaseRuns | None = None
 ) -> tuple[BehaviourResult, PendingMutants | None]:
     """Run the suites and grade the change; return the mutant runs still to do, if any.
 
     The layer's work folder (the head tree, the staged suite) lives until
-    ``keep`` closes: the pipeline runs the mutants after the judge. Raises
-    SandboxError when the sandbox itself fails.
+    ``keep`` closes: the pipeline runs the mutants after the judge. With
+    ``base_runs``, a base run stored under the same key is reused instead of
+    run, and a clean new one is stored (``baseruns.py``). Raises SandboxError
+    when the sandbox itself fails.
     """
     policy = ctx.policy.behaviour
     if not policy.enabled:
@@ -106,12 +110,19 @@ def start_behaviour(
         stagings[kind] = staging
         plans = [plan for part in parts(suite) for plan in plan_runs(staging, part, trees)]
         jobs.append((suite, plans))
-    results = _run_all(ctx.runner, [p for _, plans in jobs for p in plans])
+    stored = _StoredBase(base_runs, ctx.image, stagings)
+    jobs = [(suite, [stored.lookup(suite, plan) for plan in plans]) for suite, plans in jobs]
+    to_run = [p for _, plans in jobs for p in plans if id(p) not in stored.found]
+    results = {**_run_all(ctx.runner, to_run), **stored.found}
     for suite, plans in jobs:
+        stored.keep(suite, plans, results, policy)
         try:
-            outcomes[suite.kind] = grade_runs(suite, plans, results, trees, policy)
+            outcome = grade_runs(suite, plans, results, trees, policy)
         except SuiteError as exc:
-            outcomes[suite.kind] = _config_error(suite.kind, str(exc))
+            outcome = _config_error(suite.kind, str(exc))
+        if any(id(plan) in stored.found for plan in plans):
+            outcome = dataclasses.replace(outcome, base_reused=True)
+        outcomes[suite.kind] = outcome
     ordered = [outcomes[kind] for kind, _ in wanted]
     result = behaviour_result(ordered, policy, restored)
     hidden = stagings.get("hidden")
@@ -126,6 +137,46 @@ def _config_error(kind: SuiteKind, message: str) -> SuiteOutcome:
     # The specifics always reach the server log; the report shows them for hidden suites only.
     log.error("%s suite: %s", SUITE_NAMES[kind], message)
     return SuiteOutcome(kind, error=f"gate configuration problem: {message}")
+
+
+class _StoredBase:
+    """The layer's side of ``base_runs``: which base runs come from the store, which to store."""
+
+    def __init__(self, base_runs: BaseRuns | None, image: str, stagings: Mapping[SuiteKind, Staging]) -> None:
+        self.base_runs = base_runs
+        self.image = image
+        self.stagings = stagings
+        self.found: dict[int, RunResult] = {}
+        self.keys: dict[int, str] = {}
+
+    def lookup(self, suite: Suite, plan: RunPlan) -> RunPlan:
+        """Return ``plan``, or the stored run's plan (its nonce and report name) when one fits."""
+        if self.base_runs is None or plan.tree != "base":
+            return plan
+        modules = self.stagings[suite.kind].modules
+        key = self.base_runs.key(image=self.image, kind=suite.kind, part=plan.part, label=plan.label,
+                                 in_process=suite.in_process, modules=modules)  # fmt: skip
+        found = self.base_runs.get(key)
+        if found is None:
+            self.keys[id(plan)] = key
+            return plan
+        reused = dataclasses.replace(plan, nonce=found.nonce, report=found.report)
+        self.found[id(reused)] = found.result
+        return reused
+
+    def keep(self, suite: Suite, plans: Sequence[RunPlan], results: Mapping[int, RunResult],
+             policy: Behaviour) -> None:  # fmt: skip
+        """Store the base runs of ``plans`` that ran here and came out clean."""
+        if self.base_runs is None:
+            return
+        for plan in plans:
+            key = self.keys.get(id(plan))
+            if key is None:
+                continue
+            result = results[id(plan)]
+            run_log = parse_log(result.files.get(plan.report), plan.nonce, plan.part)
+            if keepable(result, run_log, run_view(plan, result, run_log, suite, policy)):
+                self.base_runs.put(key, plan.nonce, plan.report, plan.part, result)
 
 
 def _run_all(runner: Runner, plans: Sequence[RunPlan]) -> dict[int, RunResult]:

@@ -48,9 +48,12 @@ class SuiteOutcome:
     covered: Mapping[str, frozenset[int]] | None = None
     covered_count: int | None = None
     head_wall_s: float = 0.0
+    # Its base runs came from an earlier job with the same base, suites, policy and patchgate.
+    base_reused: bool = False
 
 
 FORGEABLE = "in-process: the code under test can forge this"
+BASE_REUSED = "base runs reused from an earlier job (same base sha, suites, policy and patchgate)"
 
 
 def _capped(ids: Sequence[str]) -> tuple[list[str], int]:
@@ -89,6 +92,8 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
     )
     if outcome.in_process:
         notes.insert(0, FORGEABLE)
+    if outcome.base_reused:
+        notes.append(BASE_REUSED)
     if not private and policy.show_hidden_failures != "counts":
         with_messages = policy.show_hidden_failures == "ids+messages"
         failures = [TestFailure(id=i, message=o.message if with_messages else "") for i, o in grade.failures]

@@ -6,6 +6,7 @@ is a commit: e.g. ``{"findings": 120}``, ``{"hold": "/tmp/x"}`` (wait until that
 file exists, after touching ``<hold>.started``), ``{"raise": "SandboxError"}``,
 ``{"behaviour": "failed"}``, ``{"hidden": [2, 3]}`` (hidden 2/3), ``{"reasons": 200}`` (200 reasons of
 1000 bytes), ``{"count": "/tmp/n"}`` (append a line to that file per run: how often the PR's code ran),
+``{"base_runs": "/tmp/b"}`` (append the job's base-runs store as a JSON line),
 ``{"tool_error": true}`` (ruff could not run: neutral), ``{"claim_head": SHA}`` (the report names
 another head, as code that forged its report would).
 """
@@ -58,6 +59,11 @@ def findings_gate(
     if isinstance(count_file := conf.get("count"), str):
         with Path(count_file).open("a") as runs:
             runs.write(f"{inputs.workspace.head_sha}\n")
+    if isinstance(base_file := conf.get("base_runs"), str):
+        kept = inputs.base_runs
+        seen = None if kept is None else {"root": str(kept.root), "salt": kept.salt, "read": kept.read}
+        with Path(base_file).open("a") as out:
+            out.write(json.dumps(seen) + "\n")
     if conf.get("raise") == "SandboxError":
         raise SandboxError("scripted: the sandbox is down")
     ws = inputs.workspace

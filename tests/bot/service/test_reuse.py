@@ -262,6 +262,39 @@ def test_a_rerequested_run_gates_afresh(server: Server, github: FakeGitHub, tmp_
     assert not any(r["output"]["title"].startswith("(reused)") for r in runs)
 
 
+def test_base_runs_are_kept_per_base_and_suites_and_a_rerun_reads_none(
+    server: Server, github: FakeGitHub, tmp_path: Path
+) -> None:
+    seen = tmp_path / "base-runs.jsonl"
+    pull = make_pull(github, tmp_path, "baseruns")
+    _suites(server, "octo/baseruns", "def test_one():\n    pass\n")
+    _scenario(pull, tmp_path / "count", base_runs=str(seen))
+    _gate(server, pull)
+
+    def stores() -> list[dict[str, Any]]:
+        return [json.loads(line) for line in seen.read_text().splitlines()]
+
+    # A new head on the same base, with the same suites and policy: the same base runs.
+    pull.push({"notes.txt": "more"})
+    assert server.post("pull_request", pull.payload("synchronize")).json()["status"] == "queued"
+    wait_for(lambda: len(stores()) == 2, 60, "the synchronize's run")
+    # Changed suites: base runs of their own.
+    _suites(server, "octo/baseruns", "def test_one():\n    assert 1\n")
+    last = _gate(server, _twin(pull, 2))
+    opened, synchronized, changed = stores()
+    assert opened["root"] == str(Path(server.env["PATCHGATE_WORK_DIR"]) / "base-runs")
+    assert opened["read"] and synchronized["read"] and changed["read"]
+    assert opened["salt"] == synchronized["salt"] != changed["salt"]
+    # An explicit rerun runs its base afresh (and refreshes the store): it reads nothing.
+    rerequest = fixture("check_run.rerequested")
+    rerequest.update(repository=pull.payload("opened")["repository"], installation={"id": pull.installation})
+    rerequest["check_run"] = {**rerequest["check_run"], "head_sha": last["head_sha"],
+                              "external_id": last["external_id"], "pull_requests": []}  # fmt: skip
+    assert server.post("check_run", rerequest).json()["status"] == "queued"
+    wait_for(lambda: len(stores()) == 4, 60, "the rerequested run")
+    assert stores()[3]["read"] is False
+
+
 def test_a_report_forged_by_the_prs_code_is_not_reused_for_the_head_it_names(
     server: Server, github: FakeGitHub, tmp_path: Path
 ) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from checks.behaviour import run_behaviour
+from checks.behaviour.baseruns import BaseRuns
 from checks.behaviour.suites import Suites
 from checks.policy import Policy
 from checks.report import BehaviourResult, Report, SuiteResult
@@ -76,7 +77,9 @@ class Gate:
         hidden: Path | None,
         held_out: Path | None = None,
         runner: Any = None,
+        *,
         strength: dict[str, Any] | None = None,
+        base_runs: BaseRuns | None = None,
         **behaviour: Any,
     ) -> BehaviourResult:
         policy = Policy.model_validate(
@@ -85,7 +88,7 @@ class Gate:
              "strength": {"max_mutants": 0} if strength is None else strength}
         )  # fmt: skip
         ctx = LayerContext(ws, policy, runner or self.sandbox, self.image)
-        return run_behaviour(ctx, Suites(hidden=hidden, held_out=held_out))
+        return run_behaviour(ctx, Suites(hidden=hidden, held_out=held_out), base_runs)
 
 
 @pytest.fixture
