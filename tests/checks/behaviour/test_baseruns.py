@@ -143,7 +143,12 @@ def test_a_clean_base_run_is_kept() -> None:
     clean = result()
     assert keepable(clean, *view_of(clean))
     # A test module that needs a module the base does not have (the change adds it) is a fact of the base.
-    needs = {"kind": "collect_error", "path": "t_new.py", "missing_module": "newpkg", "message": "No module"}
+    needs: dict[str, object] = {
+        "kind": "collect_error",
+        "path": "t_new.py",
+        "missing_module": "newpkg",
+        "message": "No module",
+    }
     missing = result(log_bytes(needs, {"kind": "collected", "ids": []}))
     assert keepable(missing, *view_of(missing))
 
