@@ -173,6 +173,14 @@ def _behaviour_sections(report: Report) -> list[str]:
     return sections
 
 
+# The mutants run the change's own code, which can recognise a mutated copy of itself.
+MUTANT_LIMIT = (
+    "The mutants run the change's own code, which can tell a mutated copy of itself apart and fail "
+    "on purpose: against code written to game it the score is an upper bound. It only ever lowers a "
+    "conclusion."
+)
+
+
 def _strength_sections(report: Report) -> list[str]:
     strength = report.behaviour.strength
     if strength.status != "measured":
@@ -186,6 +194,8 @@ def _strength_sections(report: Report) -> list[str]:
                 for m in strength.survivors]  # fmt: skip
         body += ["", "Surviving mutants (an equivalent mutant survives any suite: judge each):", ""]
         body += _table(["line", "operator", "mutated line"], rows, len(rows))
+    if strength.mutants:
+        body += ["", MUTANT_LIMIT]
     return [_details("Suite strength", body)]
 
 

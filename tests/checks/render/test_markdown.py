@@ -136,3 +136,5 @@ def test_a_verdict_posted_before_its_mutants_says_at_the_top_that_it_may_change(
     )
     assert "still measuring" not in summary
     assert "kills 4/4 mutants" in summary
+    # Where a mutation score is shown, so is its limit.
+    assert "can tell a mutated copy of itself apart" in summary
