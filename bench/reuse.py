@@ -15,9 +15,10 @@ signed delivery to the completed check run as the fake GitHub sees it:
 - repeat: PR #2 opened from the same branch (same base, head, suites and
   policy): answered from the store, target < 1 s;
 - synchronize: a push to PR #1 that changes one file (a comment in the
-  module the PR changes), target <= 0.7x cold (the base tarball and the
-  environment image are reused; the base's suite and tool runs are not yet,
-  and the head's cannot be: bench/README.md has the profile).
+  module the PR changes), target <= 0.7x cold (the base tarball, the
+  environment image and the suites' clean base runs are reused; the base
+  side of the shape tools shares its container with the head and is not,
+  and the head's work cannot be: bench/README.md has the profile).
 
 Each round uses a repository of its own (a cold start for each); prints
 each time with the per-layer timings the reports carry, each round's ratios
