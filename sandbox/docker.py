@@ -24,8 +24,12 @@ else is an exec. One exec as 10001 unpacks the copy-in tarballs (bind-mounted re
 into the tmpfs targets and execs ``timeout -k`` around the command; its output is read
 with a byte cap. Afterwards ``kill -KILL -1`` as 10001 ends every process the command
 left (setsid cannot escape a uid), which never touches the waiter; one more exec reads
-the cgroup's peak memory and OOM count and tars the ``collect`` paths to stdout. The
-container is removed in ``finally``; if the host process dies without running it, the
+the cgroup's peak memory and OOM count and tars the ``collect`` paths to stdout. With a
+grader, the sweep as 10001 ends the subject once the grader is done, and the last exec
+(as the grader) ends the grader's leftovers. A run that fails removes its container before
+its error goes up; one that has its result returns it at once and leaves the removal to a
+thread that still holds the run's concurrency slot (sandbox.reaper.remove_later: the
+interpreter and ``close_creations`` wait for it). If the host process dies first, the
 waiter's own deadline ends the container and ``auto_remove`` deletes it.
 """
 
@@ -42,16 +46,23 @@ from typing import Any
 
 import docker
 import requests
-from docker.errors import APIError, DockerException, NotFound
+from docker.errors import APIError, NotFound
 from docker.types import LogConfig, Mount, Ulimit
 
 from sandbox import cgroup
 from sandbox.copyin import CONTAINER_TMP, INBOX, pack_copy_in, writable_roots
-from sandbox.engine import docker_client
-from sandbox.errors import EngineUnavailable, SandboxError
+from sandbox.engine import docker_client, engine_errors
+from sandbox.errors import SandboxError
 from sandbox.grader import GRADER_UID, SubjectDrain, copy_private, pack_private
 from sandbox.images import ISOLATED_BIN, require_image
-from sandbox.reaper import SANDBOX_LABEL, creating, owner_labels, remove_orphans
+from sandbox.reaper import (
+    SANDBOX_LABEL,
+    creating,
+    owner_labels,
+    remove_container,
+    remove_later,
+    remove_orphans,
+)
 from sandbox.spec import GRADER_HOME, RENDEZVOUS, LimitHit, MiB, RunResult, RunSpec
 from sandbox.stats import COLLECT_SCRIPT, parse_collect
 from sandbox.stream import Demux, ExecStream
@@ -123,17 +134,18 @@ class DockerSandbox:
         when ``spec.image`` is not built, SandboxError for any other engine failure.
         """
         _check_env(spec.env)
-        with self._slots:
-            try:
-                return self._run(spec)
-            except requests.exceptions.ConnectionError as exc:
-                raise EngineUnavailable(str(exc).splitlines()[0]) from exc
-            except requests.exceptions.RequestException as exc:
-                raise SandboxError(f"the Docker engine did not answer in time: {exc}") from exc
-            except APIError as exc:
-                raise SandboxError(f"the Docker engine failed the run: {exc.explanation}") from exc
-            except DockerException as exc:
-                raise SandboxError(f"the Docker engine failed the run: {exc}") from exc
+        self._slots.acquire()
+        handed_over = False
+        try:
+            with engine_errors():
+                result, removal = self._run(spec)
+            # The result is whole: the container goes in the background, holding the slot till gone.
+            remove_later(removal.remove, removal.name, self._slots.release)
+            handed_over = True
+        finally:
+            if not handed_over:
+                self._slots.release()
+        return result
 
     def client(self) -> docker.DockerClient:
         """Return the engine client, connecting on first use.
@@ -147,20 +159,27 @@ class DockerSandbox:
                 remove_orphans(self._client)
             return self._client
 
-    def _run(self, spec: RunSpec) -> RunResult:
+    def _run(self, spec: RunSpec) -> tuple[RunResult, _Removal]:
+        """Run ``spec``; return its result and the removal still owed, or raise having removed it."""
         client = self.client()
         require_image(client, spec.image)
         name = f"patchgate-{uuid.uuid4().hex[:16]}"
         private = pack_private(spec.grader.private) if spec.grader is not None else None
-        with TemporaryDirectory(prefix="patchgate-run-") as scratch:
-            unpack = pack_copy_in(spec.copy_in, Path(scratch), SANDBOX_UID)
-            try:
-                container = self._start(client, spec, name, Path(scratch))
-                if private is not None:
-                    copy_private(client.api, container.id, private)
-                return _Execution(client, container, spec, unpack).run()
-            finally:
-                _remove(client, name)
+        scratch = TemporaryDirectory(prefix="patchgate-run-")
+        try:
+            unpack = pack_copy_in(spec.copy_in, Path(scratch.name), SANDBOX_UID)
+        except BaseException:
+            scratch.cleanup()
+            raise
+        removal = _Removal(client, name, scratch)
+        try:
+            container = self._start(client, spec, name, Path(scratch.name))
+            if private is not None:
+                copy_private(client.api, container.id, private)
+            return _Execution(client, container, spec, unpack).run(), removal
+        except BaseException:
+            removal.remove()
+            raise
 
     def _start(self, client: docker.DockerClient, spec: RunSpec, name: str, inbox: Path) -> Any:
         limits = spec.limits
@@ -208,6 +227,22 @@ class DockerSandbox:
             )
         container.start()
         return container
+
+
+class _Removal:
+    """What a run leaves behind: its container (perhaps never created) and its scratch directory."""
+
+    def __init__(self, client: docker.DockerClient, name: str, scratch: TemporaryDirectory[str]) -> None:
+        self.client = client
+        self.name = name
+        self.scratch = scratch
+
+    def remove(self) -> None:
+        """Remove the container, then the scratch directory bind-mounted into it."""
+        try:
+            remove_container(self.client, self.name)
+        finally:
+            self.scratch.cleanup()
 
 
 class _Execution:
@@ -267,8 +302,9 @@ class _Execution:
         timed_out = host_timed_out or (exit_code in (124, 137) and wall >= limits.timeout_s)
         subject_output, subject_code = b"", None
         if self.drain is not None:
-            # The grader is done: whatever the untrusted command still runs is ended now.
-            if not self.dead and not self._sweep():
+            # The grader is done: whatever the untrusted command still runs is ended now. The
+            # grader's own leftovers end in the collect exec, which runs as the grader.
+            if not self.dead and not self._sweep((SANDBOX_UID,)):
                 self._kill_container()
             subject_output, subject_code = self.drain.finish(HARD_KILL_S)
         peak: int | None = None
@@ -352,11 +388,12 @@ class _Execution:
         self.sweeper.start()
         return now
 
-    def _sweep(self) -> bool:
-        """Kill every process of the sandbox uid (and the grader's); False when even that could not start."""
+    def _sweep(self, uids: tuple[int, ...] | None = None) -> bool:
+        """Kill every process of ``uids`` (default: sandbox and grader); False when that could not start."""
         if self.dead:
             return False
-        uids = [SANDBOX_UID] + ([GRADER_UID] if self.spec.grader is not None else [])
+        if uids is None:
+            uids = (SANDBOX_UID, GRADER_UID) if self.spec.grader is not None else (SANDBOX_UID,)
         for uid in uids:
             try:
                 # Under a fork bomb the exec itself may fail to start (pids limit): non-zero.
@@ -403,26 +440,6 @@ class _Execution:
             stream.close()
         peak, oom, files = parse_collect(bytes(demux.stdout), bytes(demux.stderr))
         return peak, oom, files, demux.exceeded
-
-
-def _remove(client: docker.DockerClient, name: str) -> None:
-    """Remove the container ``name`` and wait until the engine no longer knows it."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            client.api.remove_container(name, force=True)
-        except NotFound:
-            return
-        except APIError as exc:
-            # 409: auto_remove is already removing it; wait for that to finish.
-            if exc.status_code != 409:
-                raise SandboxError(f"could not remove container {name}: {exc.explanation}") from exc
-        try:
-            client.api.inspect_container(name)
-        except NotFound:
-            return
-        time.sleep(0.1)
-    raise SandboxError(f"container {name} was not removed within 30 s")
 
 
 def _check_env(env: Mapping[str, str]) -> None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+from collections.abc import Iterator
 
 import docker
 import requests
-from docker.errors import DockerException
+from docker.errors import APIError, DockerException
 
-from sandbox.errors import EngineUnavailable
+from sandbox.errors import EngineUnavailable, SandboxError
 
 # Image pulls and builds can take minutes; a run's own deadline is enforced separately.
 API_TIMEOUT_S = 600
@@ -41,6 +43,21 @@ def docker_client() -> docker.DockerClient:
         return docker.from_env(timeout=API_TIMEOUT_S)
     except (DockerException, OSError) as exc:
         raise EngineUnavailable(_first_line(str(exc))) from exc
+
+
+@contextlib.contextmanager
+def engine_errors() -> Iterator[None]:
+    """Turn the engine client's exceptions into EngineUnavailable and SandboxError."""
+    try:
+        yield
+    except requests.exceptions.ConnectionError as exc:
+        raise EngineUnavailable(str(exc).splitlines()[0]) from exc
+    except requests.exceptions.RequestException as exc:
+        raise SandboxError(f"the Docker engine did not answer in time: {exc}") from exc
+    except APIError as exc:
+        raise SandboxError(f"the Docker engine failed the run: {exc.explanation}") from exc
+    except DockerException as exc:
+        raise SandboxError(f"the Docker engine failed the run: {exc}") from exc
 
 
 def engine_available() -> bool:

@@ -1,14 +1,19 @@
-"""Remove sandbox containers whose owning process died without removing them.
+"""Remove sandbox containers: each run's own, and those whose owning process died.
 
-A run removes its container in ``finally``; a process killed outright (SIGKILL, a
-default SIGTERM) cannot. Each container is labelled with its owner's host name and pid,
-so a restarted worker can remove what its predecessor left. Containers this finds are
-also bounded on their own: their waiter ends them after ``timeout_s + 610`` s.
+A run that fails removes its container before the error goes up; a run that
+returns a result hands its container to ``remove_later``, a thread of its own
+that the interpreter waits for at exit and ``close_creations`` waits for on
+termination. A process killed outright (SIGKILL, a default SIGTERM) cannot
+remove anything: each container is labelled with its owner's host name and
+pid, so a restarted worker can remove what its predecessor left. Containers
+this finds are also bounded on their own: their waiter ends them after
+``timeout_s + 610`` s.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import threading
@@ -16,21 +21,28 @@ import time
 from collections.abc import Callable, Iterator
 
 import docker
-from docker.errors import DockerException
+from docker.errors import APIError, DockerException, NotFound
 
 from sandbox.errors import SandboxError
+
+log = logging.getLogger(__name__)
 
 SANDBOX_LABEL = "patchgate.sandbox"
 OWNER_HOST = "patchgate.owner-host"
 OWNER_PID = "patchgate.owner-pid"
+REMOVE_WAIT_S = 30.0
+# A background removal that fails is tried again after each of these pauses; after the
+# last try the container is left to remove_owned, remove_orphans and its waiter's deadline.
+REMOVE_RETRY_S = (1.0, 5.0)
 
 
 class _Creations:
-    """Container creations in flight in this process; closed once it is being terminated."""
+    """Container creations and removals in flight in this process; closed once it is being terminated."""
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
         self.in_flight: dict[int, int] = {}  # thread id -> creations it has in flight
+        self.removals = 0  # background removals not yet finished
         self.closed = False
 
 
@@ -60,7 +72,7 @@ def creating() -> Iterator[None]:
 
 
 def close_creations(timeout_s: float) -> bool:
-    """Refuse new creations and wait for those in flight; False when some did not finish in time.
+    """Refuse new creations and wait for those and the removals in flight; False on a timeout.
 
     Creations of the calling thread are not waited for: a signal handler runs on
     top of whatever its thread was doing, which cannot go on until it returns.
@@ -69,12 +81,87 @@ def close_creations(timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     with _CREATIONS.cond:
         _CREATIONS.closed = True
-        while any(tid != me for tid in _CREATIONS.in_flight):
+        while any(tid != me for tid in _CREATIONS.in_flight) or _CREATIONS.removals:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
             _CREATIONS.cond.wait(left)
     return True
+
+
+def remove_container(client: docker.DockerClient, name: str) -> None:
+    """Remove the container ``name`` and wait until the engine no longer knows it."""
+    deadline = time.monotonic() + REMOVE_WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            client.api.remove_container(name, force=True)
+        except NotFound:
+            return
+        except APIError as exc:
+            # 409: auto_remove is already removing it; wait for that to finish.
+            if exc.status_code != 409:
+                raise SandboxError(f"could not remove container {name}: {exc.explanation}") from exc
+        try:
+            client.api.inspect_container(name)
+        except NotFound:
+            return
+        time.sleep(0.1)
+    raise SandboxError(f"container {name} was not removed within {REMOVE_WAIT_S:g} s")
+
+
+def remove_later(remove: Callable[[], None], name: str, done: Callable[[], None]) -> None:
+    """Call ``remove`` (of the container ``name``) in a thread of its own, then ``done``.
+
+    The thread is not a daemon: the interpreter waits for it before exiting, and
+    ``close_creations`` and ``wait_removals`` wait for it too. A ``remove`` that
+    raises is logged and tried again after each of REMOVE_RETRY_S; ``done`` runs
+    whatever happened.
+    """
+    gate = _CREATIONS
+    with gate.cond:
+        gate.removals += 1
+    thread = threading.Thread(target=_removing, args=(gate, remove, name, done), name=f"{name}-removal")
+    try:
+        thread.start()
+    except RuntimeError:
+        # No thread to be had (resources, interpreter shutdown): remove it here and now.
+        _removing(gate, remove, name, done)
+
+
+def wait_removals(timeout_s: float) -> bool:
+    """Wait until every background removal has finished; False when some did not in time."""
+    deadline = time.monotonic() + timeout_s
+    with _CREATIONS.cond:
+        while _CREATIONS.removals:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            _CREATIONS.cond.wait(left)
+    return True
+
+
+def _removing(gate: _Creations, remove: Callable[[], None], name: str, done: Callable[[], None]) -> None:
+    try:
+        for pause in (*REMOVE_RETRY_S, None):
+            try:
+                remove()
+            except Exception as exc:  # engine, network or file system: logged, tried again, swept
+                if pause is None:
+                    log.error("could not remove sandbox container %s, left to the reaper: %s", name, exc)
+                    return
+                log.warning(
+                    "removing sandbox container %s failed, trying again in %g s: %s", name, pause, exc
+                )
+                time.sleep(pause)
+            else:
+                return
+    finally:
+        try:
+            done()
+        finally:
+            with gate.cond:
+                gate.removals -= 1
+                gate.cond.notify_all()
 
 
 def owner_labels() -> dict[str, str]:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.docker import HOST_GRACE_S, KILL_GRACE_S, DockerSandbox, _Execution, _remove
+from sandbox.docker import HOST_GRACE_S, KILL_GRACE_S, DockerSandbox, _Execution
 from sandbox.host import run_process
+from sandbox.reaper import remove_container
 from sandbox.spec import Limits, MiB, RunResult, RunSpec
 
 pytestmark = pytest.mark.docker
@@ -162,7 +163,7 @@ def test_output_flood_is_cut_and_flagged(sandbox: DockerSandbox, base_image: str
 
 HOST_READER = """
 import json, sys
-from sandbox.docker import HARD_KILL_S, HOST_GRACE_S, KILL_GRACE_S, DockerSandbox, _Execution, _remove
+from sandbox.docker import HARD_KILL_S, HOST_GRACE_S, KILL_GRACE_S, DockerSandbox, _Execution
 from sandbox.spec import Limits, MiB, RunSpec
 flood = "import sys\\nc = b'z' * 2**20\\nwhile True: sys.stdout.buffer.write(c)"
 result = DockerSandbox().run(RunSpec(
@@ -216,7 +217,7 @@ def test_a_session_leaving_fork_bomb_still_ends(sandbox: DockerSandbox, base_ima
 class _RefusedSweep(_Execution):
     """An engine that refuses the sweep exec: only the host's container kill is left."""
 
-    def _sweep(self) -> bool:
+    def _sweep(self, uids: tuple[int, ...] | None = None) -> bool:
         return False
 
 
@@ -241,7 +242,7 @@ def test_host_kills_the_container_when_nothing_else_works(
         container = sandbox._start(client, spec, name, tmp_path)
         result = _RefusedSweep(client, container, spec, []).run()
     finally:
-        _remove(client, name)
+        remove_container(client, name)
     assert result.timed_out
     assert result.exit_code == 137  # timeout's own SIGKILL; the setsid child outlived it
     assert result.peak_memory_bytes is None  # nothing ran after the kill
