@@ -11,15 +11,21 @@
 Every source has the same ``<owner>/<repo>/{hidden,held-out}/`` layout. A
 repository's suites are unpacked once per commit under the cache directory
 (``<work_dir>/suites``): a job whose ref still names the same commit reads
-them from disk, and the report records that commit.
+them from disk, and the report records that commit. Each use marks its
+commit's folder; when a new commit is unpacked, the folders of commits no
+job has used for ``PRUNE_AFTER_S`` are removed, the newest ``KEEP_COMMITS``
+always kept. A job reads its suites within minutes of resolving them, so a
+folder a running job still needs is never removed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import re
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Protocol
@@ -33,6 +39,10 @@ SourceKind = Literal["dir", "github", "git"]
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 GIT_TIMEOUT_S = 300.0
+# Unpacked commits unused for this long are removed when another is unpacked; the newest few stay.
+PRUNE_AFTER_S = 24 * 3600.0
+KEEP_COMMITS = 3
+_MIRROR = "git"
 
 
 class SuitesUnavailable(Exception):
@@ -142,6 +152,29 @@ def _git(*args: str, what: str) -> bytes:
     return result.stdout
 
 
+def prune(cache: Path, *, keep: Path, now: float | None = None) -> list[Path]:
+    """Remove unpacked commits unused for PRUNE_AFTER_S (never ``keep`` or the newest few); return them."""
+    now = time.time() if now is None else now
+    try:
+        folders = [
+            p for p in cache.iterdir() if p.is_dir() and p.name != _MIRROR and not p.name.startswith(".")
+        ]
+        used = sorted(((p.stat().st_mtime, p) for p in folders), reverse=True)
+    except OSError:
+        return []
+    removed = []
+    for mtime, folder in used[KEEP_COMMITS:]:
+        if folder != keep and now - mtime > PRUNE_AFTER_S:
+            remove(folder)
+            removed.append(folder)
+    return removed
+
+
+def _touch(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.utime(folder)
+
+
 class SuiteStore:
     """Resolve a repository's suites from the configured source, caching repositories by commit."""
 
@@ -172,6 +205,9 @@ class SuiteStore:
             async with self._fetching:
                 if not target.is_dir():
                     await self._fetch(src, commit, target)
+                    await asyncio.to_thread(prune, self.cache, keep=target)
+                else:
+                    await asyncio.to_thread(_touch, target)
         except SuitesUnavailable as exc:
             return Suites(error=str(exc))
         return suites_at(target, repository, commit)
@@ -181,5 +217,5 @@ class SuiteStore:
         if self.github is not None and src.kind == "github":
             data = await self.github.tarball(src.location, commit)
         else:
-            data = await asyncio.to_thread(git_archive, src, commit, self.cache / "git")
+            data = await asyncio.to_thread(git_archive, src, commit, self.cache / _MIRROR)
         await asyncio.to_thread(unpack, data, target, github=src.kind == "github")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from pathlib import Path
 
 import pytest
 
-from bot.service.suitestore import SuiteSource, SuiteStore, parse_source
+from bot.service.suitestore import KEEP_COMMITS, PRUNE_AFTER_S, SuiteSource, SuiteStore, parse_source, prune
 from checks.behaviour.suites import Suites
 from tests.conftest import GitRepo
 
@@ -75,6 +77,45 @@ def test_git_suites_are_recorded_and_cached_by_commit(git_repo: GitRepo, tmp_pat
     pinned = _resolve(f"git+file://{git_repo.path}@{first}", tmp_path / "fresh")
     assert pinned.commit == first and pinned.hidden is not None
     assert sorted(p.name for p in pinned.hidden.iterdir()) == ["test_a.py"]
+
+
+def test_commits_no_job_used_for_a_day_are_pruned_when_another_is_unpacked(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    spec, cache = f"git+file://{git_repo.path}@main", tmp_path / "cache"
+    old = []
+    for n in range(KEEP_COMMITS + 2):
+        git_repo.commit(f"suites {n}", {f"octo/app/hidden/test_{n}.py": TEST})
+        suites = _resolve(spec, cache)
+        assert suites.hidden is not None
+        old.append(suites.hidden.parents[2])
+    day = time.time() - PRUNE_AFTER_S - 60
+    for folder in old[:-1]:
+        os.utime(folder, (day, day))
+    # Used again today: kept whatever its age said.
+    git_repo.commit("back", {"octo/app/hidden/test_0.py": TEST})  # a new commit: triggers the prune
+    os.utime(old[1], None)
+    newest = _resolve(spec, cache)
+    assert newest.hidden is not None
+    left = {p for p in cache.iterdir() if p.name != "git"}
+    # The new commit and the two used today stay; the three unused for a day are gone.
+    assert newest.hidden.parents[2] in left and old[-1] in left and old[1] in left
+    assert len(left) == KEEP_COMMITS
+    assert (cache / "git" / "HEAD").is_file()  # the mirror is not a commit
+
+
+def test_a_folder_in_use_is_never_pruned(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    folders = [cache / f"c{n}" for n in range(KEEP_COMMITS + 2)]
+    day = time.time() - PRUNE_AFTER_S - 60
+    for age, folder in enumerate(folders):  # c0 the most recently used
+        folder.mkdir(parents=True)
+        os.utime(folder, (day - age, day - age))
+    # Recently used folders stay, however many there are.
+    assert prune(cache, keep=folders[-1], now=day + 60) == []
+    # The job's own folder stays, however old; of the others, the newest few stay.
+    assert prune(cache, keep=folders[-1]) == [folders[KEEP_COMMITS]]
+    assert sorted(p.name for p in cache.iterdir()) == [f.name for f in folders if f != folders[KEEP_COMMITS]]
 
 
 @pytest.mark.parametrize("ref", ["nope", None])
