@@ -180,9 +180,19 @@ def _scope(body: list[ast.stmt], prefix: str, classes: dict[str, ast.ClassDef]) 
         if isinstance(node, ast.ClassDef):
             if node.name.startswith("Test") and not _has_init(node):
                 out += _class_tests(node, f"{prefix}::{node.name}", classes, set())
-        elif node.name.startswith("test"):
+        elif node.name.startswith("test") and not _is_fixture(node):
             out.append(f"{prefix}::{node.name}")
     return out
+
+
+def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Return True for ``@pytest.fixture``-style functions: pytest never collects those as tests."""
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name in ("fixture", "yield_fixture"):
+            return True
+    return False
 
 
 def _class_tests(

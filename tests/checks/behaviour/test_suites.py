@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +11,7 @@ from checks.behaviour.suites import load_suite, suites_for
 
 SUITE = """\
 import pytest
+from pytest import fixture
 
 
 def test_plain():
@@ -51,6 +54,25 @@ class TestWithInit:
 
     def test_never_collected(self):
         pass
+
+
+@pytest.fixture(scope="module", params=["http://a", "http://b"])
+def test_url(request):  # a fixture named like a test (boltons' tests/test_urlutils.py): never collected
+    return request.param
+
+
+@pytest.fixture
+def test_client():
+    return None
+
+
+class TestFixtures:
+    @fixture
+    def test_data(self):
+        return 1
+
+    def test_uses(self, test_data, test_url):
+        assert test_data
 """
 
 
@@ -110,8 +132,21 @@ def test_load_suite_lists_tests_the_way_pytest_names_them(tmp_path: Path) -> Non
         "test_one.py::TestChild::test_overridden",
         "test_one.py::TestChild::test_inherited",
         "test_one.py::TestChild::TestNested::test_deep",
+        "test_one.py::TestFixtures::test_uses",
     }
     assert suite.case_ids == ("x.cases.yml::one",)
+
+
+def test_the_static_list_is_what_pytest_collects(tmp_path: Path) -> None:
+    # The ids a suite must report come from this list: one pytest never collects would count as
+    # missing on every head, failing every change.
+    make(tmp_path, {"test_one.py": SUITE})
+    found = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "test_one.py"],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    collected = {line.split("[")[0] for line in found.stdout.splitlines() if "::" in line}
+    assert collected == set(load_suite(tmp_path, "hidden").functions), found.stdout
 
 
 @pytest.mark.parametrize(
