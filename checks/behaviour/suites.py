@@ -178,7 +178,7 @@ def _scope(body: list[ast.stmt], prefix: str, classes: dict[str, ast.ClassDef]) 
             )
         defined[node.name] = node.lineno
         if isinstance(node, ast.ClassDef):
-            if node.name.startswith("Test") and not _has_init(node):
+            if node.name.startswith("Test") and not _uncollectable(node):
                 out += _class_tests(node, f"{prefix}::{node.name}", classes, set())
         elif node.name.startswith("test") and not _is_fixture(node):
             out.append(f"{prefix}::{node.name}")
@@ -212,8 +212,19 @@ def _class_tests(
     return own
 
 
-def _has_init(node: ast.ClassDef) -> bool:
-    return any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body)
+def _uncollectable(node: ast.ClassDef) -> bool:
+    """Return True for a class pytest will not collect: a constructor of its own, or ``__test__ = False``."""
+    for n in node.body:
+        if isinstance(n, ast.FunctionDef) and n.name in ("__init__", "__new__"):
+            return True
+        if (
+            isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__test__" for t in n.targets)
+            and isinstance(n.value, ast.Constant)
+            and not n.value.value
+        ):
+            return True
+    return False
 
 
 def _check_module_names(root: Path, files: list[str]) -> None:

@@ -56,6 +56,21 @@ class TestWithInit:
         pass
 
 
+class TestWithNew:
+    def __new__(cls):
+        return object.__new__(cls)
+
+    def test_never_collected_either(self):
+        pass
+
+
+class TestNotATest:
+    __test__ = False
+
+    def test_helper(self):
+        pass
+
+
 @pytest.fixture(scope="module", params=["http://a", "http://b"])
 def test_url(request):  # a fixture named like a test (boltons' tests/test_urlutils.py): never collected
     return request.param
