@@ -1,4 +1,4 @@
-"""One gate run: shape, then behaviour, then quality, then the decision, then the mutants.
+"""One gate run: shape and behaviour side by side, then quality, then the decision, then the mutants.
 
 A later layer never hides an earlier one, and trouble inside a layer (the
 sandbox broke, a tool crashed, the judge is down) makes that layer `error`,
@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -77,13 +78,13 @@ class PipelineInputs:
     # Who wrote the change: the PR's author, commit authors and Co-authored-by trailers
     # (checks.quality.provenance). Never shown to the judge; it sets the self-preference note.
     provenance: tuple[str, ...] = ()
-    # Asked between layers: a reason (superseded, PR closed) makes the pipeline raise
-    # checks.pipeline.Stopped instead of running the next layer (and paying the judge).
+    # Asked before every sandbox run and layer: a reason (superseded, PR closed) makes the pipeline
+    # raise checks.pipeline.Stopped instead of going on (and paying the judge).
     stop: Callable[[], str | None] = field(default=lambda: None, repr=False)
 
 
 class Stopped(Exception):
-    """The caller asked the run to stop between layers; there is no report."""
+    """The caller asked the run to stop; there is no report."""
 
 
 @dataclass(frozen=True)
@@ -210,30 +211,35 @@ def _gate(
     ctx = LayerContext(ws, policy, _Stoppable(inputs.runner, inputs.stop), image)
 
     _checkpoint(inputs, "shape")
-    start = time.monotonic()
-    report.shape = _guard(
-        "shape",
-        lambda d: ShapeResult(status="error", notices=[d]),
-        lambda exc: ShapeResult(status="failed", findings=[tree_finding(exc)]),
-        lambda: _shape(ctx),
-    )
-    report.shape.findings = mark_changed_lines(report.shape.findings, ws)
-    report.shape.notices = [*ws.notices, *report.shape.notices]
-    timings["shape"] = time.monotonic() - start
-    for tool in report.shape.tools:
-        timings[f"shape: {tool.tool}"] = tool.seconds
-    progress("shape")
-
-    _checkpoint(inputs, "behaviour")
-    start = time.monotonic()
     pending: list[PendingMutants] = []
-    report.behaviour = _guard(
-        "behaviour",
-        lambda d: BehaviourResult(status="error", detail=d),
-        lambda exc: BehaviourResult(status="failed", detail=f"the change's tree breaks a bound: {exc}"),
-        lambda: _behaviour(inputs, ctx, keep, pending),
-    )
-    timings["behaviour"] = time.monotonic() - start
+    # Behaviour does not wait for shape: neither reads the other's result, the two share the
+    # sandbox's slots (so neither sits idle while the other's last run finishes), and a stop
+    # request ends both at their next sandbox run. Leaving the block waits for behaviour (its
+    # runs read the trees), whatever shape raised.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="behaviour-layer") as alongside:
+        behaviour = alongside.submit(
+            _timed,
+            lambda: _guard(
+                "behaviour",
+                lambda d: BehaviourResult(status="error", detail=d),
+                _refused_behaviour,
+                lambda: _behaviour(inputs, ctx, keep, pending),
+            ),
+        )
+        report.shape, timings["shape"] = _timed(
+            lambda: _guard(
+                "shape",
+                lambda d: ShapeResult(status="error", notices=[d]),
+                lambda exc: ShapeResult(status="failed", findings=[tree_finding(exc)]),
+                lambda: _shape(ctx),
+            )
+        )
+        report.shape.findings = mark_changed_lines(report.shape.findings, ws)
+        report.shape.notices = [*ws.notices, *report.shape.notices]
+        for tool in report.shape.tools:
+            timings[f"shape: {tool.tool}"] = tool.seconds
+        progress("shape")
+        report.behaviour, timings["behaviour"] = behaviour.result()  # raises Stopped
     progress("behaviour")
 
     _checkpoint(inputs, "quality")
@@ -282,6 +288,17 @@ def _strength(report: Report, pending: PendingMutants, first: Decision, policy: 
     decision = settle(first, later)
     report.conclusion = decision.conclusion
     report.reasons = list(decision.reasons)
+
+
+def _refused_behaviour(exc: TreeBoundExceeded) -> BehaviourResult:
+    return BehaviourResult(status="failed", detail=f"the change's tree breaks a bound: {exc}")
+
+
+def _timed(fn: Callable[[], _R]) -> tuple[_R, float]:
+    """Return what ``fn`` returns and the seconds it took."""
+    start = time.monotonic()
+    result = fn()
+    return result, time.monotonic() - start
 
 
 def _shape(ctx: LayerContext) -> ShapeResult:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,9 +37,11 @@ class EngineDown:
 
     def __init__(self) -> None:
         self.calls = 0
+        self._lock = threading.Lock()  # shape and behaviour run side by side
 
     def run(self, spec: RunSpec) -> RunResult:
-        self.calls += 1
+        with self._lock:
+            self.calls += 1
         raise EngineUnavailable("connection refused")
 
 
@@ -132,7 +135,7 @@ def test_mark_changed_lines(git_repo: GitRepo, tmp_path: Path) -> None:
     assert [f.on_changed_line for f in marked] == [True, False, True, False]
 
 
-@pytest.mark.parametrize(("stop_at", "stages"), [(0, []), (1, ["shape"]), (2, ["shape", "behaviour"])])
+@pytest.mark.parametrize(("stop_at", "stages"), [(0, []), (2, ["shape", "behaviour"])])
 def test_a_stop_request_ends_the_run_at_the_next_layer(
     git_repo: GitRepo, tmp_path: Path, stop_at: int, stages: list[str]
 ) -> None:
@@ -156,6 +159,30 @@ def test_a_stop_request_ends_the_run_at_the_next_layer(
     assert seen == stages
     # Behaviour (the only layer that would use the sandbox here) ran only when asked after it.
     assert (runner.calls > 0) == (stop_at == 2)
+
+
+def test_behaviour_runs_alongside_shape(git_repo: GitRepo, tmp_path: Path) -> None:
+    # A shape tool's run waits (up to a minute) for a behaviour run to start: it starts only if
+    # behaviour does not wait for shape to finish.
+    inputs = change(git_repo, tmp_path, {"pkg/calc.py": "def add(a, b):\n    return b + a\n"})
+    behaviour_started = threading.Event()
+    overlapped: list[bool] = []
+
+    class Layers:
+        def run(self, spec: RunSpec) -> RunResult:
+            if spec.grader is not None:  # a behaviour run: the suite reaches the grader only
+                behaviour_started.set()
+            else:
+                overlapped.append(behaviour_started.wait(timeout=60))
+            raise EngineUnavailable("connection refused")
+
+    only_ruff = load_policy(
+        "gates: {loads: {enabled: false}, mypy: {enabled: false}, bandit: {enabled: false},"
+        " semgrep: {enabled: false}}\n"
+    )
+    report = run_pipeline(replace(inputs, policy=only_ruff, runner=Layers()), image="x")
+    assert overlapped == [True]
+    assert (report.shape.status, report.behaviour.status, report.conclusion) == ("error", "error", "neutral")
 
 
 def test_a_stop_request_also_ends_a_layer_at_its_next_sandbox_run(git_repo: GitRepo, tmp_path: Path) -> None:
