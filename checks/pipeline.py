@@ -1,4 +1,4 @@
-"""One gate run: shape and behaviour side by side, then quality, then the decision, then the mutants.
+"""One gate run: shape and behaviour side by side, then quality with the mutants, then the decision.
 
 A later layer never hides an earlier one, and trouble inside a layer (the
 sandbox broke, a tool crashed, the judge is down) makes that layer `error`,
@@ -6,8 +6,8 @@ which the decision turns into `neutral`, never into `failure`. A tree of the
 PR's that breaks a bound (TreeBoundExceeded) is the opposite: that layer
 `failed`, with the path named (see checks.refusal).
 
-The mutants of the changed lines (suite strength) run last, after the
-verdict's own runs and the judge; their figures may lower the conclusion
+The mutants of the changed lines (suite strength) run after the verdict's
+own runs, while the judge reads; their figures may lower the conclusion
 (a floor breached: action_required), never raise it.
 """
 
@@ -26,7 +26,7 @@ from checks.behaviour.baseruns import BaseRuns
 from checks.behaviour.layer import start_behaviour
 from checks.behaviour.strength import PendingMutants
 from checks.behaviour.suites import Suites
-from checks.decide import Decision, decide, settle
+from checks.decide import decide, settle
 from checks.policy import Policy
 from checks.quality.inputs import JudgeSettings, QualityInputs, Task
 from checks.refusal import tree_finding
@@ -37,6 +37,7 @@ from checks.report import (
     QualityResult,
     Report,
     ShapeResult,
+    StrengthResult,
 )
 from checks.runner import ChangeContext, LayerContext, Runner
 from checks.shape import run_shape
@@ -54,6 +55,7 @@ ShadowSink = Callable[[quality.JudgeRecord], None]
 # still be lowered by them.
 VerdictSink = Callable[[Report], None]
 _R = TypeVar("_R", ShapeResult, BehaviourResult, QualityResult)
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -243,58 +245,61 @@ def _gate(
     progress("behaviour")
 
     _checkpoint(inputs, "quality")
-    start = time.monotonic()
-    report.quality = _guard(
-        "quality",
-        lambda d: QualityResult(status="unavailable", detail=f"unavailable: {d}"),
-        lambda exc: QualityResult(status="failed", detail=f"the change's tree breaks a bound: {exc}"),
-        lambda: _quality(inputs, report.behaviour, on_shadow),
-    )
-    timings["quality"] = time.monotonic() - start
-
-    decision = decide(report.shape, report.behaviour, report.quality, policy)
-    report.conclusion = decision.conclusion
-    report.reasons = list(decision.reasons)
-    if pending:
-        if policy.strength.report_first and on_verdict is not None:
-            on_verdict(report.model_copy(deep=True))
-        _checkpoint(inputs, "strength")
-        start = time.monotonic()
-        _strength(report, pending[0], decision, policy)
-        timings["strength"] = time.monotonic() - start
-        progress("strength")
+    # The mutants (only after behaviour passed, as the judge) run while the judge reads: neither
+    # needs the other, and the judge waits on the network, not on the sandbox. Leaving the block
+    # waits for them (their runs read the head tree), whatever raised.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mutants") as alongside:
+        measured = report.behaviour.strength
+        mutants = alongside.submit(_timed, lambda: _measure(pending[0], measured)) if pending else None
+        report.quality, timings["quality"] = _timed(
+            lambda: _guard(
+                "quality",
+                lambda d: QualityResult(status="unavailable", detail=f"unavailable: {d}"),
+                lambda exc: QualityResult(status="failed", detail=f"the change's tree breaks a bound: {exc}"),
+                lambda: _quality(inputs, report.behaviour, on_shadow),
+            )
+        )
+        decision = decide(report.shape, report.behaviour, report.quality, policy)
+        report.conclusion = decision.conclusion
+        report.reasons = list(decision.reasons)
+        if mutants is not None:
+            if policy.strength.report_first and on_verdict is not None:
+                on_verdict(report.model_copy(deep=True))
+            _checkpoint(inputs, "strength")
+            strength, timings["strength"] = mutants.result()  # raises Stopped
+            # The figures may lower the first conclusion, never raise it.
+            report.behaviour = report.behaviour.model_copy(update={"strength": strength})
+            later = decide(report.shape, report.behaviour, report.quality, policy)
+            settled = settle(decision, later)
+            report.conclusion = settled.conclusion
+            report.reasons = list(settled.reasons)
+            progress("strength")
     progress("done")
     return report
 
 
-def _strength(report: Report, pending: PendingMutants, first: Decision, policy: Policy) -> None:
-    """Run the mutants and decide again: the figures may lower the first conclusion, never raise it."""
-    measured = report.behaviour.strength
+def _measure(pending: PendingMutants, measured: StrengthResult) -> StrengthResult:
+    """Run the mutants; a sandbox failure or a bug leaves the figures measured so far, never a verdict."""
     try:
-        strength = pending.measure(measured)
+        return pending.measure(measured)
     except Stopped:
         raise
     except SandboxError as exc:
         log.warning("strength: sandbox failure: %s", exc)
-        strength = measured.model_copy(
+        return measured.model_copy(
             update={"pending": False, "detail": f"mutants not run: sandbox failure: {exc}"}
         )
     except Exception as exc:  # a bug in a gate must never fail the PR
         log.exception("strength: internal error")
         detail = f"mutants not run: internal error: {type(exc).__name__}: {exc}"
-        strength = measured.model_copy(update={"pending": False, "detail": detail})
-    report.behaviour = report.behaviour.model_copy(update={"strength": strength})
-    later = decide(report.shape, report.behaviour, report.quality, policy)
-    decision = settle(first, later)
-    report.conclusion = decision.conclusion
-    report.reasons = list(decision.reasons)
+        return measured.model_copy(update={"pending": False, "detail": detail})
 
 
 def _refused_behaviour(exc: TreeBoundExceeded) -> BehaviourResult:
     return BehaviourResult(status="failed", detail=f"the change's tree breaks a bound: {exc}")
 
 
-def _timed(fn: Callable[[], _R]) -> tuple[_R, float]:
+def _timed(fn: Callable[[], _T]) -> tuple[_T, float]:
     """Return what ``fn`` returns and the seconds it took."""
     start = time.monotonic()
     result = fn()

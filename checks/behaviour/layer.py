@@ -67,7 +67,7 @@ def start_behaviour(
     """Run the suites and grade the change; return the mutant runs still to do, if any.
 
     The layer's work folder (the head tree, the staged suite) lives until
-    ``keep`` closes: the pipeline runs the mutants after the judge. With
+    ``keep`` closes: the pipeline runs the mutants beside the judge. With
     ``base_runs``, a base run stored under the same key is reused instead of
     run, and a clean new one is stored (``baseruns.py``). Raises SandboxError
     when the sandbox itself fails.

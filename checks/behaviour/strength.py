@@ -49,7 +49,7 @@ MIN_RUN_S = 30.0
 class PendingMutants:
     """The mutant runs of one change, kept (with the layer's work folder) until the verdict's own runs end.
 
-    The pipeline runs them after the judge (checks/pipeline.py); the
+    The pipeline runs them while the judge reads (checks/pipeline.py); the
     environment image, the staged suite and the head tree are the behaviour
     layer's own, reused.
     """

@@ -1,4 +1,4 @@
-"""The mutants run last: after the verdict's own runs and the judge (real Docker, fake judge server)."""
+"""The mutants run after the verdict's own runs, while the judge reads (real Docker, fake judge server)."""
 
 from __future__ import annotations
 
@@ -36,17 +36,20 @@ class Recording:
 
     def __init__(self, inner: DockerSandbox, events: list[str], lock: threading.Lock) -> None:
         self.inner, self.events, self.lock = inner, events, lock
+        self.mutant_started = threading.Event()
 
     def run(self, spec: RunSpec) -> RunResult:
         mutant = any("mutants" in mount.source.parts for mount in spec.copy_in)
         with self.lock:
             self.events.append("mutant" if mutant else "run")
+        if mutant:
+            self.mutant_started.set()
         return self.inner.run(spec)
 
 
 @pytest.mark.docker
 @pytest.mark.parametrize("report_first", [True, False], ids=["report first", "once"])
-def test_the_mutants_run_after_the_judge_and_the_verdict_goes_first_only_if_policy_says_so(
+def test_the_mutants_run_while_the_judge_reads_and_the_verdict_goes_first_only_if_policy_says_so(
     git_repo: GitRepo,
     tmp_path: Path,
     behaviour_image: str,
@@ -63,8 +66,12 @@ def test_the_mutants_run_after_the_judge_and_the_verdict_goes_first_only_if_poli
     events: list[str] = []
     lock = threading.Lock()
     verdicts: list[Report] = []
+    runner = Recording(behaviour_sandbox, events, lock)
+    overlapped: list[bool] = []
 
     def judge(request: dict[str, Any]) -> Reply:
+        # The judge answers once a mutant has started (or after a minute): only if they overlap.
+        overlapped.append(runner.mutant_started.wait(timeout=60))
         with lock:
             events.append("judge")
         return Reply(content=json.dumps({"verdict": "N/A", "reason": "scripted", "evidence": []}))
@@ -80,7 +87,7 @@ def test_the_mutants_run_after_the_judge_and_the_verdict_goes_first_only_if_poli
         inputs = PipelineInputs(
             workspace=ws,
             policy=policy,
-            runner=Recording(behaviour_sandbox, events, lock),
+            runner=runner,
             suites=Suites(hidden=suite),
             judge=settings,
         )
@@ -90,14 +97,16 @@ def test_the_mutants_run_after_the_judge_and_the_verdict_goes_first_only_if_poli
     strength = report.behaviour.strength
     assert (strength.mutants, strength.killed, strength.pending) == (4, 4, False), strength
     assert "strength" in report.timings
-    # The verdict's own runs, then the judge, then (with report_first, the verdict, then) the mutants.
+    # The verdict's own runs, then the mutants while the judge reads; with report_first, the verdict
+    # once the judge has answered.
     first_mutant = events.index("mutant")
-    assert "run" not in events[first_mutant:] and "judge" not in events[first_mutant:], events
-    assert events.count("mutant") == 4 and events.index("judge") > events.index("run"), events
+    assert "run" not in events[first_mutant:], events
+    assert overlapped and all(overlapped), events
+    assert events.count("mutant") == 4 and events.index("judge") > first_mutant, events
     if not report_first:
         assert verdicts == [] and "verdict" not in events
         return
-    assert events.index("verdict") == first_mutant - 1, events
+    assert events.index("verdict") > events.index("judge"), events
     (first,) = verdicts
     assert first.conclusion == report.conclusion == "success"
     assert first.behaviour.strength.pending and first.behaviour.strength.mutants == 0
