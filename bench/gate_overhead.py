@@ -235,9 +235,9 @@ def export(repo: Path, ref: str, dest: Path) -> None:
     run_process(("tar", "-x", "-C", str(dest)), stdin=archive.stdout, check=True, timeout=120, what="untar")
 
 
-def gate(case: Case, keep: Path) -> tuple[float, Recorder, dict[str, float], str]:
+def gate(case: Case, keep: Path, slots: int) -> tuple[float, Recorder, dict[str, float], str]:
     """Gate the change as `patchgate run` does; return its wall time, the runs and the report's timings."""
-    recorder = Recorder(DockerSandbox(), keep)
+    recorder = Recorder(DockerSandbox(max_concurrency=slots), keep)
     suites = Suites(hidden=case.suites.get("hidden"), held_out=case.suites.get("held_out"))
     started = time.perf_counter()
     report = run_local(LocalRun(case.repo, case.base, case.head, suites), recorder)
@@ -268,13 +268,13 @@ def bare(case: Case, recorder: Recorder, image: str, keep: Path) -> list[dict[st
 TOOLS = ("ruff", "mypy", "bandit", "semgrep")
 
 
-def measure(case: Case, keep: Path) -> float:
+def measure(case: Case, keep: Path, slots: int = 2) -> float:
     """Gate one change, repeat its work bare, print both and the profile; return the ratio."""
     trees = keep / "trees"
     export(case.repo, case.base, trees / "base")
     export(case.repo, case.head, trees / "head")
     image = ensure_env_image(trees / "base")  # a first run builds it; both sides use it
-    wall, recorder, timings, conclusion = gate(case, keep)
+    wall, recorder, timings, conclusion = gate(case, keep, slots)
     print(f"  patchgate run: {wall:7.1f} s  -> {conclusion}  ({load()})", flush=True)
     steps = bare(case, recorder, image, keep)
     bare_s = sum(float(s["seconds"]) for s in steps)  # type: ignore[arg-type]
@@ -308,6 +308,9 @@ def main() -> None:
     parser.add_argument("--project", default="demo,boltons,boltons-in-process")
     parser.add_argument("--sdists", type=Path, default=Path(tempfile.gettempdir()) / "patchgate-bench-sdists")
     parser.add_argument("--keep", type=Path, help="keep the repositories, plans and steps here")
+    parser.add_argument(
+        "--slots", type=int, default=2, help="sandbox runs at once (`patchgate run`'s DockerSandbox: 2)"
+    )
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; target: patchgate run <= {TARGET:.1f}x the same work bare")
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="patchgate-overhead-"))
@@ -326,7 +329,7 @@ def main() -> None:
             print(case.name, flush=True)
             keep = work / "bench"
             keep.mkdir()
-            ratios[name] = measure(case, keep)
+            ratios[name] = measure(case, keep, args.slots)
     finally:
         if args.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
