@@ -1,8 +1,14 @@
 """How much a sandboxed run costs: prints numbers (not a test).
 
 1. `python3 -c pass` in the sandbox vs on the host: medians, absolute overhead, ratio;
-2. 20 short runs submitted at once: runs per second at the sandbox's concurrency;
-3. an environment image: cold build vs cached lookup.
+2. a run with a grader (a private file in, a report collected) and a subject that
+   meet through /tmp: the median run, and its median outside the grader's own wall
+   time (the run's lifecycle: create, start, copy, sweep, collect);
+3. 20 short runs submitted at once: runs per second at the sandbox's concurrency;
+4. an environment image: cold build vs cached lookup.
+
+Runs follow one another as a layer's do: a container's removal, which ends after
+run() returns, overlaps the next run.
 
 Usage: .venv/bin/python bench/sandbox_overhead.py [--repeat 10] [--parallel 20]
        [--concurrency 4] [--requirement six==1.16.0] [--index-url URL]
@@ -22,15 +28,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sandbox.docker import DockerSandbox  # noqa: E402 - after the path set-up above
+from sandbox.copyin import CONTAINER_TMP  # noqa: E402 - after the path set-up above
+from sandbox.docker import DockerSandbox  # noqa: E402
 from sandbox.engine import docker_client  # noqa: E402
 from sandbox.envimage import ensure_env_image  # noqa: E402
 from sandbox.host import run_process  # noqa: E402
 from sandbox.images import ensure_base_image  # noqa: E402
-from sandbox.spec import Limits, RunSpec  # noqa: E402
+from sandbox.reaper import wait_removals  # noqa: E402
+from sandbox.spec import Grader, Limits, Mount, RunSpec  # noqa: E402
 
 TRIVIAL = ("python3", "-c", "pass")
 LIMITS = Limits(timeout_s=60, memory_mb=256, tmpfs_mb=64)
+# The grader waits for the subject's mark, as a real one waits for the subject to connect.
+GRADER = """
+import os, time
+plan = open("/grader/plan").read()
+while not os.path.exists("/tmp/ready"):
+    time.sleep(0.002)
+open("/grader/report", "w").write(plan)
+"""
+SUBJECT = ("python3", "-c", "open('/tmp/ready', 'w').close()")
 
 
 def timed(action: object) -> float:
@@ -69,6 +86,33 @@ def main() -> None:
     print(f"  sandbox  {box_med * 1000:8.1f} ms   (min {min(boxed) * 1000:.1f}, max {max(boxed) * 1000:.1f})")
     print(f"  overhead {(box_med - host_med) * 1000:8.1f} ms per run, ratio {box_med / host_med:.1f}x")
 
+    with tempfile.TemporaryDirectory() as scratch:
+        plan = Path(scratch) / "plan"
+        plan.write_text("the plan\n")
+        graded = RunSpec(
+            image=image,
+            argv=SUBJECT,
+            workdir=CONTAINER_TMP,
+            limits=LIMITS,
+            grader=Grader(
+                argv=("python3", "-c", GRADER),
+                private=(Mount(plan, "/grader/plan"),),
+                collect=("/grader/report",),
+            ),
+        )
+        box.run(graded)
+        totals, outside = [], []
+        for _ in range(args.repeat):
+            started = time.perf_counter()
+            result = box.run(graded)
+            totals.append(time.perf_counter() - started)
+            outside.append(totals[-1] - result.wall_s)
+            assert result.ok, result
+            assert result.files == {"/grader/report": b"the plan\n"}, result
+    print(f"a run with a grader, median of {args.repeat}:")
+    print(f"  run      {statistics.median(totals) * 1000:8.1f} ms   (min {min(totals) * 1000:.1f})")
+    print(f"  outside the grader's wall time {statistics.median(outside) * 1000:8.1f} ms")
+
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
         started = time.perf_counter()
         list(pool.map(lambda _: one(), range(args.parallel)))
@@ -94,6 +138,7 @@ def main() -> None:
     print(f"environment image ({args.requirement}):")
     print(f"  cold build {cold:8.2f} s")
     print(f"  cached     {cached:8.2f} s")
+    wait_removals(60)
     box.client().close()
 
 
