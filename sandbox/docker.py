@@ -105,6 +105,7 @@ _STRAY_ENV = ("HOSTNAME", "PWD", "OLDPWD")
 class DockerSandbox:
     """Runs RunSpecs in fresh hardened containers, at most ``max_concurrency`` at a time.
 
+    A container counts against that until it is removed, after its run has returned.
     ``runtime`` names an OCI runtime registered with the engine (e.g. ``runsc`` for
     gVisor); None uses the engine's default (runc). ``labels`` are added to every
     container (the tests use them to find their own).
