@@ -255,6 +255,8 @@ class _Execution:
         self.spec = spec
         self.unpack = unpack
         self.dead = False  # the host killed the whole container
+        # The command's exit code as seen while the container still ran (a child may outlive it).
+        self.exit_seen: int | None = None
         self.sweeper: threading.Thread | None = None
         self.cgroup = cgroup.locate(container.id)
         self.limit_hit: LimitHit | None = None
@@ -366,7 +368,9 @@ class _Execution:
                     return host_timed_out
                 if chunk is None:
                     # Silence: the command may have exited while a child it left holds stdout.
-                    if swept_at is None and not self.api.exec_inspect(exec_id).get("Running"):
+                    if swept_at is None and not (state := self.api.exec_inspect(exec_id)).get("Running"):
+                        code = state.get("ExitCode")
+                        self.exit_seen = code if isinstance(code, int) else None
                         swept_at = self._start_sweep(time.monotonic())
                     continue
                 demux.feed(chunk)
@@ -408,12 +412,12 @@ class _Execution:
         return True
 
     def _exit_code(self, exec_id: str) -> int | None:
-        """Return the command's exit code; None when the container died before recording it."""
+        """Return the command's exit code; None when the container died before anyone read it."""
         try:
             code = self.api.exec_inspect(exec_id).get("ExitCode")
         except (NotFound, APIError):
-            return None
-        return code if isinstance(code, int) else None
+            return self.exit_seen  # the host killed the container after the command had exited
+        return code if isinstance(code, int) else self.exit_seen
 
     def _kill_container(self) -> None:
         self.dead = True
