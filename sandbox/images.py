@@ -136,6 +136,23 @@ def image_exists(client: docker.DockerClient, image: str) -> bool:
     return True
 
 
+def image_id(image: str) -> str:
+    """Return the content id of ``image`` (``sha256:...``): a tag rebuilt from the same recipe gets a new one.
+
+    Raises ImageMissing when it is not in the engine's image store.
+    """
+    from sandbox.engine import docker_client
+
+    client = docker_client()
+    try:
+        found = client.images.get(image)
+    except ImageNotFound:
+        raise ImageMissing(image, BUILD_COMMAND) from None
+    finally:
+        client.close()
+    return str(found.id)
+
+
 def _ensure_rootfs(client: docker.DockerClient, *, force: bool, say: Log) -> str:
     tag = rootfs_tag()
     if not force and image_exists(client, tag):

@@ -68,6 +68,13 @@ log = logging.getLogger(__name__)
 BASE_RUNS_DIR = "base-runs"
 
 
+def _image_id(image: str) -> str:
+    """The environment image's content id (imported late: the web process never needs Docker)."""
+    from sandbox.images import image_id
+
+    return image_id(image)
+
+
 class PipelineFn(Protocol):
     """The pipeline's shape (checks.pipeline.run_pipeline); tests pass a small deterministic one."""
 
@@ -225,7 +232,9 @@ class JobRun:
             await self._deliver(check_run_id, reused)
             await self._delivered(pr, policy, check_run_id, reused)
             return
-        base_runs = BaseRuns(self.s.settings.work_dir / BASE_RUNS_DIR, base_salt(inputs), read=not fresh)
+        base_runs = BaseRuns(
+            self.s.settings.work_dir / BASE_RUNS_DIR, base_salt(inputs), read=not fresh, identify=_image_id
+        )
         outcome = await self._gate(
             pr, policy, check_run_id, suites=suites, task=task, provenance=provenance, base_runs=base_runs
         )

@@ -8,9 +8,14 @@ names the grader imports as proxies. So the run is a function of:
 
 - the caller's ``salt``: repository, base sha, the suites' digest, the
   effective policy, patchgate's code and the sandbox (``bot.service.reuse``);
-- per run (:func:`run_key`): the environment image, the suite's kind, the
-  part, the run's label, whether the suite runs in-process, and the module
-  names (a head that adds a top-level module gets runs of its own).
+- per run (:func:`run_key`): the environment image (its content id when
+  ``identify`` is given: a tag rebuilt with other package versions is
+  another image), the suite's kind, the part, the run's label, whether the
+  suite runs in-process, and the module names (a head that adds a
+  top-level module gets runs of its own).
+
+A kept run is reused for a day at most (``max_age_s``): a suite whose
+outcome depends on the date is sampled again.
 
 The key is computed on the host from those alone; no byte the PR's code
 wrote enters it, and an entry is only ever written from a base run.
@@ -34,6 +39,8 @@ import json
 import logging
 import os
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +55,7 @@ _VERSION = 1
 _OUTPUT_TAIL = 64 * 1024
 # Past this many entries the oldest (by last use) are removed when one is added.
 DEFAULT_MAX_ENTRIES = 2000
+DEFAULT_MAX_AGE_S = 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -93,9 +101,14 @@ class BaseRuns:
     salt: str
     read: bool = True
     max_entries: int = DEFAULT_MAX_ENTRIES
+    max_age_s: float = DEFAULT_MAX_AGE_S
+    # The environment image's content id from its tag (sandbox.images.image_id); None: the tag.
+    identify: Callable[[str], str] | None = None
 
     def key(self, *, image: str, kind: str, part: Part, label: str, in_process: bool,
             modules: tuple[str, ...]) -> str:  # fmt: skip
+        """Return one base run's key; raises what ``identify`` raises (the image is gone)."""
+        image = self.identify(image) if self.identify is not None else image
         return run_key(self.salt, image=image, kind=kind, part=part, label=label,
                        in_process=in_process, modules=modules)  # fmt: skip
 
@@ -107,6 +120,9 @@ class BaseRuns:
         try:
             data = json.loads(path.read_bytes())
             if data.get("version") != _VERSION or data.get("key") != key:
+                return None
+            stored_at = data["stored_at"]
+            if not isinstance(stored_at, (int, float)) or not 0 <= time.time() - stored_at <= self.max_age_s:
                 return None
             found = CachedRun(str(data["nonce"]), str(data["report"]), _result(data["result"]))
         except FileNotFoundError:
@@ -125,7 +141,7 @@ class BaseRuns:
     def put(self, key: str, nonce: str, report: str, part: Part, result: RunResult) -> None:
         """Store a clean base run under ``key`` (written whole, then renamed into place)."""
         data = {"version": _VERSION, "key": key, "nonce": nonce, "report": report, "part": part,
-                "result": _encoded(result)}  # fmt: skip
+                "stored_at": time.time(), "result": _encoded(result)}  # fmt: skip
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = self._path(key)
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")

@@ -154,8 +154,12 @@ class _StoredBase:
         if self.base_runs is None or plan.tree != "base":
             return plan
         modules = self.stagings[suite.kind].modules
-        key = self.base_runs.key(image=self.image, kind=suite.kind, part=plan.part, label=plan.label,
-                                 in_process=suite.in_process, modules=modules)  # fmt: skip
+        try:
+            key = self.base_runs.key(image=self.image, kind=suite.kind, part=plan.part, label=plan.label,
+                                     in_process=suite.in_process, modules=modules)  # fmt: skip
+        except Exception as exc:  # the image's id could not be read: run it, keep nothing
+            log.warning("base runs: no key for %s (%s): running it", plan.label, exc)
+            return plan
         found = self.base_runs.get(key)
         if found is None:
             self.keys[id(plan)] = key

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.engine import docker_client
+from sandbox.errors import ImageMissing
 from sandbox.host import run_process
 from sandbox.images import (
     ISOLATED_TOOLS,
@@ -17,6 +18,7 @@ from sandbox.images import (
     base_image_tag,
     dockerfile_text,
     ensure_base_image,
+    image_id,
     rootfs_tag,
 )
 
@@ -112,3 +114,15 @@ def test_scratch_cleanup_never_deletes_through_a_leftover_mount(tmp_path: Path) 
         run_process(["umount", "-l", str(inside)])
     assert (precious / "node").read_text() == "keep me"
     assert not scratch.exists()
+
+
+def test_an_image_id_names_the_content_not_the_tag(base_image: str) -> None:
+    found = image_id(base_image)
+    assert found.startswith("sha256:") and len(found) == 71
+    client = docker_client()
+    try:
+        assert found == client.images.get(base_image).id
+    finally:
+        client.close()
+    with pytest.raises(ImageMissing):
+        image_id("patchgate-no-such-image:0")

@@ -3,7 +3,8 @@
 With ``strength.report_first`` the check run is completed with the verdict
 before the mutants finish, then completed again with their figures; by
 default it is completed once, after them. The mutants may lower the first
-conclusion (a floor breached: action_required), never raise it.
+conclusion (a floor breached: action_required), never raise it. A new head
+on the same base reuses the suites' base runs, and its check run says so.
 """
 
 from __future__ import annotations
@@ -172,3 +173,28 @@ def test_a_job_cancelled_after_the_early_verdict_keeps_it_without_the_mutants(
     summary = final["output"]["summary"].replace("\\", "")
     assert "still measuring" not in summary and "kills" not in summary
     assert "mutants not run: the pull request was closed" in summary
+
+
+def test_a_new_head_on_the_same_base_reuses_the_base_runs_and_says_so(
+    real_server: Server, github: FakeGitHub, tmp_path: Path
+) -> None:
+    pull = gate(
+        real_server, github, tmp_path, "samebase", suite=STRONG, strength="", mutants="  max_mutants: 0\n"
+    )
+    run_to_the_end(real_server, pull, ADDS)
+    kept = Path(real_server.env["PATCHGATE_WORK_DIR"]) / "base-runs"
+    assert len(list(kept.glob("*.json"))) >= 1
+    pull.push({"app.py": "def add(a, b):\n    return b + a\n"})  # a new head, the same base
+    real_server.post("pull_request", pull.payload("synchronize"))
+    wait_for(
+        lambda: sum(j["state"] == "done" for j in jobs(real_server, pull.repository)) == 2,
+        900,
+        "the new head",
+    )
+    first, second = completions(github, pull.repository)
+    assert (first["conclusion"], second["conclusion"]) == ("success", "success")
+    reused = "base runs reused from an earlier job"
+    assert reused not in first["output"]["summary"] and reused in second["output"]["summary"]
+    # The same transitions as the first job computed with its own base run: the test failed on base.
+    for done in (first, second):
+        assert "fail→pass 1/1" in done["output"]["summary"].replace("\\", ""), done["output"]["summary"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from checks.behaviour.grade import TestOutcome
 from checks.behaviour.outcomes import RunView, parse_log
 from checks.behaviour.result import BASE_REUSED
 from checks.workspace import Workspace
+from sandbox.errors import ImageMissing
 from sandbox.spec import RunResult, RunSpec
 from tests.checks.behaviour.test_layer import HIDDEN, RIGHT, WRONG, WRONG_NUMBERS, Gate, gate
 from tests.fakes.recording import Recording
@@ -87,6 +89,29 @@ def test_a_run_stored_under_another_salt_is_not_found(tmp_path: Path) -> None:
     )
     other = BaseRuns(tmp_path, "base sha B")
     assert other.get(other.key(**KEY_FIELDS)) is None
+
+
+def test_the_image_is_keyed_by_its_content_when_it_can_be(tmp_path: Path) -> None:
+    # The same tag rebuilt (unpinned requirements resolving anew) is another image.
+    before = BaseRuns(tmp_path, "salt", identify=lambda tag: "sha256:" + "1" * 64)
+    rebuilt = BaseRuns(tmp_path, "salt", identify=lambda tag: "sha256:" + "2" * 64)
+    assert before.key(**KEY_FIELDS) != rebuilt.key(**KEY_FIELDS)
+    before.put(before.key(**KEY_FIELDS), "n0", REPORT, "pytest", result())
+    assert rebuilt.get(rebuilt.key(**KEY_FIELDS)) is None
+
+
+def test_a_run_older_than_a_day_is_run_again(tmp_path: Path) -> None:
+    store = BaseRuns(tmp_path, "salt")
+    key = store.key(**KEY_FIELDS)
+    store.put(key, "n0", REPORT, "pytest", result())
+    path = tmp_path / f"{key}.json"
+    data = json.loads(path.read_text())
+    now, day = time.time(), store.max_age_s
+    cases: list[tuple[object, bool]] = [(now - day + 60, True), (now - day - 60, False), (now + 3600, False),
+                                        ("yesterday", False)]  # fmt: skip
+    for stored_at, found in cases:
+        path.write_text(json.dumps(data | {"stored_at": stored_at}))
+        assert (store.get(key) is not None) is found, stored_at
 
 
 def test_an_explicit_rerun_stores_but_never_reads(tmp_path: Path) -> None:
@@ -213,6 +238,18 @@ def test_a_later_job_on_the_same_base_reuses_its_clean_base_runs(gate: Gate, tmp
         WRONG_NUMBERS[0],
         fresh.fail_to_pass_total,
     )
+
+
+def test_without_the_images_id_every_base_run_runs_and_none_is_kept(gate: Gate, tmp_path: Path) -> None:
+    def gone(tag: str) -> str:
+        raise ImageMissing(tag, "patchgate image build")
+
+    runs = BaseRuns(tmp_path / "base-runs", "salt", identify=gone)
+    recording = Recording(gate.sandbox)
+    ws = gate.change({"calc/__init__.py": RIGHT})
+    assert gate.run(ws, gate.suite("hidden", HIDDEN), runner=recording, base_runs=runs).status == "passed"
+    assert len(base_specs(recording, ws)) == 2
+    assert not (tmp_path / "base-runs").exists()
 
 
 def test_a_head_that_adds_a_module_gets_base_runs_of_its_own(gate: Gate, tmp_path: Path) -> None:
