@@ -240,6 +240,20 @@ def test_a_later_job_on_the_same_base_reuses_its_clean_base_runs(gate: Gate, tmp
     )
 
 
+def test_an_in_process_suites_base_runs_are_reused_too(gate: Gate, tmp_path: Path) -> None:
+    # Its report goes to a path of its own per run: the reused run is read from the one it wrote.
+    suite = gate.suite("hidden", {**HIDDEN, "patchgate-suite.yml": "isolation: in-process\n"})
+    runs = BaseRuns(tmp_path / "base-runs", "salt")
+    first = gate.run(gate.change({"calc/__init__.py": WRONG}), suite, base_runs=runs)
+    recording = Recording(gate.sandbox)
+    ws = gate.change({"calc/__init__.py": RIGHT}, name="repo2")
+    second = gate.run(ws, suite, runner=recording, base_runs=runs)
+    assert base_specs(recording, ws) == []
+    assert BASE_REUSED in second.suites[0].detail
+    assert (second.status, second.fail_to_pass_total, second.suites[0].passed) == ("passed", 5, 6)
+    assert (first.suites[0].passed, first.fail_to_pass_total) == (WRONG_NUMBERS[0], 5)
+
+
 def test_without_the_images_id_every_base_run_runs_and_none_is_kept(gate: Gate, tmp_path: Path) -> None:
     def gone(tag: str) -> str:
         raise ImageMissing(tag, "patchgate image build")
