@@ -56,6 +56,10 @@ _OUTPUT_TAIL = 64 * 1024
 # Past this many entries the oldest (by last use) are removed when one is added.
 DEFAULT_MAX_ENTRIES = 2000
 DEFAULT_MAX_AGE_S = 24 * 3600.0
+# The folder's bytes, all entries together; the least recently used go first past it.
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
+# A run whose report is larger than this is not kept (a suite that large pays for its base runs).
+MAX_ENTRY_BYTES = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ class BaseRuns:
     salt: str
     read: bool = True
     max_entries: int = DEFAULT_MAX_ENTRIES
+    max_bytes: int = DEFAULT_MAX_BYTES
     max_age_s: float = DEFAULT_MAX_AGE_S
     # The environment image's content id from its tag (sandbox.images.image_id); None: the tag.
     identify: Callable[[str], str] | None = None
@@ -142,11 +147,14 @@ class BaseRuns:
         """Store a clean base run under ``key`` (written whole, then renamed into place)."""
         data = {"version": _VERSION, "key": key, "nonce": nonce, "report": report, "part": part,
                 "stored_at": time.time(), "result": _encoded(result)}  # fmt: skip
+        text = json.dumps(data)
+        if len(text) > min(MAX_ENTRY_BYTES, self.max_bytes):
+            return
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = self._path(key)
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         try:
-            tmp.write_text(json.dumps(data), encoding="utf-8")
+            tmp.write_text(text, encoding="utf-8")
             tmp.replace(path)
         except OSError as exc:
             log.warning("base run %s not stored: %s", key[:12], exc)
@@ -161,16 +169,18 @@ class BaseRuns:
         return self.root / f"{key}.json"
 
     def _evict(self) -> None:
+        """Remove the least recently used entries past ``max_entries`` or ``max_bytes``."""
         try:
-            entries = [(p.stat().st_mtime, p) for p in self.root.glob("*.json")]
+            entries = sorted(((st.st_mtime, st.st_size, p) for p in self.root.glob("*.json")
+                              for st in (p.stat(),)), reverse=True)  # fmt: skip
         except OSError:
             return
-        if len(entries) <= self.max_entries:
-            return
-        entries.sort()
-        for _, path in entries[: len(entries) - self.max_entries]:
-            with contextlib.suppress(OSError):
-                path.unlink()
+        total = 0
+        for count, (_, size, path) in enumerate(entries, 1):
+            total += size
+            if count > self.max_entries or total > self.max_bytes:
+                with contextlib.suppress(OSError):
+                    path.unlink()
 
 
 def _part(data: dict[str, Any]) -> Part:

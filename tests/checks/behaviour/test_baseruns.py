@@ -164,6 +164,23 @@ def test_the_least_recently_used_entries_go_past_the_limit(tmp_path: Path) -> No
     assert [store.get(k) is not None for k in keys] == [True, False, True]
 
 
+def test_the_folder_keeps_within_its_bytes_and_a_huge_report_is_not_kept(tmp_path: Path) -> None:
+    keys = [run_key("salt", **{**KEY_FIELDS, "label": f"base {i}"}) for i in range(3)]
+    store = BaseRuns(tmp_path, "salt")
+    store.put(keys[0], "n0", REPORT, "pytest", result())
+    one = (tmp_path / f"{keys[0]}.json").stat().st_size
+    # Room for two entries: the least recently used goes when the third arrives.
+    store = BaseRuns(tmp_path, "salt", max_bytes=2 * one + one // 2)
+    os.utime(tmp_path / f"{keys[0]}.json", (1000, 1000))
+    store.put(keys[1], "n0", REPORT, "pytest", result())
+    store.put(keys[2], "n0", REPORT, "pytest", result())
+    assert [store.get(k) is not None for k in keys] == [False, True, True]
+    # A report past MAX_ENTRY_BYTES (here: past the whole budget) is never written.
+    huge = result(CLEAN + b" " * (3 * one))
+    store.put(keys[0], "n0", REPORT, "pytest", huge)
+    assert not (tmp_path / f"{keys[0]}.json").exists()
+
+
 def test_a_clean_base_run_is_kept() -> None:
     clean = result()
     assert keepable(clean, *view_of(clean))
