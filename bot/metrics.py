@@ -52,6 +52,11 @@ RATE_LIMIT_WAIT_SECONDS = Counter(
 JUDGE_TOKENS = Counter("patchgate_judge_tokens", "Tokens the judge used", ["kind"])
 JUDGE_COST = Counter("patchgate_judge_cost_usd", "What the judge cost, in US dollars")
 SANDBOXES = Gauge("patchgate_sandboxes_running", "Sandbox runs in progress in this process")
+SUITE_BASE_RUNS = Counter(
+    "patchgate_suite_base_runs",
+    "Suites graded, by where their base runs came from (reused from an earlier job, or run)",
+    ["source"],
+)
 
 
 def delivery(event: str, outcome: str) -> None:
@@ -65,10 +70,13 @@ def job_ended(state: str, conclusion: str | None) -> None:
 
 
 def report_done(report: Report) -> None:
-    """Record a finished report's layer timings and the judge's spending."""
-    for layer in ("environment image", "shape", "behaviour", "quality"):
+    """Record a report's layer timings, where its suites' base runs came from, the judge's spending."""
+    for layer in ("environment image", "shape", "behaviour", "quality", "strength"):
         if layer in report.timings:
             LAYER_SECONDS.labels(layer=layer).observe(report.timings[layer])
+    for suite in report.behaviour.suites:
+        if suite.status != "error":
+            SUITE_BASE_RUNS.labels(source="reused" if suite.base_reused else "ran").inc()
     quality = report.quality
     if quality.prompt_tokens:
         JUDGE_TOKENS.labels(kind="prompt").inc(quality.prompt_tokens)

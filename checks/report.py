@@ -83,6 +83,8 @@ class SuiteResult(_Model):
     timed_out: int = 0
     # "in-process": the suite opted out of the grader/subject split; the code under test can forge it.
     isolation: Literal["subject", "in-process"] = "subject"
+    # Its base runs came from an earlier job with the same base, suites, policy and image.
+    base_reused: bool = False
     # Hidden suites only; a held-out suite never carries ids or messages.
     failures: list[TestFailure] = Field(default_factory=list)
     flaky_ids: list[str] = Field(default_factory=list)

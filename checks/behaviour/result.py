@@ -89,6 +89,7 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         peak_memory_bytes=None if private else outcome.peak_memory_bytes,
         timed_out=len(grade.timed_out),
         isolation="in-process" if outcome.in_process else "subject",
+        base_reused=outcome.base_reused,
     )
     if outcome.in_process:
         notes.insert(0, FORGEABLE)

@@ -246,6 +246,7 @@ def test_a_later_job_on_the_same_base_reuses_its_clean_base_runs(gate: Gate, tmp
     after = gate.run(right, hidden, runner=second, base_runs=runs)
     assert (len(second.specs), base_specs(second, right)) == (4, [])
     assert BASE_REUSED in after.suites[0].detail
+    assert (before.suites[0].base_reused, after.suites[0].base_reused) == (False, True)  # for /metrics
     # The same verdict, the same transitions as with base run afresh.
     fresh = gate.run(gate.change({"calc/__init__.py": RIGHT}, name="repo3"), hidden)
     figures = ("status", "regressions", "fail_to_pass", "fail_to_pass_total", "pass_to_pass")
