@@ -85,12 +85,12 @@ def keepable(result: RunResult, run_log: RunLog, view: RunView) -> bool:
         return False
     if not (run_log.started and run_log.finished) or run_log.problems or run_log.subject_errors:
         return False
-    if run_log.unfinished or view.distrust is not None:
+    if run_log.unfinished:
         return False
     if any(p.missing_module is None and not p.skipped for p in run_log.collect_problems):
         return False  # a module that did not import for another reason: maybe the import budget
-    outcomes = [*view.outcomes.values(), *view.unfinished.values()]
-    return not any(o.timed_out or o.kind == "timeout" for o in outcomes)
+    # The view's outcomes: a case's timeout is known only once the case is judged.
+    return not any(o.timed_out or o.kind == "timeout" for o in view.outcomes.values())
 
 
 @dataclass(frozen=True)
@@ -124,19 +124,20 @@ class BaseRuns:
         path = self._path(key)
         try:
             data = json.loads(path.read_bytes())
-            if data.get("version") != _VERSION or data.get("key") != key:
+            if not isinstance(data, dict) or data.get("version") != _VERSION or data.get("key") != key:
                 return None
             stored_at = data["stored_at"]
             if not isinstance(stored_at, (int, float)) or not 0 <= time.time() - stored_at <= self.max_age_s:
                 return None
             found = CachedRun(str(data["nonce"]), str(data["report"]), _result(data["result"]))
+            part = _part(data)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("base run %s is unreadable (%s): running it again", key[:12], exc)
             return None
         # Read back as the layer will read it: a report that is not this run's, whole, is not a run.
-        stored = parse_log(found.result.files.get(found.report), found.nonce, _part(data))
+        stored = parse_log(found.result.files.get(found.report), found.nonce, part)
         if not (stored.started and stored.finished) or stored.problems:
             return None
         with contextlib.suppress(OSError):

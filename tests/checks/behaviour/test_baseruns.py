@@ -129,6 +129,9 @@ def test_an_explicit_rerun_stores_but_never_reads(tmp_path: Path) -> None:
         lambda d: d | {"version": 0},
         lambda d: d | {"nonce": "planted"},  # the report no longer starts with its own nonce
         lambda d: d | {"part": "cases"},
+        lambda d: d | {"part": "bogus"},
+        lambda d: d | {"result": "not a mapping"},
+        lambda d: [d],
         lambda d: d | {"result": d["result"] | {"files": {}}},  # no report at all
         lambda d: d | {"result": d["result"] | {"exit_code": "0"}},
         lambda d: d | {"result": d["result"] | {"stdout": "not base64!"}},
