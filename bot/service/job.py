@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import importlib
 import logging
 import threading
@@ -232,8 +233,10 @@ class JobRun:
             await self._deliver(check_run_id, reused)
             await self._delivered(pr, policy, check_run_id, reused)
             return
+        # One lookup of the image's id for the job's base runs, not one per run.
+        identify = functools.cache(_image_id)
         base_runs = BaseRuns(
-            self.s.settings.work_dir / BASE_RUNS_DIR, base_salt(inputs), read=not fresh, identify=_image_id
+            self.s.settings.work_dir / BASE_RUNS_DIR, base_salt(inputs), read=not fresh, identify=identify
         )
         outcome = await self._gate(
             pr, policy, check_run_id, suites=suites, task=task, provenance=provenance, base_runs=base_runs
