@@ -63,6 +63,8 @@ class Server:
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
     pipeline: str = "tests.bot.pipelines:findings_gate"
+    # The source tree the server runs from (bench/ingress.py runs an older commit's beside this one).
+    root: Path = ROOT
 
     @property
     def url(self) -> str:
@@ -80,7 +82,9 @@ class Server:
             self.pipeline,
         ]
         with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                argv, cwd=self.root, env=self.env, stdout=out, stderr=subprocess.STDOUT
+            )
         wait_for(self._healthy, 90, f"the server on port {self.port} (log: {self.log})")
         # githubkit's validators are built in the background; tests time the steady state.
         wait_for(
