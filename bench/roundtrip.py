@@ -153,19 +153,20 @@ def probe(box: DockerSandbox, image: str, work: Path, calls: int, repeats: int) 
 LOCAL_SUBJECT = """
 import os, signal, socket, sys
 sys.path.insert(0, sys.argv[1])
-from checks.behaviour.incontainer import subject
+from checks.behaviour.incontainer.subject import agent, main as subject
 repo, fd = sys.argv[2], int(sys.argv[3])
 sys.path[:0] = [repo]
 os.chdir(repo)
 signal.signal(signal.SIGALRM, subject._on_alarm)
-subject.Agent(socket.socket(fileno=fd), repo).peer.serve_forever()
+agent.Agent(socket.socket(fileno=fd), repo).peer.serve_forever()
 """
 
 
 def local(work: Path, calls: int, repeats: int) -> None:
     """The probe through the bridge here, against a subject process, both on one CPU."""
-    from checks.behaviour.incontainer.peer import Peer
-    from checks.behaviour.incontainer.proxy import Bridge, Importer
+    from checks.behaviour.incontainer.channel.peer import Peer
+    from checks.behaviour.incontainer.grader.bridge import Bridge
+    from checks.behaviour.incontainer.grader.names import Importer
 
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the subject inherits it
     work.mkdir(parents=True)

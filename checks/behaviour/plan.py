@@ -104,17 +104,18 @@ def stage_suite(suite: Suite, dest: Path) -> Path:
 def write_harness(dest: Path, policy: Behaviour) -> Path:
     """Write our in-container package, its launcher and pytest.ini to ``dest`` (public: no suite data)."""
     dest.mkdir(parents=True)
-    package = dest / HARNESS_PACKAGE
-    package.mkdir()
-    for script in sorted(INCONTAINER.glob("*.py")):
-        if script.name == "launch.py":
-            shutil.copyfile(script, dest / "launch.py")
-        else:
-            shutil.copyfile(script, package / script.name)
+    shutil.copytree(INCONTAINER, dest / HARNESS_PACKAGE, ignore=_not_source)
+    (dest / HARNESS_PACKAGE / "launch.py").rename(dest / "launch.py")
     ini = _PYTEST_INI.format(timeout=test_timeout(policy), python_files=" ".join(PYTEST_PYTHON_FILES))
     (dest / "pytest.ini").write_text(ini)
     _readable(dest)
     return dest
+
+
+def _not_source(directory: str, names: list[str]) -> set[str]:
+    """What ``write_harness`` leaves out: byte code and anything that is not a module or a package."""
+    kept = {n for n in names if n.endswith(".py") or (Path(directory) / n).is_dir()}
+    return set(names) - kept | {"__pycache__"}
 
 
 def test_timeout(policy: Behaviour) -> float:

@@ -13,10 +13,10 @@ import sys
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     roles = {
-        "subject": "subject",
-        "cases": "cases_grader",
-        "pytest": "pytest_grader",
-        "pytest-in-process": "pytest_plugin",
+        "subject": "subject.main",
+        "cases": "grader.cases_runner",
+        "pytest": "grader.pytest_runner",
+        "pytest-in-process": "grader.inprocess",
     }
     role, args = sys.argv[1], sys.argv[2:]
     if role not in roles:

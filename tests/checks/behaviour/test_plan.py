@@ -37,9 +37,16 @@ def suite_dir(tmp_path: Path) -> Path:
 def test_harness_holds_our_package_and_no_suite_data(tmp_path: Path) -> None:
     harness = write_harness(tmp_path / "harness", Behaviour(timeout_s=20))
     assert sorted(p.name for p in harness.iterdir()) == ["launch.py", "patchgate_harness", "pytest.ini"]
-    assert {"subject.py", "proxy.py", "codec.py", "cases_grader.py", "pytest_grader.py"} <= {
-        p.name for p in (harness / "patchgate_harness").iterdir()
-    }
+    package = harness / "patchgate_harness"
+    assert {
+        "subject/main.py",
+        "grader/bridge.py",
+        "channel/codec.py",
+        "grader/cases_runner.py",
+        "grader/pytest_runner.py",
+        "channel/protocol.py",
+    } <= {str(p.relative_to(package)) for p in package.rglob("*.py")}
+    assert not list(package.rglob("__pycache__")) and not (package / "launch.py").exists()
     assert "timeout = 20\n" in (harness / "pytest.ini").read_text()
     for path in [harness, *harness.rglob("*")]:
         assert path.stat().st_mode & stat.S_IROTH, path

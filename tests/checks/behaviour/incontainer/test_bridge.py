@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from checks.behaviour.incontainer.peer import Peer
-from checks.behaviour.incontainer.proxy import Bridge, Importer, Remote, SubjectGone, SubjectTimeout
+from checks.behaviour.incontainer.channel.peer import Peer
+from checks.behaviour.incontainer.grader.bridge import Bridge
+from checks.behaviour.incontainer.grader.errors import SubjectGone, SubjectTimeout
+from checks.behaviour.incontainer.grader.handles import Remote
+from checks.behaviour.incontainer.grader.names import Importer
 
 pytestmark = pytest.mark.slow
 
@@ -24,12 +27,12 @@ ROOT = Path(__file__).resolve().parents[4]
 SUBJECT = """
 import os, signal, socket, sys
 sys.path.insert(0, sys.argv[1])
-from checks.behaviour.incontainer import subject
+from checks.behaviour.incontainer.subject import agent, main as subject
 repo, fd = sys.argv[2], int(sys.argv[3])
 sys.path[:0] = [repo]
 os.chdir(repo)
 signal.signal(signal.SIGALRM, subject._on_alarm)
-agent = subject.Agent(socket.socket(fileno=fd), repo)
+agent = agent.Agent(socket.socket(fileno=fd), repo)
 agent.peer.serve_forever()
 """
 
@@ -253,7 +256,7 @@ def test_a_hanging_call_is_cut_at_its_deadline_and_the_subject_answers_again(bri
 
 
 def test_a_message_nested_past_the_parser_is_a_closed_channel_not_a_crash() -> None:
-    from checks.behaviour.incontainer import wire
+    from checks.behaviour.incontainer.channel import wire
 
     mine, theirs = socket.socketpair()
     try:

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from checks.behaviour.incontainer.peer import Peer
-from checks.behaviour.incontainer.proxy import Bridge, Importer
+from checks.behaviour.incontainer.channel.peer import Peer
+from checks.behaviour.incontainer.grader.bridge import Bridge
+from checks.behaviour.incontainer.grader.names import Importer
 from tests.checks.behaviour.incontainer.test_bridge import ROOT, SUBJECT
 
 pytestmark = pytest.mark.slow

@@ -18,15 +18,16 @@ from typing import Any
 
 import pytest
 
-from checks.behaviour.incontainer import codec
-from checks.behaviour.incontainer.codec import Unserializable, encode
+from checks.behaviour.incontainer.channel import codec
+from checks.behaviour.incontainer.channel.codec import Unserializable, encode
 from sandbox.host import run_process
 
 ROOT = Path(__file__).resolve().parents[4]
 DRIVER = """
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
-from checks.behaviour.incontainer import reaping, subject
+from checks.behaviour.incontainer import process as reaping
+from checks.behaviour.incontainer.subject import cases as subject
 repo, cases = sys.argv[2], json.load(open(sys.argv[3]))
 sys.path[:0] = [p for p in (os.path.join(repo, "src"), repo) if os.path.isdir(p)]
 os.chdir(repo)

@@ -30,7 +30,9 @@ def imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("path", sorted(INCONTAINER.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted(INCONTAINER.rglob("*.py")), ids=lambda p: str(p.relative_to(INCONTAINER))
+)
 def test_imports_nothing_outside_the_standard_library_and_pytest(path: Path) -> None:
     outside = [(line, name) for line, name in imports(path) if name not in ALLOWED]
     assert outside == [], f"{path.name} imports {outside}: the sandbox image has no patchgate"

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from checks.behaviour.incontainer import ambient, wire
+from checks.behaviour.incontainer.channel import wire
+from checks.behaviour.incontainer.grader import ambient
 
 
 @pytest.fixture

@@ -26,15 +26,13 @@ decide, and it is narrow on purpose:
 
 from __future__ import annotations
 
-import collections.abc
-import io
-import numbers
 import threading
 import types
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-from . import codec, signatures
+from ..channel import codec, signatures
+from ..channel.protocol import GRADER_OPERATORS, OPERATORS
 
 NEVER_HANDED = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
 _FRAMED = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
@@ -43,26 +41,6 @@ METADATA = frozenset({
     "__name__", "__qualname__", "__module__", "__doc__", "__annotations__", "__wrapped__",
     "__isabstractmethod__",
 })  # fmt: skip
-# What a type offers, by the special method that offers it (see the subject's GraderObject).
-_CAPS = {
-    "call": "__call__", "len": "__len__", "iter": "__iter__", "next": "__next__",
-    "getitem": "__getitem__", "setitem": "__setitem__", "delitem": "__delitem__",
-    "contains": "__contains__", "enter": "__enter__", "exit": "__exit__", "bool": "__bool__",
-    "reversed": "__reversed__", "index": "__index__", "int": "__int__", "float": "__float__",
-    "set_name": "__set_name__", "iadd": "__iadd__", "isub": "__isub__", "imul": "__imul__",
-    "ior": "__ior__", "iand": "__iand__",
-    "lt": "__lt__", "le": "__le__",
-    "gt": "__gt__", "ge": "__ge__", "eq": "__eq__", "hash": "__hash__",
-}  # fmt: skip
-OPS: dict[str, Callable[..., Any]] = {
-    "repr": repr, "str": str, "bool": bool, "len": len, "iter": iter, "next": next, "hash": hash,
-    "getitem": lambda o, k: o[k], "contains": lambda o, x: x in o, "eq": lambda o, x: o == x,
-    "setitem": lambda o, k, v: o.__setitem__(k, v), "delitem": lambda o, k: o.__delitem__(k),
-    "lt": lambda o, x: o < x, "le": lambda o, x: o <= x, "gt": lambda o, x: o > x, "ge": lambda o, x: o >= x,
-    "reversed": reversed, "index": lambda o: o.__index__(), "int": int, "float": float,
-    "dir": lambda o: [n for n in dir(o) if not n.startswith("_")],
-    "enter": lambda o: o.__enter__(), "exit": lambda o, a, b, c: o.__exit__(a, b, c),
-}  # fmt: skip
 
 
 class PublicNamespace(MutableMapping[str, Any]):
@@ -103,55 +81,6 @@ class Sealed:
 
     def __init__(self, value: object) -> None:
         self.value = value
-
-
-def caps(value: object) -> list[str]:
-    """Name what ``value``'s type offers beyond a plain object's, for the other side's stand-in."""
-    t = type(value)
-    found = _BY_TYPE.get(t)
-    if found is None:
-        found = [cap for cap, name in _CAPS.items() if _offers(t, name)]
-        # A class that sets __iter__ = None is not iterable, even with __getitem__.
-        found += [f"-{cap}" for cap, name in _CAPS.items() if _says_none(t, name)]
-        if _owner(t, "__hash__") is None:
-            found.append("unhashable")
-        found += [f"abc:{name}" for name, abc in ABCS.items() if isinstance(value, abc)]
-        if _offers(t, "__get__"):
-            found.append("get")
-        if t is types.FunctionType:
-            found.append("method")  # binds as a method when the change keeps it on a class
-        if len(_BY_TYPE) < _MAX_TYPES:
-            _BY_TYPE[t] = found
-    return found
-
-
-def _owner(t: type, name: str) -> object:
-    """The class attribute ``name`` as the type's own MRO has it (never its metaclass's)."""
-    for klass in t.__mro__:
-        if name in vars(klass):
-            return vars(klass)[name]
-    return None
-
-
-def _says_none(t: type, name: str) -> bool:
-    return any(name in vars(k) for k in t.__mro__) and _owner(t, name) is None
-
-
-def _offers(t: type, name: str) -> bool:
-    found = _owner(t, name)
-    return found is not None and found is not vars(object).get(name)
-
-
-# The ABCs whose membership is registered, not structural: a stand-in is registered with the ones its
-# object belongs to (toolz tells a Mapping from an iterable of mappings this way).
-ABCS: dict[str, type] = {
-    "Mapping": collections.abc.Mapping, "MutableMapping": collections.abc.MutableMapping,
-    "Sequence": collections.abc.Sequence, "MutableSequence": collections.abc.MutableSequence,
-    "Set": collections.abc.Set, "MutableSet": collections.abc.MutableSet,
-    "IOBase": io.IOBase, "Number": numbers.Number, "Real": numbers.Real, "Integral": numbers.Integral,
-}  # fmt: skip
-_BY_TYPE: dict[type, list[str]] = {}
-_MAX_TYPES = 10_000
 
 
 class Handed:
@@ -225,9 +154,11 @@ class Handed:
         if op == "signature":
             return signatures.describe(target, self.seal)
         if op == "op":
-            fn = OPS.get(str(request.get("name")))
-            if fn is None:
-                what = request.get("name")
-                raise TypeError(f"patchgate: operation {what!r} is not offered on a test's object")
-            return fn(target, *decode(request.get("args", [])))
+            name = str(request.get("name"))
+            if name not in GRADER_OPERATORS:
+                raise TypeError(f"patchgate: operation {name!r} is not offered on a test's object")
+            args = decode(request.get("args", []))
+            if name == "dir":  # its public names only
+                return [n for n in dir(target) if not n.startswith("_")]
+            return OPERATORS[name].apply(target, *args)
         raise ValueError(f"unknown request {op!r}")

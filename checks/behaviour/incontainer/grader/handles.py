@@ -15,21 +15,23 @@ import inspect
 import pickle
 import types
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from . import signatures
-from .handed import ABCS
+from ..channel import signatures
+from ..channel.protocol import CAPABILITIES, OPERATORS, register_abcs
+from .errors import SubjectGone, SubjectTimeout
 
-if TYPE_CHECKING:
-    from .proxy import Bridge
-
-
-class SubjectGone(Exception):
-    """The code under test stopped answering (it exited, crashed or hung)."""
+__all__ = ["Remote", "RemoteModule", "Requester", "SubjectGone", "SubjectTimeout", "remote_class"]
 
 
-class SubjectTimeout(Exception):
-    """A call into the code under test ran past its test's time budget."""
+class Requester(Protocol):
+    """The grader's end of the channel, as a handle uses it (``bridge.Bridge``)."""
+
+    released: list[list[int]]
+
+    def request(self, op: str, **fields: Any) -> Any: ...
+
+    def encode(self, value: object) -> Any: ...
 
 
 def is_handle(value: object) -> bool:
@@ -41,14 +43,17 @@ def number(value: object) -> int:
     return int(object.__getattribute__(value, "_pg_id"))
 
 
-def _bridge(value: object) -> Bridge:
-    bridge: Bridge = object.__getattribute__(value, "_pg_bridge")
+def _bridge(value: object) -> Requester:
+    bridge: Requester = object.__getattribute__(value, "_pg_bridge")
     return bridge
 
 
 def _op(name: str) -> Callable[..., Any]:
+    result = OPERATORS[name].result
+
     def apply(self: Remote, *args: Any) -> Any:
-        return _bridge(self).request("op", name=name, args=_bridge(self).encode([self, *args]))
+        answer = _bridge(self).request("op", name=name, args=_bridge(self).encode([self, *args]))
+        return answer if result is None else result(answer)
 
     apply.__name__ = f"__{name}__"
     return apply
@@ -80,7 +85,7 @@ class Remote:
 
     __slots__ = ("__weakref__", "_pg_bridge", "_pg_id", "_pg_seen")
 
-    def __init__(self, bridge: Bridge, number: int) -> None:
+    def __init__(self, bridge: Requester, number: int) -> None:
         object.__setattr__(self, "_pg_bridge", bridge)
         object.__setattr__(self, "_pg_id", number)
         object.__setattr__(self, "_pg_seen", 0)
@@ -106,17 +111,10 @@ class Remote:
     def __subclasscheck__(self, subclass: Any) -> bool:
         return bool(_reflected("issubclass")(self, subclass))
 
-    def __hash__(self) -> int:
-        return int(_op("hash")(self))
-
-    def __repr__(self) -> str:
-        return str(_op("repr")(self))
-
-    def __str__(self) -> str:
-        return str(_op("str")(self))
-
-    def __format__(self, spec: str) -> str:
-        return str(_op("format")(self, spec))
+    __hash__ = _op("hash")
+    __repr__ = _op("repr")
+    __str__ = _op("str")
+    __format__ = _op("format")
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # pickle.dumps(handle) pickles in the subject: our stream holds its bytes and how to load them
@@ -162,26 +160,18 @@ def _exit(self: Remote, *exc: Any) -> Any:
     return _op("exit")(self, kind if builtin else Exception, value, None)
 
 
-_OFFERED: dict[str, dict[str, Any]] = {
+# Capabilities a handle offers only when the subject's type does; Remote itself always defines the
+# rest (int(), float(), hash and the comparisons: see above).
+_SPECIAL: dict[str, dict[str, Any]] = {
     "call": {"__call__": _call},
-    "len": {"__len__": lambda self: int(_op("len")(self))},
-    "bool": {"__bool__": lambda self: bool(_op("bool")(self))},
-    "contains": {"__contains__": lambda self, item: bool(_op("contains")(self, item))},
-    "iter": {"__iter__": _op("iter")},
-    "next": {"__next__": _op("next")},
-    "reversed": {"__reversed__": _op("reversed")},
-    "getitem": {"__getitem__": _op("getitem")},
-    "setitem": {"__setitem__": _op("setitem")},
-    "delitem": {"__delitem__": _op("delitem")},
-    "index": {"__index__": _op("index")},
-    "enter": {"__enter__": _op("enter")},
     "exit": {"__exit__": _exit},
     # A descriptor of the change's (a function, toolz.curry) binds on a test's class as in one process.
     "get": {"__get__": lambda self, instance, owner=None: _op("get")(self, instance, owner)},
-    # boltons InstancePartial learns its name when a test's class is made.
-    "set_name": {"__set_name__": _op("set_name")},
-    # x |= y is the object's own __ior__ when its type has one (boltons FrozenDict refuses it).
-    **{cap: {f"__{cap}__": _op(cap)} for cap in ("iadd", "isub", "imul", "ior", "iand")},
+}
+_OFFERED: dict[str, dict[str, Any]] = {
+    cap: _SPECIAL.get(cap) or {dunder: _op(cap)}
+    for cap, dunder in CAPABILITIES.items()
+    if cap not in ("int", "float", "hash", "lt", "le", "gt", "ge", "eq")
 }
 _CLASSES: dict[frozenset[str] | None, type[Remote]] = {}
 _HANDLE_TYPES: set[type] = set()
@@ -209,14 +199,11 @@ def remote_class(caps: object) -> type[Remote]:
             namespace["__hash__"] = object.__hash__  # identity, as the subject's own type hashes
         found = _CLASSES[key] = type("Remote", (Remote,), namespace)
         _HANDLE_TYPES.add(found)
-        for cap in wanted:
-            abc = ABCS.get(cap[4:]) if cap.startswith("abc:") else None
-            if abc is not None:
-                abc.register(found)  # type: ignore[attr-defined]
+        register_abcs(found, wanted)
     return found
 
 
-_CURRENT: list[Bridge] = []  # the bridge of this process (pickles load through it)
+_CURRENT: list[Requester] = []  # the bridge of this process (pickles load through it)
 
 
 def _unpickle(data: bytes) -> Any:

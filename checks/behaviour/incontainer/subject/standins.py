@@ -19,8 +19,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from . import signatures
-from .handed import ABCS
+from ..channel import signatures
+from ..channel.protocol import CAPABILITIES, GRADER_OPERATORS, OPERATORS, register_abcs
 
 
 class Caller(Protocol):
@@ -80,38 +80,36 @@ def _exit(self: GraderObject, kind: Any, value: Any, traceback: Any) -> Any:
     return self._op("exit", kind, value, None)
 
 
-_METHODS: dict[str, dict[str, Callable[..., Any]]] = {
+def _op(name: str) -> Callable[..., Any]:
+    result = OPERATORS[name].result
+
+    def apply(self: GraderObject, *args: Any) -> Any:
+        answer = self._op(name, *args)
+        return answer if result is None else result(answer)
+
+    apply.__name__ = f"__{name}__"
+    return apply
+
+
+# What a stand-in offers is what the grader serves on a test's object, where its type offers it.
+_SPECIAL: dict[str, dict[str, Callable[..., Any]]] = {
     "call": {
         "__call__": lambda self, *a, **k: self._pg_agent.callback("call", self, a, k),
         "__signature__": property(_signature),  # type: ignore[dict-item]
     },
-    "len": {"__len__": lambda self: int(self._op("len"))},
-    "bool": {"__bool__": lambda self: bool(self._op("bool"))},
-    "iter": {"__iter__": lambda self: self._op("iter")},
-    "next": {"__next__": lambda self: self._op("next")},
-    "getitem": {"__getitem__": lambda self, key: self._op("getitem", key)},
-    "setitem": {"__setitem__": lambda self, key, value: self._op("setitem", key, value)},
-    "delitem": {"__delitem__": lambda self, key: self._op("delitem", key)},
-    "contains": {"__contains__": lambda self, item: bool(self._op("contains", item))},
-    "enter": {"__enter__": lambda self: self._op("enter")},
     "exit": {"__exit__": _exit},
-    "reversed": {"__reversed__": lambda self: self._op("reversed")},
-    "index": {"__index__": lambda self: int(self._op("index"))},
-    "int": {"__int__": lambda self: int(self._op("int"))},
-    "float": {"__float__": lambda self: float(self._op("float"))},
-    "lt": {"__lt__": lambda self, other: self._op("lt", other)},
-    "le": {"__le__": lambda self, other: self._op("le", other)},
-    "gt": {"__gt__": lambda self, other: self._op("gt", other)},
-    "ge": {"__ge__": lambda self, other: self._op("ge", other)},
-    "eq": {"__eq__": lambda self, other: self._op("eq", other), "__ne__": lambda s, o: not s._op("eq", o)},
-    "hash": {"__hash__": lambda self: int(self._op("hash"))},
+    "eq": {"__eq__": _op("eq"), "__ne__": lambda s, o: not s._op("eq", o)},
     "method": {"__get__": _bind},
+}
+_METHODS: dict[str, dict[str, Callable[..., Any]]] = {
+    **{cap: {dunder: _op(cap)} for cap, dunder in CAPABILITIES.items() if cap in GRADER_OPERATORS},
+    **_SPECIAL,
 }
 _CLASSES: dict[frozenset[str], type[GraderObject]] = {}
 
 
 def standin_class(caps: object) -> type[GraderObject]:
-    """The stand-in class for objects whose type offers ``caps`` (names from ``handed.caps``)."""
+    """The stand-in class for objects whose type offers ``caps`` (names from ``protocol.caps``)."""
     listed = caps if isinstance(caps, list) else []
     wanted = frozenset(c for c in listed if isinstance(c, str))
     found = _CLASSES.get(wanted)
@@ -127,10 +125,7 @@ def standin_class(caps: object) -> type[GraderObject]:
         if "unhashable" in wanted:
             namespace["__hash__"] = None
         found = _CLASSES[wanted] = type("GraderObject", (GraderObject,), namespace)
-        for cap in wanted:
-            abc = ABCS.get(cap[4:]) if cap.startswith("abc:") else None
-            if abc is not None:
-                abc.register(found)  # type: ignore[attr-defined]
+        register_abcs(found, wanted)
     return found
 
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import lines, reaping, rendezvous
-from .peer import Peer, PeerGone
+from .. import process
+from ..channel import rendezvous
+from ..channel.peer import Peer, PeerGone
+from . import lines
 
 CONNECT_S = 120.0
 _ANSWER_GRACE_S = 30.0
@@ -34,7 +36,7 @@ def main(argv: list[str]) -> int:
     fd = rendezvous.open_report(plan["report"])
 
     def write(record: dict[str, Any]) -> None:
-        reaping.write_all(fd, json.dumps(record, ensure_ascii=True, allow_nan=False).encode() + b"\n")
+        process.write_all(fd, json.dumps(record, ensure_ascii=True, allow_nan=False).encode() + b"\n")
 
     write({"kind": "start", "runner": "cases", "nonce": plan["nonce"], "version": 2})
     server, _ = rendezvous.listen(plan["rendezvous"])

@@ -1,9 +1,6 @@
-"""The subject: the only process that imports and runs the change's code.
+"""The subject's agent: it serves the grader's requests on the change's code (see main.py).
 
-Usage: ``python3 -I -B /patchgate/launch.py subject SOCKET REPO``
-
-It runs as the sandbox's untrusted uid, connects to the grader's socket and
-answers requests: import a module, get or set an attribute, call, apply an
+It answers requests: import a module, get or set an attribute, call, apply an
 operator, run a declarative case in a forked child. What crosses back is an
 *observation*: a value encoded by ``codec`` (exact built-in types walked
 through their base methods), a handle for anything else, or an exception
@@ -15,71 +12,25 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import copy
 import importlib
-import json
-import operator
 import os
 import pickle
-import select
 import signal
 import socket
-import struct
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
-from . import ambient, codec, reaping, signatures
-from .handed import caps
-from .lines import Lines
-from .peer import Peer, PeerGone
+from ..channel import codec
+from ..channel.peer import Peer, PeerGone
+from ..channel.protocol import OPERATORS, caps
+from . import ambient, cases, tracer
 from .standins import GraderObject, Standins
 
-CONNECT_S = 60.0
-MAX_RESULT_BYTES = 256 * 1024
 _WATCHDOG_GRACE_S = 5.0
 # Threads serving calls from a test's own threads at once (more wait their turn).
 FREE_THREADS = 8
-_HEADER = struct.Struct(">Q")
-_RESULT_FIELDS = ("status", "value", "exception", "missing_module", "detail", "lines")
-# The change's lines traced in this process (see lines.py); None until the grader names the files.
-RECORDER: Lines | None = None
-_MAX_FD = 65536
-
-
-class CallTimeout(BaseException):
-    """Raised into the change's code when a request runs past its deadline.
-
-    Not an Exception, so ``except Exception`` in the change's code does not swallow it.
-    """
-
-
-def _exit(o: Any, a: Any, b: Any, c: Any) -> Any:
-    return type(o).__exit__(o, a, b, c)
-
-
-OPERATORS: dict[str, Callable[..., Any]] = {
-    "repr": repr, "str": str, "bool": bool, "len": len, "hash": hash, "iter": iter, "next": next,
-    "reversed": reversed, "dir": dir, "format": format, "int": int, "float": float, "complex": complex,
-    "index": operator.index, "bytes": bytes, "abs": abs, "round": round, "divmod": divmod,
-    "neg": operator.neg, "pos": operator.pos, "invert": operator.invert,
-    "lt": operator.lt, "le": operator.le, "eq": operator.eq, "ne": operator.ne,
-    "gt": operator.gt, "ge": operator.ge,
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
-    "floordiv": operator.floordiv, "mod": operator.mod, "pow": pow, "matmul": operator.matmul,
-    "lshift": operator.lshift, "rshift": operator.rshift, "and": operator.and_, "or": operator.or_,
-    "xor": operator.xor, "contains": operator.contains, "getitem": operator.getitem,
-    "setitem": operator.setitem, "delitem": operator.delitem, "isinstance": isinstance,
-    "issubclass": issubclass, "enter": lambda o: type(o).__enter__(o), "exit": _exit,
-    "iadd": operator.iadd, "isub": operator.isub, "imul": operator.imul, "ior": operator.ior,
-    "iand": operator.iand, "callable": callable,
-    "get": lambda o, i, c: type(o).__get__(o, i, c), "signature": signatures.describe,
-    "set_name": lambda o, c, n: type(o).__set_name__(o, c, n),
-    "pickle": pickle.dumps, "copy": copy.copy, "deepcopy": copy.deepcopy,
-    "vars_get": lambda o, k: vars(o)[k], "vars_keys": lambda o: list(vars(o)),
-}  # fmt: skip
 
 
 class Objects:
@@ -255,7 +206,7 @@ class Agent:
             "text": codec.exception_text(exc)[: codec.MESSAGE_CHARS * 10],
             "obj": instance,
             "gref": gref if isinstance(gref, int) else None,
-            "timeout": isinstance(exc, CallTimeout),
+            "timeout": isinstance(exc, cases.CallTimeout),
         }
 
     # -- requests from the grader -----------------------------------------------------------------
@@ -289,15 +240,14 @@ class Agent:
     def _dispatch(self, request: dict[str, Any]) -> Any:
         op = request.get("op")
         if op == "case":
-            return run_case(request, self.repo)
+            return cases.run_case(request, self.repo)
         if op == "lines":
             # Before any of the change's code is imported: which of its files to trace.
-            global RECORDER  # noqa: PLW0603 - one recorder per subject process, inherited by case children
             files = request.get("files")
-            RECORDER = Lines(self.repo, [str(f) for f in files] if isinstance(files, list) else [])
+            tracer.start(self.repo, [str(f) for f in files] if isinstance(files, list) else [])
             return None
         if op == "lines_report":
-            return RECORDER.executed() if RECORDER is not None else None
+            return tracer.executed()
         if op == "import":
             return self.encode(importlib.import_module(str(request["name"])))
         if op == "reload":
@@ -325,7 +275,7 @@ class Agent:
             kwargs = self.decode(request.get("kwargs", {}))
             return self.encode(target(*args, **kwargs))  # type: ignore[operator]
         if op == "op":
-            fn = OPERATORS[str(request["name"])]
+            fn = OPERATORS[str(request["name"])].apply
             return self.encode(fn(*self.decode(request.get("args", []))))
         raise ValueError(f"unknown request {op!r}")
 
@@ -380,149 +330,3 @@ class Agent:
             info = answer["raise"]
             raise self._grader_exception(info.get("gexc", info) if isinstance(info, dict) else {})
         return self.decode(answer.get("ok"))
-
-
-def _on_alarm(signum: int, frame: object) -> None:
-    raise CallTimeout("the call did not return before its deadline")
-
-
-# -- declarative cases: one forked child per case ---------------------------------------------------
-
-
-def evaluate(module_name: str, call: str) -> dict[str, Any]:
-    """Import the module, evaluate the call in its namespace and encode what happened."""
-    try:
-        module = importlib.import_module(module_name)
-    except BaseException as exc:  # the code under test may raise anything, SystemExit too
-        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
-        return {"status": "import_error", "exception": codec.describe(exc), "missing_module": missing}
-    try:
-        code = compile(call, "<case>", "eval")
-        value = eval(code, dict(vars(module)))  # noqa: S307 - the maintainers' call expression, in the sandbox
-    except BaseException as exc:
-        return {"status": "raised", "exception": codec.describe(exc)}
-    try:
-        return {"status": "returned", "value": codec.encode(value)}
-    except codec.Unserializable as exc:
-        return {"status": "unserializable", "detail": str(exc)}
-    except BaseException as exc:  # e.g. a hostile tzinfo raising while encoded
-        detail = f"encoding the result raised {codec.type_name(type(exc))}"
-        return {"status": "unserializable", "detail": detail}
-
-
-def _case_child(module: str, call: str, out: int) -> None:
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    result = evaluate(module, call)
-    if RECORDER is not None:
-        result["lines"] = RECORDER.executed()
-    payload = json.dumps(result, ensure_ascii=True, allow_nan=False).encode()
-    if len(payload) > MAX_RESULT_BYTES:
-        detail = f"the encoded result is larger than {MAX_RESULT_BYTES} bytes"
-        payload = json.dumps({"status": "unserializable", "detail": detail}).encode()
-    reaping.write_all(out, _HEADER.pack(len(payload)) + payload)
-
-
-def run_case(case: dict[str, Any], repo: str) -> dict[str, Any]:
-    """Run one case in a forked child and return its observation (no id: the subject never knows it)."""
-    read_end, write_end = os.pipe()
-    start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into the parent's loop
-        try:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            # Nothing of ours stays open in the code under test but its result pipe.
-            os.closerange(3, write_end)
-            os.closerange(write_end + 1, _MAX_FD)
-            os.setpgid(0, 0)
-            _case_child(str(case["module"]), str(case["call"]), write_end)
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    with contextlib.suppress(OSError):  # the child already did it, or already exited
-        os.setpgid(pid, pid)
-    timeout = float(case["timeout_s"])
-    status, buf, want = _read_result(read_end, start + timeout)
-    reaping.kill(pid)
-    _, wait_status = os.waitpid(pid, 0)
-    # Whatever the case started dies with it, daemons too.
-    reaping.reap_descendants()
-    os.close(read_end)
-    seconds = round(time.monotonic() - start, 3)
-    if status == "timeout":
-        return {"status": "timeout", "detail": f"no result within {timeout:g}s", "seconds": seconds}
-    if status != "done" or want is None:
-        code = os.waitstatus_to_exitcode(wait_status)
-        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
-        return {"status": "crashed", "detail": f"the case ended without a result ({how})", "seconds": seconds}
-    try:
-        record = json.loads(bytes(buf[_HEADER.size : _HEADER.size + want]))
-    except ValueError:
-        record = None
-    if not isinstance(record, dict):
-        return {"status": "crashed", "detail": "the case wrote a malformed result", "seconds": seconds}
-    # Only the fields the host reads; whatever else the child wrote is dropped.
-    kept = {k: record[k] for k in _RESULT_FIELDS if k in record}
-    kept["seconds"] = seconds
-    return kept
-
-
-def _read_result(fd: int, deadline: float) -> tuple[str, bytearray, int | None]:
-    buf = bytearray()
-    want: int | None = None
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return "timeout", buf, want
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            continue
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return "crashed", buf, want
-        buf.extend(chunk)
-        if want is None and len(buf) >= _HEADER.size:
-            (want,) = _HEADER.unpack_from(buf)
-        if want is not None and len(buf) >= _HEADER.size + want:
-            return "done", buf, want
-        if len(buf) > MAX_RESULT_BYTES + _HEADER.size:
-            return "crashed", buf, want
-
-
-# -- start-up ---------------------------------------------------------------------------------
-
-
-def connect(path: str, within: float = CONNECT_S) -> socket.socket:
-    """Connect to the grader's socket, waiting for it to listen."""
-    deadline = time.monotonic() + within
-    while True:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.connect(path)
-            return sock
-        except OSError:
-            sock.close()
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
-def main(argv: list[str]) -> int:
-    """Connect, then serve until the grader closes the channel."""
-    path, repo = argv
-    sock = connect(path)
-    harness = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p) != harness]
-    sys.path[:0] = [p for p in (os.path.join(repo, "src"), repo) if os.path.isdir(p)]
-    os.chdir(repo)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    reaping.become_subreaper()
-    signal.signal(signal.SIGALRM, _on_alarm)
-    agent = Agent(sock, repo)
-    threading.Thread(target=agent.watchdog, name="patchgate-watchdog", daemon=True).start()
-    agent.peer.serve_forever()
-    return 0

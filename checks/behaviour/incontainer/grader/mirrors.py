@@ -16,9 +16,9 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from . import codec
+from ..channel import codec
+from .errors import SubjectGone, SubjectTimeout
 from .handed import Handed
-from .handles import SubjectGone, SubjectTimeout
 
 _FIXED_TEXT: dict[type[BaseException], type[BaseException]] = {}
 

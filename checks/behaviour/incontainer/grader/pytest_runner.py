@@ -25,10 +25,13 @@ from typing import Any
 
 import pytest
 
-from . import lines, rendezvous
-from .peer import Peer
-from .proxy import Bridge, Importer, SubjectGone, SubjectTimeout
-from .pytest_plugin import Recorder
+from ..channel import rendezvous
+from ..channel.peer import Peer
+from . import lines
+from .bridge import Bridge
+from .errors import SubjectGone, SubjectTimeout
+from .names import Importer
+from .recorder import Recorder
 
 DEFAULT_TEST_TIMEOUT_S = 60.0
 

@@ -1,7 +1,7 @@
-"""The grader's view of the change's code: modules, objects and exceptions that live in the subject.
+"""The grader's end of the channel: modules, objects and exceptions that live in the subject.
 
 The hidden tests run in the grader. When they import a module of the
-repository, the import resolves to a ``RemoteModule``; every attribute,
+repository, the import resolves to a ``RemoteModule`` (``names.py``); every attribute,
 call and operator on it, or on a ``Remote`` handle it returns, is a request
 to the subject (``handles.py``). Values of known types come back *by value*
 (decoded here into the grader's own objects, so ``assert f(x) == [4]``
@@ -14,22 +14,20 @@ them. A test's own objects handed to the change are served by
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import sys
 import threading
 import time
-import types
 import weakref
-from collections.abc import Collection
 from typing import Any
 
-from . import ambient, codec, handles, mirrors
-from .handed import NEVER_HANDED, Handed, Sealed, caps
-from .handles import Remote, RemoteModule, SubjectGone, SubjectTimeout, is_handle, remote_class
-from .peer import Peer, PeerGone
+from ..channel import codec
+from ..channel.peer import Peer, PeerGone
+from ..channel.protocol import caps
+from . import ambient, handles, mirrors
+from .errors import SubjectGone
+from .handed import NEVER_HANDED, Handed, Sealed
+from .handles import Remote, RemoteModule, is_handle, remote_class
 
-__all__ = ["Bridge", "Importer", "Remote", "RemoteModule", "SubjectGone", "SubjectTimeout"]
+__all__ = ["Bridge"]
 
 DEFAULT_DEADLINE_S = 60.0
 _ANSWER_GRACE_S = 5.0
@@ -156,40 +154,3 @@ class Bridge:
             return {"ok": self.encode(self.handed.serve(request, self.decode))}
         except BaseException as exc:  # a test's callback may raise anything; it goes back as such
             return {"raise": {"gexc": self._my_exception(exc)}}
-
-
-class Importer(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Resolve imports of the repository's top-level names to the subject's modules."""
-
-    def __init__(self, bridge: Bridge, names: Collection[str]) -> None:
-        self.bridge = bridge
-        self.names = frozenset(names) - frozenset(sys.stdlib_module_names)
-
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> Any:
-        if fullname.partition(".")[0] not in self.names:
-            return None
-        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
-
-    def create_module(self, spec: Any) -> types.ModuleType:
-        try:
-            module = self.bridge.request("import", name=spec.name)
-        except (SubjectGone, SubjectTimeout) as exc:
-            raise ImportError(f"{spec.name}: {exc}", name=spec.name) from None
-        except Exception:
-            raise
-        except BaseException as exc:  # SystemExit at import: that module fails to import, nothing more
-            why = f"importing {spec.name} raised {type(exc).__name__}: {exc}"
-            raise ImportError(why, name=spec.name) from None
-        if type(module) is not RemoteModule:
-            raise ImportError(f"{spec.name}: the subject did not import a module", name=spec.name)
-        return module
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        number = handles.number(module)
-        if vars(types.ModuleType)["__dict__"].__get__(module).get("_pg_executed"):
-            # importlib.reload: the subject runs the module again.
-            self.bridge.request("reload", obj=number)
-        object.__setattr__(module, "_pg_executed", True)
-        # The import system called every module of ours a package; the subject's says what it is.
-        package = self.bridge.request("getattr", obj=number, name="__package__")
-        object.__setattr__(module, "__package__", package if isinstance(package, str) else None)

@@ -17,14 +17,12 @@ trust domains they travel with the requests:
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import random
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 CAPTURE_CHARS = 1_000_000
@@ -82,51 +80,6 @@ class Outbound:
         ]
         if kept:
             message["random"] = encode([[name, list(args)] for name, args in kept])
-
-
-def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
-    """The subject's side: take the test's environment, working directory and random seeds."""
-    env = request.get("env")
-    if isinstance(env, dict):
-        os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in env.items()})
-    cwd = request.get("cwd")
-    if isinstance(cwd, str):
-        with contextlib.suppress(OSError):
-            os.chdir(cwd)
-    if "random" in request:
-        with contextlib.suppress(Exception):  # a state the generator refuses: the test's own problem
-            for name, args in decode(request["random"]):
-                getattr(random, {"seed": "seed", "setstate": "setstate"}[name])(*args)
-
-
-class Capture:
-    """The subject's side: prints and warnings of one request, for its answer."""
-
-    def __init__(self) -> None:
-        self.out, self.err = io.StringIO(), io.StringIO()
-        self.caught: list[warnings.WarningMessage] = []
-
-    @contextlib.contextmanager
-    def during(self) -> Iterator[None]:
-        saved = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = self.out, self.err
-        try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")  # the test's filters decide, on the grader's side
-                yield
-            self.caught = caught
-        finally:
-            sys.stdout, sys.stderr = saved
-
-    def fields(self, encode: Callable[[object], Any]) -> dict[str, Any]:
-        found: list[dict[str, Any]] = []
-        for w in self.caught[:MAX_WARNINGS]:
-            with contextlib.suppress(Exception):  # a category we cannot describe is left out
-                found.append({"category": encode(w.category), "message": str(w.message)[:2000],
-                              "filename": str(w.filename), "lineno": int(w.lineno)})  # fmt: skip
-        out = {"out": self.out.getvalue()[:CAPTURE_CHARS], "err": self.err.getvalue()[:CAPTURE_CHARS]}
-        return {**out, "warnings": found} if found else out
 
 
 def deliver(answer: dict[str, Any], decode: Callable[[Any], Any], registry: dict[Any, Any]) -> None:

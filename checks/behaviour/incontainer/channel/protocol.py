@@ -1,0 +1,176 @@
+"""The grader-subject protocol in one table: its requests, the tags that name objects, its operators.
+
+Both sides build their own tables from this module, so a reviewer reads the
+vocabulary once:
+
+- ``SUBJECT_SERVES`` / ``GRADER_SERVES``: the requests each side answers
+  (``{"op": name, ...}``); the grader's list is narrow on purpose: it only
+  ever acts on an object a test handed over (``grader/handed.py``);
+- the tags (``codec.TYPE`` values) that stand for an object instead of
+  carrying a value: ``obj`` (a handle, ``side`` ``s`` or ``g``), ``sexc`` /
+  ``gexc`` (an exception raised on that side), ``stdlib`` / ``builtin``
+  (named, and taken as the receiving side's own);
+- ``OPERATORS``: each operator by its wire name, the function the serving
+  side applies to its own object, and the special method that *offers* it
+  when a type defines it (a capability: ``caps`` names what a type offers,
+  and the other side's stand-in offers exactly that); ``GRADER_OPERATORS``
+  is the subset the grader applies to a test's object.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import copy
+import io
+import numbers
+import operator
+import pickle
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from . import signatures
+
+# -- requests -----------------------------------------------------------------------------------
+
+SUBJECT_SERVES = frozenset({
+    "import", "reload", "unpickle", "names", "getattr", "setattr", "delattr", "call", "op",
+    "case", "lines", "lines_report",
+})  # fmt: skip
+GRADER_SERVES = frozenset({"getattr", "setattr", "delattr", "call", "op", "signature"})
+
+# -- tags -----------------------------------------------------------------------------------------
+
+OBJ = "obj"  # a handle: {"__type__": "obj", "side": SUBJECT | GRADER, "id": n, ...}
+SUBJECT_EXC = "sexc"  # an exception the subject raised, handed to a test's callback
+GRADER_EXC = "gexc"  # an exception a test's callback raised, handed to the subject
+STDLIB = "stdlib"  # a standard-library module, class or function, by name
+BUILTIN = "builtin"  # a built-in, by name
+SUBJECT, GRADER = "s", "g"
+
+# -- operators ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One operator: what the serving side applies, and the special method that offers it."""
+
+    apply: Callable[..., Any]
+    # A capability: offered on the other side's stand-in only when the object's type defines it.
+    dunder: str | None = None
+    # What the asking side's stand-in makes of the answer (``len()`` must return an int).
+    result: Callable[[Any], Any] | None = None
+
+
+def _exit(o: Any, a: Any, b: Any, c: Any) -> Any:
+    return type(o).__exit__(o, a, b, c)
+
+
+OPERATORS: dict[str, Operator] = {
+    # Offered by every object (the stand-ins always define these).
+    "repr": Operator(repr, result=str), "str": Operator(str, result=str), "dir": Operator(dir),
+    "format": Operator(format, result=str), "complex": Operator(complex), "bytes": Operator(bytes),
+    "abs": Operator(abs), "round": Operator(round), "divmod": Operator(divmod),
+    "neg": Operator(operator.neg), "pos": Operator(operator.pos), "invert": Operator(operator.invert),
+    "ne": Operator(operator.ne),
+    "add": Operator(operator.add), "sub": Operator(operator.sub), "mul": Operator(operator.mul),
+    "truediv": Operator(operator.truediv), "floordiv": Operator(operator.floordiv),
+    "mod": Operator(operator.mod), "pow": Operator(pow), "matmul": Operator(operator.matmul),
+    "lshift": Operator(operator.lshift), "rshift": Operator(operator.rshift),
+    "and": Operator(operator.and_), "or": Operator(operator.or_), "xor": Operator(operator.xor),
+    "isinstance": Operator(isinstance), "issubclass": Operator(issubclass), "callable": Operator(callable),
+    "signature": Operator(signatures.describe),
+    "pickle": Operator(pickle.dumps), "copy": Operator(copy.copy), "deepcopy": Operator(copy.deepcopy),
+    "vars_get": Operator(lambda o, k: vars(o)[k]), "vars_keys": Operator(lambda o: list(vars(o))),
+    # Capabilities: offered only where the object's type defines the special method.
+    "len": Operator(len, "__len__", int), "bool": Operator(bool, "__bool__", bool),
+    "hash": Operator(hash, "__hash__", int), "iter": Operator(iter, "__iter__"),
+    "next": Operator(next, "__next__"), "reversed": Operator(reversed, "__reversed__"),
+    "int": Operator(int, "__int__", int), "float": Operator(float, "__float__", float),
+    "index": Operator(operator.index, "__index__", int),
+    "contains": Operator(operator.contains, "__contains__", bool),
+    "getitem": Operator(operator.getitem, "__getitem__"),
+    "setitem": Operator(operator.setitem, "__setitem__"),
+    "delitem": Operator(operator.delitem, "__delitem__"),
+    "lt": Operator(operator.lt, "__lt__"), "le": Operator(operator.le, "__le__"),
+    "gt": Operator(operator.gt, "__gt__"), "ge": Operator(operator.ge, "__ge__"),
+    "eq": Operator(operator.eq, "__eq__"),
+    "enter": Operator(lambda o: type(o).__enter__(o), "__enter__"), "exit": Operator(_exit, "__exit__"),
+    "call": Operator(lambda o, *a, **k: o(*a, **k), "__call__"),
+    "set_name": Operator(lambda o, c, n: type(o).__set_name__(o, c, n), "__set_name__"),
+    "get": Operator(lambda o, i, c: type(o).__get__(o, i, c), "__get__"),
+    "iadd": Operator(operator.iadd, "__iadd__"), "isub": Operator(operator.isub, "__isub__"),
+    "imul": Operator(operator.imul, "__imul__"), "ior": Operator(operator.ior, "__ior__"),
+    "iand": Operator(operator.iand, "__iand__"),
+}  # fmt: skip
+CAPABILITIES: dict[str, str] = {name: op.dunder for name, op in OPERATORS.items() if op.dunder}
+# What the grader applies to a test's object at the subject's request: reading and using it, never
+# pickling, copying, reading its namespace or describing anything but its public names.
+GRADER_OPERATORS = frozenset({
+    "repr", "str", "bool", "len", "iter", "next", "hash", "getitem", "contains", "eq", "setitem",
+    "delitem", "lt", "le", "gt", "ge", "reversed", "index", "int", "float", "dir", "enter", "exit",
+})  # fmt: skip
+
+# The ABCs whose membership is registered, not structural: a stand-in is registered with the ones its
+# object belongs to (toolz tells a Mapping from an iterable of mappings this way).
+ABCS: dict[str, type] = {
+    "Mapping": collections.abc.Mapping, "MutableMapping": collections.abc.MutableMapping,
+    "Sequence": collections.abc.Sequence, "MutableSequence": collections.abc.MutableSequence,
+    "Set": collections.abc.Set, "MutableSet": collections.abc.MutableSet,
+    "IOBase": io.IOBase, "Number": numbers.Number, "Real": numbers.Real, "Integral": numbers.Integral,
+}  # fmt: skip
+_BY_TYPE: dict[type, list[str]] = {}
+_MAX_TYPES = 10_000
+# Capabilities ``caps`` reports from the special method alone; ``get`` and ``method`` are told apart below.
+_OFFERED_BY_DUNDER = {name: dunder for name, dunder in CAPABILITIES.items() if name != "get"}
+
+
+def caps(value: object) -> list[str]:
+    """Name what ``value``'s type offers beyond a plain object's, for the other side's stand-in.
+
+    Besides capability names: ``-name`` (the type sets that special method
+    to None: ``__iter__ = None`` is not iterable, even with ``__getitem__``),
+    ``unhashable``, ``abc:Name`` (registered ABCs it belongs to), ``get``
+    (a descriptor) and ``method`` (a plain function: it binds as a method).
+    """
+    t = type(value)
+    found = _BY_TYPE.get(t)
+    if found is None:
+        found = [cap for cap, name in _OFFERED_BY_DUNDER.items() if _offers(t, name)]
+        found += [f"-{cap}" for cap, name in _OFFERED_BY_DUNDER.items() if _says_none(t, name)]
+        if _owner(t, "__hash__") is None:
+            found.append("unhashable")
+        found += [f"abc:{name}" for name, abc in ABCS.items() if isinstance(value, abc)]
+        if _offers(t, "__get__"):
+            found.append("get")
+        if t is types.FunctionType:
+            found.append("method")  # binds as a method when the change keeps it on a class
+        if len(_BY_TYPE) < _MAX_TYPES:
+            _BY_TYPE[t] = found
+    return found
+
+
+def register_abcs(cls: type, offered: frozenset[str] | set[str]) -> None:
+    """Register a stand-in class with the ABCs its object belongs to (``abc:Name`` in its caps)."""
+    for cap in offered:
+        abc = ABCS.get(cap[4:]) if cap.startswith("abc:") else None
+        if abc is not None:
+            abc.register(cls)  # type: ignore[attr-defined]
+
+
+def _owner(t: type, name: str) -> object:
+    """The class attribute ``name`` as the type's own MRO has it (never its metaclass's)."""
+    for klass in t.__mro__:
+        if name in vars(klass):
+            return vars(klass)[name]
+    return None
+
+
+def _says_none(t: type, name: str) -> bool:
+    return any(name in vars(k) for k in t.__mro__) and _owner(t, name) is None
+
+
+def _offers(t: type, name: str) -> bool:
+    found = _owner(t, name)
+    return found is not None and found is not vars(object).get(name)
