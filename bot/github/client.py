@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import logging
 import re
+import ssl
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -127,8 +129,22 @@ def _lenient(model: type[_M], parsed: Callable[[], object], raw: Callable[[], An
         return model.model_validate(raw())
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """Return the one TLS context every GitHub client of this process verifies with.
+
+    githubkit opens an httpx client per request, and httpx builds a fresh context for each
+    unless it is given one: loading the CA bundle took ~30 ms of the event loop per GitHub
+    call, which stalled the webhook's answers behind every job (bench/README.md, ingress.py).
+    An SSLContext is safe to share between connections and threads once configured.
+    """
+    # httpx's own recipe (certifi, or SSL_CERT_FILE / SSL_CERT_DIR), built once.
+    return httpx.create_ssl_context()
+
+
 def warm_up() -> None:
     """Load githubkit's REST namespaces and models now rather than inside the first job."""
+    tls_context()
     gh = GitHub("warm-up", http_cache=False)
     for namespace in (gh.rest.checks, gh.rest.pulls, gh.rest.repos, gh.rest.apps):
         _ = namespace
@@ -144,6 +160,7 @@ class GitHubApp:
         self.settings = settings
         self._auth = AppAuthStrategy(app_id, key)
         self._cache = MemCacheStrategy()
+        self._tls = tls_context()
         self._retry = Retry(settings.github_retries, settings.retry_backoff_s, settings.max_rate_limit_wait_s)
 
     def as_app(self) -> GitHub[Any]:
@@ -153,6 +170,7 @@ class GitHubApp:
             base_url=self.settings.github_api_url + "/",
             user_agent="patchgate",
             timeout=self.settings.http_timeout_s,
+            ssl_verify=self._tls,
             http_cache=False,
             auto_retry=self._retry,
         )
@@ -164,6 +182,7 @@ class GitHubApp:
             base_url=self.settings.github_api_url + "/",
             user_agent="patchgate",
             timeout=self.settings.http_timeout_s,
+            ssl_verify=self._tls,
             cache_strategy=self._cache,
             http_cache=False,
             auto_retry=self._retry,
