@@ -7,6 +7,7 @@ The routes live in bot/web/routes.py; this builds what they read
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -91,3 +92,9 @@ def create_app(
 def _warm_up() -> None:
     events.warm_up()
     github.warm_up()
+    # What the process has built by now (modules, githubkit's and pydantic's models, ~170,000
+    # objects) lives as long as it does. A full collection walked all of them: a pause of
+    # ~100 ms for every thread, the event loop's too, a few times a minute under load
+    # (bench/README.md, ingress.py). Frozen, collections skip them; garbage goes first.
+    gc.collect()
+    gc.freeze()
