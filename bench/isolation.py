@@ -13,8 +13,12 @@ listed with the first line of their failure, to say why.
 One run of each mode (the head's first run); the figures come from the
 report file, never from pytest's output.
 
+With ``--corpus`` it runs issue 19's corpus instead (CORPUS below, bench/corpus.py): each
+project gated by ``patchgate run`` on an unchanged head and a one-line bug head, beside the same
+suite run bare.
+
 Usage: .venv/bin/python bench/isolation.py [--project NAME ...] [--failures 20]
-       [--sdists DIR] [--keep DIR] [--stderr]
+       [--sdists DIR] [--keep DIR] [--stderr] [--corpus [--policy-file FILE] [--json FILE]]
 """
 
 from __future__ import annotations
@@ -50,6 +54,15 @@ POLICY = Behaviour(timeout_s=1800, memory_mb=2048, import_timeout_s=120, show_hi
 
 
 @dataclass(frozen=True)
+class Bug:
+    """A one-line bug: ``original`` (a whole line, exactly once in ``path``) becomes ``mutated``."""
+
+    path: str  # in the repository tree
+    original: str
+    mutated: str
+
+
+@dataclass(frozen=True)
 class Project:
     """A pure-Python project whose sdist ships its tests and needs nothing but pytest."""
 
@@ -57,6 +70,9 @@ class Project:
     version: str
     # Paths in the sdist that hold tests -> where they go in the suite ("" is its root).
     tests: tuple[tuple[str, str], ...]
+    # The corpus of issue 19 (bench/corpus.py): which variety the project covers, and the bug head.
+    why: str = ""
+    bug: Bug | None = None
 
 
 PROJECTS = (
@@ -66,6 +82,70 @@ PROJECTS = (
     Project("inflection", "0.5.1", (("test_inflection.py", "test_inflection.py"),)),
     Project("parse", "1.22.4", (("tests", ""),)),
 )
+
+# Issue 19's corpus, chosen before any of it ran: the test folder keeps its name in the suite (the
+# tests import it as a package, or import helpers beside them), the bug is in a function they exercise.
+CORPUS = (
+    Project("pluggy", "1.7.0", (("testing", "testing"),),
+            "a dependency of pytest itself (the grader's pytest has imported its own copy); conftest, hooks",
+            Bug("src/pluggy/_execution.py", "        for hook_impl in reversed(hook_impls):",
+                "        for hook_impl in hook_impls:")),
+    Project("iniconfig", "2.3.1", (("testing", "testing"),),
+            "a dependency of pytest itself; small, a conftest",
+            Bug("src/iniconfig/_parse.py", "        key_name = name.strip()", "        key_name = name")),
+    Project("click", "8.5.1", (("tests", "tests"),),
+            "CLI tests through click's CliRunner (a conftest fixture); custom Command/Option subclasses, "
+            "skip and xfail markers",
+            Bug("src/click/utils.py", '            out += "\\n"', '            out += " \\n"')),
+    Project("tabulate", "0.10.0", (("test", "test"),),
+            "skip markers (numpy, pandas, wcwidth not installed), a helper module beside the tests "
+            "(`from common import`), a CLI run as a subprocess",
+            Bug("tabulate/__init__.py", '    fmt = "{0:>%ds}" % width', '    fmt = "{0:<%ds}" % width')),
+    Project("sqlparse", "0.6.1", (("tests", "tests"),),
+            "token singletons (pygments-style _TokenType, a tuple subclass with attributes), an argparse "
+            "main() tested with capsys, conftest fixtures reading data files (tests/files), xfail",
+            Bug("sqlparse/filters/tokens.py", "            if ttype in self.ttype:",
+                "            if ttype is self.ttype:")),
+    Project("python-slugify", "9.2.0", (("tests", "tests"),),
+            "a runtime dependency (text-unidecode), unittest.TestCase classes, an argparse CLI, "
+            "tests importing a repository module that is not the library (tools/)",
+            Bug("slugify/slugify.py", "    if output_length <= max_length:",
+                "    if output_length < max_length:")),
+    Project("cachetools", "8.0.2", (("tests", "tests"),),
+            "unittest.TestCase classes named *Test (not Test*), mixins in tests/__init__.py, "
+            "tests subclassing the library's Cache classes",
+            Bug("src/cachetools/__init__.py", "                while self.__currsize + 1 > maxsize:",
+                "                while self.__currsize + 1 >= maxsize:")),
+    Project("semver", "3.1.2", (("tests", "tests"),),
+            "a conftest importing a helper that subclasses a library class (SemVerWithVPrefix(Version)), "
+            "doctest_namespace fixtures, an argparse main() tested with capsys",
+            Bug("src/semver/version.py", "        return cls(self._major, self._minor, self._patch + 1)",
+                "        return cls(self._major, self._minor, self._patch)")),
+    Project("pathspec", "1.1.1", (("tests", "tests"),),
+            "unittest.TestCase classes named *Test, tests creating file trees in temporary directories; "
+            "the base image also holds its own pathspec (mypy's dependency)",
+            Bug("pathspec/util.py", "\t\tnorm_file = norm_file[2:]", "\t\tnorm_file = norm_file[1:]")),
+    Project("tomlkit", "0.15.2", (("tests", "tests"),),
+            "conftest fixtures over data files (tests/examples, the toml-test suite), items subclassing "
+            "built-in types (int, float, str, list, dict)",
+            Bug("tomlkit/items.py", "        return str(self._value).lower()",
+                "        return str(self._value)")),
+    Project("markdown", "3.11.3", (("tests", "tests"),),
+            "tests subclassing the library's own TestCase (markdown.test_tools), legacy tests generated "
+            "from data files by a metaclass, skips",
+            Bug("markdown/blockprocessors.py",
+                "            h = etree.SubElement(parent, 'h%d' % len(m.group('level')))",
+                "            h = etree.SubElement(parent, 'h%d' % min(len(m.group('level')), 5))")),
+    Project("six", "1.17.0", (("test_six.py", "test_six.py"),),
+            "one module, lazy modules installed in sys.modules (six.moves), skip markers",
+            Bug("six.py", "    elif PY3 and isinstance(s, binary_type):",
+                "    elif PY2 and isinstance(s, binary_type):")),
+    Project("mistune", "3.4.0", (("tests", "tests"),),
+            "TestCase classes whose tests are generated from fixture files (tests/fixtures), a CLI "
+            "checked through redirect_stdout",
+            Bug("src/mistune/renderers/html.py", '        return "<strong>" + text + "</strong>"',
+                '        return "<b>" + text + "</b>"')),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -189,7 +269,23 @@ def main() -> None:
     parser.add_argument("--sdists", type=Path, default=Path(tempfile.gettempdir()) / "patchgate-bench-sdists")
     parser.add_argument("--keep", type=Path, help="keep the trees, suites and plans here")
     parser.add_argument("--stderr", action="store_true", help="print every run's stderr tail")
+    corpus = parser.add_argument_group("issue 19's corpus (bench/corpus.py)")
+    corpus.add_argument(
+        "--corpus",
+        action="store_true",
+        help="gate each CORPUS project with `patchgate run` on an unchanged and a bug head, beside "
+        "pytest bare and one isolated run (default projects: CORPUS)",
+    )
+    corpus.add_argument(
+        "--policy-file", type=Path, help="the policy for `patchgate run` (default: behaviour.timeout_s 1800)"
+    )
+    corpus.add_argument("--json", type=Path, help="append each project's figures to this file (JSON lines)")
     args = parser.parse_args()
+    if args.corpus:
+        import corpus as corpus_mode  # bench/corpus.py: imports this module, so not at the top
+
+        corpus_mode.main(args)
+        return
     chosen = [p for p in PROJECTS if not args.project or p.name in args.project]
     image = ensure_base_image()
     box = DockerSandbox(max_concurrency=1, labels={"patchgate.bench": "isolation"})
