@@ -9,11 +9,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi import FastAPI
 
 from bot.github import client as github
 from bot.github import events
@@ -24,7 +23,8 @@ from bot.service.worker import Worker, default_runner
 from bot.settings import Settings, load_settings
 from bot.store import Store
 from bot.store.topology import check_store, describe
-from bot.web import routes, runpage
+from bot.web import routes
+from bot.web.headers import SecurityHeaders
 from bot.web.routes import Service
 from checks.pipeline import run_pipeline
 from checks.runner import Runner
@@ -75,17 +75,7 @@ def create_app(
     app = FastAPI(title="patchgate", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
 
     app.include_router(routes.router)
-
-    @app.middleware("http")
-    async def security_headers(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        response.headers.update(runpage.SECURITY_HEADERS)
-        if request.url.path.startswith("/runs/"):
-            response.headers.update(runpage.PRIVATE)
-        return response
-
+    app.add_middleware(SecurityHeaders)
     return app
 
 
