@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checks.behaviour.outcomes import RunLog, parse_log  # noqa: E402 - after the path set-up above
+from checks.behaviour.owners import module_names  # noqa: E402
 from checks.behaviour.plan import (  # noqa: E402
     RunPlan,
     Staging,
-    module_names,
     plan_one,
     stage_suite,
     write_harness,

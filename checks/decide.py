@@ -88,6 +88,8 @@ def decide(
         infra.append(f"behaviour: not measured ({behaviour.detail or 'no suites'})")
     if behaviour.overfitting:
         maintainer.append("behaviour: hidden and held-out pass rates differ (overfitting signal)")
+    if behaviour.untested and behaviour.status == "passed":
+        maintainer += [f"behaviour: {why}" for why in behaviour.untested]
     if behaviour.strength.too_weak and behaviour.status == "passed":
         # Not proven wrong, but the suite is not proven able to tell either: a maintainer decides.
         why = "; ".join(behaviour.strength.too_weak)

@@ -147,6 +147,9 @@ class BehaviourResult(_Model):
     overfitting: bool = False
     # Some suite ran in-process: its numbers are the code under test's to forge.
     forgeable: bool = False
+    # Parts of the change the host can tell no suite tested (decided from trusted facts): a passing
+    # behaviour with any of these asks a maintainer.
+    untested: list[str] = Field(default_factory=list)
     strength: StrengthResult = Field(default_factory=StrengthResult)
     detail: str = ""
 

@@ -21,11 +21,11 @@ from checks.behaviour.changedlines import executable_changes
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.grade import TestOutcome, expected_ids, grade_suite
 from checks.behaviour.outcomes import Part, RunLog, RunView, parse_log
+from checks.behaviour.owners import module_names, stdlib_shadows, suite_shadows
 from checks.behaviour.plan import (
     RunPlan,
     Staging,
     Tree,
-    module_names,
     parts,
     plan_runs,
     stage_suite,
@@ -122,9 +122,13 @@ def start_behaviour(
             outcome = _config_error(suite.kind, str(exc))
         if any(id(plan) in stored.found for plan in plans):
             outcome = dataclasses.replace(outcome, base_reused=True)
+        shadowed = suite_shadows(suite.names, stagings[suite.kind].modules)
+        if shadowed is not None and outcome.grade is not None:
+            outcome = dataclasses.replace(outcome, notes=(*outcome.notes, shadowed))
         outcomes[suite.kind] = outcome
     ordered = [outcomes[kind] for kind, _ in wanted]
     result = behaviour_result(ordered, policy, restored)
+    result.untested = stdlib_shadows(ctx.workspace.changed)
     hidden = stagings.get("hidden")
     strength, pending = measure_strength(
         ctx, hidden, outcomes.get("hidden"), outcomes.get("held_out"), executable, head_tree,

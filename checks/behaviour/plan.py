@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import shutil
 from collections.abc import Mapping
@@ -52,7 +51,6 @@ INCONTAINER = Path(__file__).parent / "incontainer"
 PYTHON = ("python3", "-I", "-B")
 LAUNCH = (*PYTHON, f"{CONTAINER_HARNESS}/launch.py")
 HEAD_RUNS = 2
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 Tree = Literal["base", "head"]
 
@@ -138,30 +136,12 @@ def write_private(dest: Path, suite: Suite, part: Part, *, nonce: str, messages:
     if part == "cases":
         plan["cases"] = runner_plan(suite.cases)["cases"]
     else:
-        plan.update(messages=messages, modules=modules, import_budget_s=policy.import_timeout_s,
+        plan.update(messages=messages, modules=modules, suite_names=list(suite.names),
+                    suite_root=GRADER_SUITE, import_budget_s=policy.import_timeout_s,
                     test_timeout_s=test_timeout(policy))  # fmt: skip
     path = dest / "plan.json"
     path.write_text(json.dumps(plan))
     return path
-
-
-def module_names(*trees: Path) -> list[str]:
-    """Return the top-level module names the trees provide (at their root and under ``src/``).
-
-    These, and only these, are imported as proxies in the grader: a test's
-    ``import json`` stays the grader's own, whatever the repository holds.
-    """
-    names: set[str] = set()
-    for tree in trees:
-        for base in (tree, tree / "src"):
-            if not base.is_dir():
-                continue
-            for entry in os.scandir(base):
-                name = entry.name[:-3] if entry.name.endswith(".py") and entry.is_file() else entry.name
-                importable = entry.is_dir(follow_symlinks=False) or entry.name.endswith(".py")
-                if importable and _IDENTIFIER.match(name):
-                    names.add(name)
-    return sorted(names)
 
 
 def parts(suite: Suite) -> tuple[Part, ...]:
@@ -284,6 +264,7 @@ def _pytest_args(suite: str, pythonpath: list[str] | None = None) -> tuple[str, 
         "-p", "pytest_timeout",
         *extra,
         "--continue-on-collection-errors",
+        "--color=no", "--code-highlight=no",
         "-q", "--no-header", "--tb=no", "-rN",
         suite,
     )  # fmt: skip

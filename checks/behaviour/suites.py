@@ -78,6 +78,9 @@ class Suite:
     cases: tuple[CaseSpec, ...]
     # The suite's own opt-in (SUITE_CONFIG): pytest and the change's code in one process, forgeable.
     in_process: bool = False
+    # Top-level names the suite itself provides (its test modules, conftest and helpers where pytest
+    # puts them on sys.path): the suite owns them, whatever the tree holds (see own_names).
+    names: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -111,7 +114,8 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
         )
     _check_module_names(root, pytest_files)
     in_process = _isolation(root, kind) == "in-process"
-    return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases), in_process)
+    names = own_names(root, [f for f in _files(root) if f.endswith(".py")])
+    return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases), in_process, names)
 
 
 class SuiteConfig(BaseModel):
@@ -225,6 +229,33 @@ def _uncollectable(node: ast.ClassDef) -> bool:
         ):
             return True
     return False
+
+
+def own_names(root: Path, python_files: list[str]) -> tuple[str, ...]:
+    """Return the top-level names importable from the folders pytest puts on ``sys.path`` for the suite.
+
+    pytest's default import mode inserts, for each module it imports (test
+    modules and conftest.py), the first folder above it that holds no
+    ``__init__.py``; every module and package in such a folder can then be
+    imported by name (a helper next to the tests). Those names are the
+    suite's: a module of the same name in the tree never replaces them.
+    """
+    basedirs: set[Path] = set()
+    for rel in python_files:
+        name = rel.rsplit("/", 1)[-1]
+        if not (pytest_collects(name) or name == "conftest.py"):
+            continue
+        folder = (root / rel).parent
+        while folder != root and (folder / "__init__.py").is_file():
+            folder = folder.parent
+        basedirs.add(folder)
+    names: set[str] = set()
+    for folder in basedirs:
+        for entry in os.scandir(folder):
+            stem = entry.name[:-3] if entry.name.endswith(".py") and entry.is_file() else entry.name
+            if (entry.is_dir(follow_symlinks=False) or entry.name.endswith(".py")) and stem.isidentifier():
+                names.add(stem)
+    return tuple(sorted(names - {"__pycache__"}))
 
 
 def _check_module_names(root: Path, files: list[str]) -> None:

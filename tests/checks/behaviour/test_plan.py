@@ -4,6 +4,7 @@ import json
 import stat
 from pathlib import Path
 
+from checks.behaviour.owners import module_names
 from checks.behaviour.plan import (
     CONTAINER_HARNESS,
     CONTAINER_REPO,
@@ -11,7 +12,6 @@ from checks.behaviour.plan import (
     GRADER_REPORT,
     GRADER_SUITE,
     Staging,
-    module_names,
     parts,
     plan_runs,
     stage_suite,

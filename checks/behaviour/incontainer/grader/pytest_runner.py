@@ -4,9 +4,10 @@ Usage: ``python3 -I -B /patchgate/launch.py pytest PLAN -- PYTEST-ARGS...``
 
 PLAN (a private file under /grader) gives the report path, the nonce,
 whether failure messages may be shown, the rendezvous directory, the
-repository's top-level module names and the import budget. This process
-listens for the subject, installs ``proxy.Importer`` for those names (so no
-module of the repository is ever imported here), and runs pytest
+repository's and the suite's top-level module names and the import budget.
+This process listens for the subject, decides who owns each name
+(``names.py``: the subject's are imported as proxies, so no module of the
+repository is ever imported here), and runs pytest
 in-process with patchgate's recorder writing the report - under /grader,
 where the subject cannot enter. Nothing the subject sends is executed:
 values are decoded by ``codec``, exceptions rebuilt by ``proxy``.
@@ -30,7 +31,7 @@ from ..channel.peer import Peer
 from . import lines
 from .bridge import Bridge
 from .errors import SubjectGone, SubjectTimeout
-from .names import Importer
+from .names import Importer, Owners, SuiteImports, importable
 from .recorder import Recorder
 
 DEFAULT_TEST_TIMEOUT_S = 60.0
@@ -100,7 +101,10 @@ def main(argv: list[str]) -> int:
         # Before the first import of the change's code: the subject starts tracing its files.
         with contextlib.suppress(SubjectGone, SubjectTimeout):
             bridge.request("lines", files=sorted(executable))
-    sys.meta_path.insert(0, Importer(bridge, plan["modules"]))
+    # Before pytest puts the suite's folders on sys.path: what is importable now is the tools'.
+    owners = Owners.of(plan["modules"], plan.get("suite_names") or (), importable(sys.path))
+    sys.meta_path.insert(0, Importer(bridge, owners))
+    SuiteImports(bridge, owners.suite_only, plan["suite_root"]).install()
     deadlines = Deadlines(bridge, budget, float(plan.get("test_timeout_s", DEFAULT_TEST_TIMEOUT_S)))
     code = int(pytest.main(args, plugins=[recorder, deadlines]))
     if executable:

@@ -25,7 +25,7 @@ from typing import Any
 from ..channel import codec
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import OPERATORS, caps
-from . import ambient, cases, tracer
+from . import ambient, cases, tracer, tree
 from .standins import GraderObject, Standins
 
 _WATCHDOG_GRACE_S = 5.0
@@ -249,7 +249,10 @@ class Agent:
         if op == "lines_report":
             return tracer.executed()
         if op == "import":
-            return self.encode(importlib.import_module(str(request["name"])))
+            name = str(request["name"])
+            module = importlib.import_module(name)
+            tree.check(module, name, self.repo)
+            return self.encode(module)
         if op == "reload":
             return self.encode(importlib.reload(self.objects.get(request.get("obj"))))  # type: ignore[arg-type]
         if op == "unpickle":

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import process
 from ..channel import codec
-from . import tracer
+from . import tracer, tree
 
 MAX_RESULT_BYTES = 256 * 1024
 _HEADER = struct.Struct(">Q")
@@ -34,10 +34,15 @@ class CallTimeout(BaseException):
     """
 
 
-def evaluate(module_name: str, call: str) -> dict[str, Any]:
-    """Import the module, evaluate the call in its namespace and encode what happened."""
+def evaluate(module_name: str, call: str, repo: str | None = None) -> dict[str, Any]:
+    """Import the module, evaluate the call in its namespace and encode what happened.
+
+    With ``repo``, a module the tree provides must be the tree's (``tree.check``).
+    """
     try:
         module = importlib.import_module(module_name)
+        if repo is not None and tree.provides(repo, module_name):
+            tree.check(module, module_name, repo)
     except BaseException as exc:  # the code under test may raise anything, SystemExit too
         missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
         return {"status": "import_error", "exception": codec.describe(exc), "missing_module": missing}
@@ -55,11 +60,11 @@ def evaluate(module_name: str, call: str) -> dict[str, Any]:
         return {"status": "unserializable", "detail": detail}
 
 
-def _case_child(module: str, call: str, out: int) -> None:
+def _case_child(module: str, call: str, out: int, repo: str) -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    result = evaluate(module, call)
+    result = evaluate(module, call, repo)
     lines = tracer.executed()
     if lines is not None:
         result["lines"] = lines
@@ -83,7 +88,7 @@ def run_case(case: dict[str, Any], repo: str) -> dict[str, Any]:
             os.closerange(3, write_end)
             os.closerange(write_end + 1, _MAX_FD)
             os.setpgid(0, 0)
-            _case_child(str(case["module"]), str(case["call"]), write_end)
+            _case_child(str(case["module"]), str(case["call"]), write_end, repo)
         finally:
             os._exit(0)
     os.close(write_end)

@@ -16,6 +16,7 @@ import threading
 import time
 
 from .. import process
+from . import tracer
 from .agent import Agent
 from .cases import CallTimeout
 
@@ -47,6 +48,7 @@ def main(argv: list[str]) -> int:
     sock = connect(path)
     harness = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p) != harness]
+    tracer.TOOL_PATH[:] = sys.path  # the tools load from here, never from the tree
     sys.path[:0] = [p for p in (os.path.join(repo, "src"), repo) if os.path.isdir(p)]
     os.chdir(repo)
     devnull = os.open(os.devnull, os.O_RDWR)
