@@ -15,13 +15,22 @@ from typing import Any
 from sqlalchemy import func, select
 
 from bot.store.candidates import Candidates
-from bot.store.deliveries import Deliveries, Recorded
+from bot.store.deliveries import Deliveries, Incoming, Recorded
 from bot.store.leases import JobView, Leases
 from bot.store.tables import DONE, Job, JudgeRecord, Run, VerdictCache
 from checks.quality.calibration import JudgeRecord as CalibrationRecord
 from checks.report import CriterionResult, Report
 
-__all__ = ["JobView", "JudgeRow", "Recorded", "RunRecord", "Store", "StoreVerdictCache", "StoredRun"]
+__all__ = [
+    "Incoming",
+    "JobView",
+    "JudgeRow",
+    "Recorded",
+    "RunRecord",
+    "Store",
+    "StoreVerdictCache",
+    "StoredRun",
+]
 
 
 @dataclass(frozen=True)

@@ -92,9 +92,13 @@ class Database:
 
     def _insert_ignore(self, session: Session, model: type[Any], values: dict[str, Any]) -> bool:
         """INSERT unless the unique key exists; return whether a row was inserted."""
+        return self._insert_returning(session, model, values) is not None
+
+    def _insert_returning(self, session: Session, model: type[Any], values: dict[str, Any]) -> Any:
+        """INSERT unless a unique key exists; return the new row's primary key, or None."""
         dialect = self.engine.dialect.name
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         # RETURNING, not rowcount: drivers disagree on rowcount for ON CONFLICT DO NOTHING.
         key = sa_inspect(model).primary_key[0]
         stmt = insert(model).values(**values).on_conflict_do_nothing().returning(key)
-        return session.execute(stmt).first() is not None
+        return session.execute(stmt).scalar()

@@ -19,6 +19,20 @@ _SETTLED_OR_LIVE = (QUEUED, RUNNING, "done")
 
 
 @dataclass(frozen=True)
+class Incoming:
+    """One authenticated delivery and the work it asks for, as the web side read it."""
+
+    delivery_id: str
+    event: str
+    action: str
+    actions: Sequence[Action]
+    installation_id: int | None = None
+    repository: str = ""
+    # When it arrived (UNIX seconds); the recording transaction may come a little later.
+    received_at: float | None = None
+
+
+@dataclass(frozen=True)
 class Recorded:
     """What recording a delivery did: a duplicate records nothing."""
 
@@ -27,6 +41,10 @@ class Recorded:
     notes: tuple[str, ...] = ()
     # queued, ignored or recorded, as stored on the delivery's row (the web side answers with it)
     outcome: str = "duplicate"
+
+
+def _ignored(actions: Sequence[Action]) -> bool:
+    return all(isinstance(a, Ignore) for a in actions)
 
 
 class Deliveries(Database):
@@ -45,56 +63,69 @@ class Deliveries(Database):
         enqueued: bool = False,
     ) -> Recorded:
         """Record a delivery and the work it asks for in one transaction; a known id is a duplicate."""
-        now = time.time() if now is None else now
+        incoming = Incoming(delivery_id, event, action, actions, installation_id, repository, now)
+        return self.record_deliveries([incoming], enqueued=enqueued)[0]
+
+    def record_deliveries(self, batch: Sequence[Incoming], *, enqueued: bool = False) -> list[Recorded]:
+        """Record deliveries in order in one transaction (one commit for all); a known id is a duplicate.
+
+        Any failure rolls back the whole batch: the caller records the deliveries one by one then,
+        so one delivery's trouble is never another's.
+        """
+        now = time.time()
         with self._tx() as s:
-            fresh = self._insert_ignore(
-                s,
-                Delivery,
-                {
-                    "id": delivery_id,
-                    "event": event,
-                    "action": action,
-                    "installation_id": installation_id,
-                    "repository": repository,
-                    "received_at": now,
-                    "outcome": "recorded",
-                    "detail": "",
-                },
-            )
-            if not fresh:
+            return [self._record(s, one, now, enqueued=enqueued) for one in batch]
+
+    def _record(self, s: Session, one: Incoming, now: float, *, enqueued: bool) -> Recorded:
+        received = now if one.received_at is None else one.received_at
+        row = {
+            "id": one.delivery_id,
+            "event": one.event,
+            "action": one.action,
+            "installation_id": one.installation_id,
+            "repository": one.repository,
+            "received_at": received,
+        }
+        if _ignored(one.actions):
+            # Most of what GitHub sends: the row is final at once, one statement.
+            notes = tuple(f"ignored: {a.reason}" for a in one.actions if isinstance(a, Ignore))
+            final = {**row, "outcome": "ignored", "detail": "; ".join(notes)[:4000]}
+            if not self._insert_ignore(s, Delivery, final):
                 return Recorded(duplicate=True)
-            job_ids: list[int] = []
-            notes: list[str] = []
-            for act in actions:
-                if isinstance(act, GateRequest):
-                    job_id, note = self._add_job(s, delivery_id, act, now, enqueued=enqueued)
-                    if job_id is not None:
-                        job_ids.append(job_id)
-                    notes.append(note)
-                elif isinstance(act, CancelRequest):
-                    n = self._flag(
-                        s,
-                        Job.repository == act.repository,
-                        Job.pr_number == act.pr_number,
-                        reason=act.reason,
-                        now=now,
-                    )
-                    notes.append(f"{act.reason}: {n} live job(s) flagged")
-                elif isinstance(act, InstallationChange):
-                    notes.append(self._installation(s, act, now))
-                elif isinstance(act, Ignore):
-                    notes.append(f"ignored: {act.reason}")
-            outcome = (
-                "queued"
-                if job_ids
-                else ("ignored" if all(isinstance(a, Ignore) for a in actions) else "recorded")
-            )
-            s.execute(
-                update(Delivery)
-                .where(Delivery.id == delivery_id)
-                .values(outcome=outcome, detail="; ".join(notes)[:4000])
-            )
-            return Recorded(False, tuple(job_ids), tuple(notes), outcome)
+            return Recorded(False, (), notes, "ignored")
+        if not self._insert_ignore(s, Delivery, {**row, "outcome": "recorded", "detail": ""}):
+            return Recorded(duplicate=True)
+        job_ids, notes = self._work(s, one, received, enqueued=enqueued)
+        outcome = "queued" if job_ids else "recorded"
+        s.execute(
+            update(Delivery)
+            .where(Delivery.id == one.delivery_id)
+            .values(outcome=outcome, detail="; ".join(notes)[:4000])
+            .execution_options(synchronize_session=False)
+        )
+        return Recorded(False, job_ids, notes, outcome)
+
+    def _work(
+        self, s: Session, one: Incoming, now: float, *, enqueued: bool
+    ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+        """Queue, flag and record what a fresh delivery asks for; return the new job ids and notes."""
+        job_ids: list[int] = []
+        notes: list[str] = []
+        for act in one.actions:
+            if isinstance(act, GateRequest):
+                job_id, note = self._add_job(s, one.delivery_id, act, now, enqueued=enqueued)
+                if job_id is not None:
+                    job_ids.append(job_id)
+                notes.append(note)
+            elif isinstance(act, CancelRequest):
+                pr = (Job.repository == act.repository, Job.pr_number == act.pr_number)
+                n = self._flag(s, *pr, reason=act.reason, now=now)
+                notes.append(f"{act.reason}: {n} live job(s) flagged")
+            elif isinstance(act, InstallationChange):
+                notes.append(self._installation(s, act, now))
+            elif isinstance(act, Ignore):
+                notes.append(f"ignored: {act.reason}")
+        return tuple(job_ids), tuple(notes)
 
     def delivery_outcome(self, delivery_id: str) -> tuple[str, str] | None:
         with self._tx() as s:
@@ -147,7 +178,7 @@ class Deliveries(Database):
                 reason=f"superseded by {req.head_sha}",
                 now=now,
             )
-        inserted = self._insert_ignore(
+        job_id = self._insert_returning(
             s,
             Job,
             {
@@ -168,10 +199,9 @@ class Deliveries(Database):
                 "updated_at": now,
             },
         )
-        if not inserted:
+        if job_id is None:
             return None, f"{req.trigger}: {key} was queued concurrently"
-        job_id = s.scalar(select(Job.id).where(Job.key == key))
-        return job_id, f"{req.trigger}: queued {key} as job {job_id}"
+        return int(job_id), f"{req.trigger}: queued {key} as job {job_id}"
 
     def _flag(self, s: Session, *where: Any, reason: str, now: float) -> int:
         """Ask live jobs to stop: the worker running one completes its check run with ``reason``."""
