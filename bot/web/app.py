@@ -7,6 +7,7 @@ The routes live in bot/web/routes.py; this builds what they read
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -25,6 +26,7 @@ from bot.store import Store
 from bot.store.topology import check_store, describe
 from bot.web import routes
 from bot.web.headers import SecurityHeaders
+from bot.web.intake import Intake
 from bot.web.routes import Service
 from checks.pipeline import run_pipeline
 from checks.runner import Runner
@@ -56,7 +58,9 @@ def create_app(
             await worker.start()
         else:
             await queue.start()
-        app.state.service = Service(conf, secret, store, queue, worker, run_tokens(conf))
+        intake = Intake(functools.partial(store.record_deliveries, enqueued=True))
+        intake.start()
+        app.state.service = Service(conf, secret, store, queue, worker, run_tokens(conf), intake)
         # Warm githubkit up in the background: /readyz says "in progress" until it is done.
         app.state.warm = asyncio.create_task(asyncio.to_thread(_warm_up))
         log.info(
@@ -66,6 +70,7 @@ def create_app(
         try:
             yield
         finally:
+            await asyncio.to_thread(intake.stop)
             if worker is not None:
                 await worker.stop()
             else:

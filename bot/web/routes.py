@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +27,9 @@ from bot.service.queue import JobQueue
 from bot.service.runtokens import RunTokens
 from bot.service.worker import Worker
 from bot.settings import Settings
-from bot.store import Store
+from bot.store import Incoming, Store
 from bot.web import runpage, signature
+from bot.web.intake import Intake
 from checks.render import render_text
 from checks.report import Report
 
@@ -44,6 +46,7 @@ class Service:
     queue: JobQueue
     worker: Worker | None
     tokens: RunTokens
+    intake: Intake
 
 
 def _answer(code: int, /, **body: Any) -> JSONResponse:
@@ -175,16 +178,17 @@ async def _accept(svc: Service, request: Request, body: bytes) -> tuple[JSONResp
             ]
     installation = data.get("installation")
     repository = data.get("repository")
-    recorded = await asyncio.to_thread(
-        svc.store.record_delivery,
-        delivery,
-        event,
-        action or "",
-        actions,
-        installation_id=installation.get("id") if isinstance(installation, dict) else None,
-        repository=str(repository.get("full_name", "")) if isinstance(repository, dict) else "",
-        # Marked enqueued in the same transaction: the kick below follows at once.
-        enqueued=True,
+    # The intake's own writer thread records it (jobs marked enqueued: the kick below follows at once).
+    recorded = await svc.intake.record(
+        Incoming(
+            delivery,
+            event,
+            action or "",
+            actions,
+            installation_id=installation.get("id") if isinstance(installation, dict) else None,
+            repository=str(repository.get("full_name", "")) if isinstance(repository, dict) else "",
+            received_at=time.time(),
+        )
     )
     if recorded.duplicate:
         log.info("delivery %s: duplicate (%s.%s), nothing to do", delivery, event, action)
