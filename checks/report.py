@@ -75,7 +75,9 @@ class SuiteResult(_Model):
     failed: int = 0
     errors: int = 0
     total: int = 0
+    # Tests whose head runs disagreed: counted as failed, except those flaky on base too (left out).
     flaky: int = 0
+    flaky_on_base: int = 0
     pass_rate: float = 0.0
     # Resource figures are a channel the code under test controls: held-out suites never show them.
     wall_s: float | None = None
@@ -88,6 +90,7 @@ class SuiteResult(_Model):
     # Hidden suites only; a held-out suite never carries ids or messages.
     failures: list[TestFailure] = Field(default_factory=list)
     flaky_ids: list[str] = Field(default_factory=list)
+    flaky_on_base_ids: list[str] = Field(default_factory=list)
     timed_out_ids: list[str] = Field(default_factory=list)
     detail: str = ""
 
@@ -105,14 +108,17 @@ class StrengthResult(_Model):
     """How well the suites exercise the change: changed-line coverage and a mutation score.
 
     Coverage is measured in the code under test's own process (it is an
-    observation of the subject, like its return values). Held-out figures
-    are counts only: never a line, a test or a mutant.
+    observation of the subject, like its return values, and shown as its
+    report), for the hidden suite only: nothing the subject measures is
+    published about a held-out run.
     """
 
     status: Literal["measured", "skipped", "error"] = "skipped"
     changed_lines: int = 0
     hidden_covered: int | None = None
     uncovered: list[str] = Field(default_factory=list)  # "path:line", hidden suite only
+    # No longer measured (a held-out run publishes nothing the code under test reports); kept, always
+    # None, so that stored reports still read.
     held_out_covered: int | None = None
     mutants: int = 0
     killed: int = 0

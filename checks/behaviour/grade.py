@@ -1,7 +1,11 @@
 """Grading, pure: per-test outcomes on base and on head (twice) become a suite's numbers.
 
 Per test: fail→pass, pass→pass, pass→fail (a regression), fail→fail. A test
-whose two head runs disagree is flaky: excluded from every count and listed.
+whose two head runs disagree is flaky, and flakiness is decided by trusted
+runs only: it counts as its worse head outcome (failed) unless base, run
+again, shows the same instability - then it is excluded from every count.
+Either way it is listed. The change can never turn a failure into an
+exclusion: a flaky head test never raises a pass rate.
 Only ``passed`` is a pass: skipped, xfailed, timed out, errored, uncollected
 and missing tests all count against the change.
 """
@@ -82,12 +86,17 @@ def resolve(
 
 @dataclass(frozen=True)
 class SuiteGrade:
-    """A suite's numbers; flaky tests are in ``flaky`` and nowhere else."""
+    """A suite's numbers; ``flaky`` lists the tests whose head runs disagreed.
+
+    A flaky test is counted as failed, except those in ``excused``: flaky on
+    base too, so left out of every count.
+    """
 
     passed: int = 0
     failed: int = 0
     errors: int = 0
     flaky: tuple[str, ...] = ()
+    excused: tuple[str, ...] = ()
     failures: tuple[tuple[str, TestOutcome], ...] = ()
     timed_out: tuple[str, ...] = ()
     regressions: tuple[str, ...] = ()
@@ -104,10 +113,24 @@ class SuiteGrade:
         return self.passed / self.total if self.total else 0.0
 
 
-def grade_suite(base: Mapping[str, TestOutcome], heads: Sequence[Mapping[str, TestOutcome]]) -> SuiteGrade:
-    """Grade every test of ``base`` (the expected ids, resolved) against the head runs."""
+def flaky_ids(runs: Sequence[Mapping[str, TestOutcome]]) -> frozenset[str]:
+    """Return the ids whose outcome (passed or not) differs between ``runs``."""
+    ids = set().union(*(set(r) for r in runs)) if runs else set()
+    return frozenset(i for i in ids if len({r.get(i, MISSING).passed for r in runs}) > 1)
+
+
+def grade_suite(
+    base: Mapping[str, TestOutcome],
+    heads: Sequence[Mapping[str, TestOutcome]],
+    unstable_on_base: Collection[str] = (),
+) -> SuiteGrade:
+    """Grade every test of ``base`` (the expected ids, resolved) against the head runs.
+
+    ``unstable_on_base``: ids whose trusted base runs disagreed with each other.
+    """
     passed = failed = errors = f2p = f2p_total = p2p = 0
     flaky: list[str] = []
+    excused: list[str] = []
     failures: list[tuple[str, TestOutcome]] = []
     timed_out: list[str] = []
     regressions: list[str] = []
@@ -117,7 +140,9 @@ def grade_suite(base: Mapping[str, TestOutcome], heads: Sequence[Mapping[str, Te
             timed_out.append(test_id)
         if len({r.passed for r in runs}) > 1:
             flaky.append(test_id)
-            continue
+            if test_id in unstable_on_base:
+                excused.append(test_id)
+                continue
         head = runs[0]
         for other in runs[1:]:
             head = worse(head, other)
@@ -143,6 +168,7 @@ def grade_suite(base: Mapping[str, TestOutcome], heads: Sequence[Mapping[str, Te
         failed=failed,
         errors=errors,
         flaky=tuple(flaky),
+        excused=tuple(excused),
         failures=tuple(failures),
         timed_out=tuple(timed_out),
         regressions=tuple(regressions),

@@ -19,7 +19,7 @@ from pathlib import Path
 from checks.behaviour.baseruns import BaseRuns, keepable
 from checks.behaviour.changedlines import executable_changes
 from checks.behaviour.errors import SuiteError
-from checks.behaviour.grade import TestOutcome, expected_ids, grade_suite
+from checks.behaviour.grade import TestOutcome, expected_ids, flaky_ids, grade_suite
 from checks.behaviour.outcomes import Part, RunLog, RunView, parse_log
 from checks.behaviour.owners import module_names, stdlib_shadows, suite_shadows
 from checks.behaviour.plan import (
@@ -27,6 +27,7 @@ from checks.behaviour.plan import (
     Staging,
     Tree,
     parts,
+    plan_one,
     plan_runs,
     stage_suite,
     write_harness,
@@ -118,6 +119,11 @@ def start_behaviour(
         stored.keep(suite, plans, results, policy)
         try:
             outcome = grade_runs(suite, plans, results, trees, policy)
+            again = _base_again(stagings[suite.kind], outcome, trees)
+            if again:
+                # Flakiness is decided by trusted runs: base again, for the parts with a flaky test.
+                results.update(_run_all(ctx.runner, again))
+                outcome = grade_runs(suite, [*plans, *again], results, trees, policy)
         except SuiteError as exc:
             outcome = _config_error(suite.kind, str(exc))
         if any(id(plan) in stored.found for plan in plans):
@@ -187,6 +193,19 @@ class _StoredBase:
                 self.base_runs.put(key, plan.nonce, plan.report, plan.part, result)
 
 
+def _base_again(staging: Staging, outcome: SuiteOutcome, trees: Mapping[Tree, Path]) -> list[RunPlan]:
+    """Plan a second base run of each part with a test whose head runs disagreed (none: nothing to plan)."""
+    if outcome.grade is None or not outcome.grade.flaky:
+        return []
+    case_ids = set(staging.suite.case_ids)
+    wanted = {"cases" if i in case_ids else "pytest" for i in outcome.grade.flaky}
+    return [
+        plan_one(staging, part, "base 2", "base", trees["base"])
+        for part in parts(staging.suite)
+        if part in wanted
+    ]
+
+
 def _run_all(runner: Runner, plans: Sequence[RunPlan]) -> dict[int, RunResult]:
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS, thread_name_prefix="behaviour") as pool:
         futures = {id(plan): pool.submit(runner.run, plan.spec) for plan in plans}
@@ -226,6 +245,7 @@ def grade_runs(
     base = [x for x in logs if x[0].tree == "base"]
     heads = [x for x in logs if x[0].tree == "head"]
     labels = list(dict.fromkeys(plan.label for plan, _, _ in heads))
+    base_labels = list(dict.fromkeys(plan.label for plan, _, _ in base))
     expected = expected_ids(
         suite.functions,
         suite.case_ids,
@@ -233,8 +253,13 @@ def grade_runs(
         [_reported([x for x in heads if x[0].label == label], "pytest") for label in labels],
     )
     case_ids = set(suite.case_ids)
-    base_views = {p.part: run_view(p, r, lg, suite, policy) for p, r, lg in base}
-    base_map = {i: _outcome(base_views, i, i in case_ids) for i in expected}
+    base_maps = []
+    for label in base_labels:
+        # A part base ran again (a head test was flaky) stands in for itself; the others are the first run's.
+        views = {p.part: run_view(p, r, lg, suite, policy) for p, r, lg in base if p.label == base_labels[0]}
+        views |= {p.part: run_view(p, r, lg, suite, policy) for p, r, lg in base if p.label == label}
+        base_maps.append({i: _outcome(views, i, i in case_ids) for i in expected})
+    base_map = base_maps[0]
     head_maps: list[dict[str, TestOutcome]] = []
     notes: list[Note] = []
     for label in labels:
@@ -251,19 +276,16 @@ def grade_runs(
         for lg in head_logs:
             for path, lines in (lg.lines or {}).items():
                 covered[path] = covered.get(path, frozenset()) | lines
-    counts = [lg.lines_count for lg in head_logs if lg.lines_count is not None]
     wall = max((r.wall_s for r in head_results), default=0.0)
     return SuiteOutcome(
         suite.kind,
-        grade=grade_suite(base_map, head_maps),
+        grade=grade_suite(base_map, head_maps, flaky_ids(base_maps)),
         notes=tuple(notes),
         wall_s=wall,
         peak_memory_bytes=max((r.peak_memory_bytes or 0 for r in head_results), default=0) or None,
         in_process=suite.in_process,
         head_passed=frozenset(i for i in expected if all(m[i].passed for m in head_maps)),
         covered=covered,
-        # Counts cannot be unioned across parts: the best part's count is a lower bound.
-        covered_count=max(counts) if counts else None,
         head_wall_s=wall,
     )
 

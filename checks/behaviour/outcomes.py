@@ -63,10 +63,9 @@ class RunLog:
     subject_errors: tuple[str, ...] = ()
     # The report came from a grader in its own trust domain (version 2), not from in-process pytest.
     isolated: bool = False
-    # Changed lines the code under test ran (the subject's own observation): per file for a hidden
-    # suite, a count alone for a held-out one; None when the run recorded none.
+    # Changed lines the code under test ran, per file (the subject's own report; hidden suites only);
+    # None when the run recorded none.
     lines: Mapping[str, frozenset[int]] | None = None
-    lines_count: int | None = None
 
     @property
     def reported(self) -> frozenset[str]:
@@ -89,7 +88,6 @@ class _Parser:
         self.collect_problems: list[CollectProblem] = []
         self.subject_errors: list[str] = []
         self.lines: dict[str, frozenset[int]] | None = None
-        self.lines_count: int | None = None
 
     def feed(self, record: dict[str, object]) -> str | None:
         """Take one record; return a protocol violation, if it is one."""
@@ -140,9 +138,9 @@ class _Parser:
                     record.get("skipped") is True,
                 )
             )
-        elif kind == "lines" and self.lines_count is None:
-            count, covered = record.get("count"), record.get("covered")
-            self.lines_count = count if isinstance(count, int) and count >= 0 else 0
+        elif kind == "lines" and self.lines is None:
+            covered = record.get("covered")
+            self.lines = {}
             if isinstance(covered, dict):
                 self.lines = {
                     str(path): frozenset(n for n in numbers if isinstance(n, int))
@@ -207,7 +205,6 @@ def parse_log(data: bytes | None, nonce: str, part: Part) -> RunLog:
         subject_errors=tuple(parser.subject_errors[:5]),
         isolated=first.get("version") == 2,
         lines=parser.lines,
-        lines_count=parser.lines_count,
     )
 
 

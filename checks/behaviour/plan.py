@@ -125,14 +125,14 @@ test_timeout.__test__ = False  # type: ignore[attr-defined]
 
 
 def write_private(dest: Path, suite: Suite, part: Part, *, nonce: str, messages: bool,
-                  modules: list[str], policy: Behaviour, lines: dict[str, list[int]] | None = None,
-                  lines_detail: bool = False) -> Path:  # fmt: skip
+                  modules: list[str], policy: Behaviour,
+                  lines: dict[str, list[int]] | None = None) -> Path:  # fmt: skip
     """Write one run's private plan for the grader: never mounted, never readable by the subject."""
     dest.mkdir(parents=True)
     plan: dict[str, object] = {"report": GRADER_REPORT, "nonce": nonce, "rendezvous": RENDEZVOUS}
     if lines:
         # Which changed lines to trace, and whether this suite may show them (hidden) or counts only.
-        plan.update(lines=lines, lines_detail=lines_detail)
+        plan.update(lines=lines)
     if part == "cases":
         plan["cases"] = runner_plan(suite.cases)["cases"]
     else:
@@ -198,8 +198,8 @@ def plan_one(
     private = write_private(
         staging.work / f"private-{secrets.token_hex(8)}", staging.suite, part, nonce=nonce,
         messages=messages, modules=list(staging.modules), policy=policy,
-        lines=dict(staging.lines) if tree == "head" else {},
-        lines_detail=staging.suite.kind == "hidden",
+        # Changed-line coverage is the subject's own report: measured for a hidden suite only.
+        lines=dict(staging.lines) if tree == "head" and staging.suite.kind == "hidden" else {},
     )  # fmt: skip
     if part == "pytest":
         grader_argv = (*LAUNCH, "pytest", GRADER_PLAN, "--", *_pytest_args(GRADER_SUITE))

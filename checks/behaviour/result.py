@@ -44,9 +44,8 @@ class SuiteOutcome:
     in_process: bool = False
     # Tests that passed in every head run (a mutant that fails one of them is killed).
     head_passed: frozenset[str] = frozenset()
-    # Changed lines the head runs ran: per file (hidden suites), or a count alone (held-out).
+    # Changed lines the head runs ran, per file, as the code under test reports them (hidden suites only).
     covered: Mapping[str, frozenset[int]] | None = None
-    covered_count: int | None = None
     head_wall_s: float = 0.0
     # Its base runs came from an earlier job with the same base, suites, policy and patchgate.
     base_reused: bool = False
@@ -70,8 +69,16 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         return SuiteResult(name=name, kind=kind, status="error", detail=detail)
     grade = outcome.grade
     notes = list(dict.fromkeys(n.held_out if private else n.hidden for n in outcome.notes))
-    if grade.total == 0 and grade.flaky:
-        notes.append("every test was flaky: nothing left to score")
+    counted = len(grade.flaky) - len(grade.excused)
+    if counted:
+        notes.append(
+            f"{counted} flaky test{'s' if counted != 1 else ''} (the head runs disagreed): counted as failed"
+        )
+    if grade.excused:
+        n = len(grade.excused)
+        notes.append(f"{n} test{'s' if n != 1 else ''} flaky on base too: left out of the counts")
+    if grade.total == 0 and grade.excused:
+        notes.append("every test was flaky on base too: nothing left to score")
     reached = grade.total > 0 and grade.pass_rate >= policy.min_pass_rate(kind)
     status: LayerStatus = "passed" if reached else "failed"
     result = SuiteResult(
@@ -83,6 +90,7 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         errors=grade.errors,
         total=grade.total,
         flaky=len(grade.flaky),
+        flaky_on_base=len(grade.excused),
         pass_rate=round(grade.pass_rate, 4),
         # A held-out run's time and memory would carry what the code under test chose to encode.
         wall_s=None if private else round(outcome.wall_s, 3),
@@ -100,6 +108,7 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         failures = [TestFailure(id=i, message=o.message if with_messages else "") for i, o in grade.failures]
         result.failures = failures[:MAX_LISTED]
         result.flaky_ids, more_flaky = _capped(grade.flaky)
+        result.flaky_on_base_ids, _ = _capped(grade.excused)
         result.timed_out_ids, more_timed_out = _capped(grade.timed_out)
         more = max(0, len(failures) - MAX_LISTED) + more_flaky + more_timed_out
         if more:

@@ -2,9 +2,11 @@
 
 Two figures, next to the behaviour numbers:
 
-- *changed-line coverage*: which of the change's executable lines the head
-  runs ran (recorded in the subject's process, see incontainer/lines.py);
-  hidden suites by line, held-out suites as a count only;
+- *changed-line coverage*: which of the change's executable lines the hidden
+  suite's head runs ran, as the code under test reports it (recorded in the
+  subject's own process by the grader's coverage.py: incontainer/subject/tracer.py);
+  never for a held-out suite, whose every published figure the grader
+  computes (a figure the subject reports would carry what it chose to encode);
 - *mutation score*: mutants of the changed lines (checks/behaviour/mutants.py)
   run against the hidden suite, one fresh sandbox run each, only when
   behaviour passed. A mutant is killed when a test that passed in every head
@@ -100,8 +102,6 @@ def measure_strength(  # noqa: PLR0917 - the layer's facts, passed once
         uncovered = [f"{p}:{n}" for p in sorted(executable) for n in executable[p] if n not in ran.get(p, ())]
         result.hidden_covered = changed - len(uncovered)
         result.uncovered = uncovered[:MAX_LISTED]
-    if held_out is not None and held_out.covered_count is not None:
-        result.held_out_covered = min(held_out.covered_count, changed)
     result.too_weak = floors(result, settings)
     if mutate and hidden is not None and hidden_outcome is not None and settings.max_mutants > 0:
         result.pending = True

@@ -164,8 +164,14 @@ def _behaviour_sections(report: Report) -> list[str]:
         # Held-out suites never carry ids; guard here too so nothing can leak through rendering.
         if s.kind == "held_out" or not (s.failures or s.flaky_ids or s.timed_out_ids):
             continue
-        lines = [f"- {code(f.id)}" + (f" — {escape(f.message)}" if f.message else "") for f in s.failures]
-        lines += [f"- {code(i)} (flaky, excluded)" for i in s.flaky_ids]
+        flaky = set(s.flaky_ids)
+        lines = [
+            f"- {code(f.id)}"
+            + (f" — {escape(f.message)}" if f.message else "")
+            + (" (flaky: one head run passed, counted as failed)" if f.id in flaky else "")
+            for f in s.failures
+        ]
+        lines += [f"- {code(i)} (flaky on base too: left out)" for i in s.flaky_on_base_ids]
         lines += [f"- {code(i)} (timed out)" for i in s.timed_out_ids]
         if len(lines) > MAX_ROWS:
             lines = [*lines[:MAX_ROWS], f"\n… and {len(lines) - MAX_ROWS} more (see the JSON report)"]

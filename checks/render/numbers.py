@@ -78,11 +78,11 @@ def strength_numbers(strength: StrengthResult) -> str:
     coverage = strength.hidden_coverage
     if coverage is not None:
         fraction = f"{strength.hidden_covered}/{strength.changed_lines}"
-        parts.append(f"hidden suite runs {fraction} changed lines ({coverage:.0%})")
+        parts.append(
+            f"hidden suite runs {fraction} changed lines ({coverage:.0%}, as the code under test reports)"
+        )
     else:
         parts.append(f"changed-line coverage unavailable ({strength.changed_lines} changed lines)")
-    if strength.held_out_covered is not None:
-        parts.append(f"held-out suite runs at least {strength.held_out_covered}/{strength.changed_lines}")
     score = strength.mutation_score
     if score is not None:
         ran = strength.mutants - strength.not_run

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.behaviour.grade import MISSING, TestOutcome, expected_ids, grade_suite, resolve, worse
+from checks.behaviour.grade import MISSING, TestOutcome, expected_ids, flaky_ids, grade_suite, resolve, worse
 
 P = TestOutcome("passed")
 F = TestOutcome("failed", "assert 1 == 2")
@@ -60,9 +60,10 @@ def test_worse() -> None:
         ({"a": F, "b": P, "c": P, "d": F}, {"a": P, "b": P, "c": F, "d": F}, {"a": P, "b": P, "c": F, "d": F},
          dict(passed=2, failed=2, errors=0, total=4, regressions=("c",), fail_to_pass=1, fail_to_pass_total=2,
               pass_to_pass=1, flaky=())),
-        # Two head runs disagree: flaky, excluded from every count.
+        # Two head runs disagree: flaky, listed, and counted as its worse outcome (the change cannot claim it)
         ({"a": F, "b": P}, {"a": P, "b": P}, {"a": F, "b": P},
-         dict(passed=1, failed=0, total=1, flaky=("a",), fail_to_pass_total=0, pass_to_pass=1)),
+         dict(passed=1, failed=1, total=2, flaky=("a",), excused=(), fail_to_pass_total=1, pass_to_pass=1)),
+        ({"a": P}, {"a": E}, {"a": P}, dict(passed=0, errors=1, flaky=("a",), regressions=("a",))),
         # Skipped, xfailed, timed out count as failed; error and missing as errors.
         ({"s": F, "x": F, "t": F, "e": F, "m": F}, {"s": S, "x": X, "t": T, "e": E, "m": MISSING},
          {"s": S, "x": X, "t": T, "e": E, "m": MISSING},
@@ -86,6 +87,24 @@ def test_grade_suite(
     grade = grade_suite(base, [head1, head2])
     for name, value in numbers.items():
         assert getattr(grade, name) == value, name
+
+
+def test_only_base_s_own_instability_excuses_a_flaky_test() -> None:
+    heads = [{"a": P, "b": P}, {"a": F, "b": F}]
+    counted = grade_suite({"a": P, "b": P}, heads, unstable_on_base=())
+    assert (counted.passed, counted.failed, counted.total, counted.flaky, counted.excused) == (
+        0,
+        2,
+        2,
+        ("a", "b"),
+        (),
+    )
+    excused = grade_suite({"a": P, "b": P}, heads, unstable_on_base={"a"})
+    assert (excused.passed, excused.failed, excused.total, excused.excused) == (0, 1, 1, ("a",))
+    # Instability on base excuses nothing that head did not show as flaky.
+    steady = grade_suite({"a": P}, [{"a": F}, {"a": F}], unstable_on_base={"a"})
+    assert (steady.failed, steady.excused) == (1, ())
+    assert flaky_ids([{"a": P, "b": F}, {"a": F, "b": F}, {"c": P}]) == {"a", "c"}
 
 
 def test_failures_keep_the_outcome_for_messages() -> None:

@@ -125,8 +125,8 @@ def test_a_head_report_destroyed_by_the_change_fails_its_tests(
     outcome = grade(setup, logs)
     g = outcome.grade
     assert g is not None
-    # head 1 passed both, head 2 was not believed: they disagree, so both are flaky.
-    assert g.flaky == tuple(ALL)
+    # head 1 passed both, head 2 was not believed: they disagree, so both are flaky - and count as errors.
+    assert g.flaky == tuple(ALL) and (g.passed, g.errors) == (1, len(ALL))  # the case passed
     assert any("its report was not believed" in n.hidden for n in outcome.notes)
     logs["head 1/pytest"] = None
     g = grade(setup, logs).grade

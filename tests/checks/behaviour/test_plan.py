@@ -110,9 +110,8 @@ def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path)
             assert private[GRADER_SUITE] == staged
             data = json.loads(private[GRADER_PLAN].read_text())
             assert data["nonce"] == plan.nonce
-            # Head runs trace the change's lines (a hidden suite may show them); base runs do not.
+            # Head runs of a hidden suite trace the change's lines; base runs do not.
             assert data.get("lines") == (lines if plan.tree == "head" else None)
-            assert data.get("lines_detail") == (True if plan.tree == "head" else None)
             if part == "cases":
                 # Calls go to the subject one at a time; the expectation never leaves the host.
                 assert data["cases"][0]["call"] == "f()"
@@ -150,3 +149,23 @@ def test_a_mutant_overlay_reaches_both_kinds_of_run(tmp_path: Path) -> None:
         plan = plan_one(staging, "pytest", "mutant 1", "head", tmp_path, overlay=overlay, timeout_s=30)
         assert plan.spec.copy_in == (Mount(tmp_path, CONTAINER_REPO), *overlay)
         assert plan.spec.limits.timeout_s == 30
+
+
+def test_a_held_out_suite_s_runs_trace_nothing_and_the_grader_knows_the_suite_s_names(tmp_path: Path) -> None:
+    # Coverage is the subject's own report: a held-out run publishes nothing the subject measures.
+    root = suite_dir(tmp_path)
+    (root / "helpers.py").write_text("X = 1\n")
+    lines = {"calc/__init__.py": [1, 2]}
+    for kind, traced in (("hidden", lines), ("held_out", None)):
+        suite = load_suite(root, kind)  # type: ignore[arg-type]
+        assert suite.names == ("helpers", "test_a")
+        staging = Staging(suite=suite, image="img", harness=tmp_path / f"h-{kind}", staged=root,
+                          work=tmp_path, policy=Behaviour(), messages=False, modules=("calc",),
+                          lines=lines)  # fmt: skip
+        for plan in plan_runs(staging, "pytest", {"base": tmp_path, "head": tmp_path}):
+            assert plan.spec.grader is not None
+            data = json.loads(
+                dict((m.target, m.source) for m in plan.spec.grader.private)[GRADER_PLAN].read_text()
+            )
+            assert data.get("lines") == (traced if plan.tree == "head" else None)
+            assert (data["suite_names"], data["modules"]) == (["helpers", "test_a"], ["calc"])

@@ -55,7 +55,10 @@ def test_hidden_failures_follow_policy(show: str, ids: bool, message: bool) -> N
     assert bool(result.failures) is ids
     assert bool(result.flaky_ids) is ids and bool(result.timed_out_ids) is ids
     assert all(bool(f.message) is message for f in result.failures)
-    assert result.detail == "head 1 (pytest): ended before the suite finished (exit code 0)"
+    assert result.detail == (
+        "head 1 (pytest): ended before the suite finished (exit code 0); "
+        "1 flaky test (the head runs disagreed): counted as failed"
+    )
 
 
 @pytest.mark.parametrize("show", ["counts", "ids", "ids+messages"])
@@ -65,7 +68,7 @@ def test_held_out_shows_counts_only(show: str) -> None:
         "held-out", 1, 1, 2, 1, 1,
     )  # fmt: skip
     assert SECRET not in result.model_dump_json()
-    assert result.detail == "a head run ended early"
+    assert result.detail == "a head run ended early; 1 flaky test (the head runs disagreed): counted as failed"
 
 
 def test_held_out_configuration_errors_stay_in_the_log() -> None:
@@ -117,9 +120,15 @@ def test_status(outcomes: list[SuiteOutcome], policy: Behaviour, status: str) ->
     assert behaviour_result(outcomes, policy).status == status
 
 
-def test_all_flaky_says_so() -> None:
-    result = suite_result(SuiteOutcome("hidden", grade(0, 0, flaky=("a",))), Behaviour())
-    assert result.status == "failed" and "every test was flaky" in result.detail
+def test_flaky_tests_are_said_to_count_as_failed_unless_base_was_flaky_too() -> None:
+    result = suite_result(SuiteOutcome("hidden", grade(0, 1, flaky=("a",))), Behaviour())
+    assert (
+        result.status == "failed"
+        and "1 flaky test (the head runs disagreed): counted as failed" in result.detail
+    )
+    excused = suite_result(SuiteOutcome("hidden", grade(0, 0, flaky=("a",), excused=("a",))), Behaviour())
+    assert excused.status == "failed" and "every test was flaky on base too" in excused.detail
+    assert (excused.flaky, excused.flaky_on_base, excused.flaky_on_base_ids) == (1, 1, ["a"])
 
 
 @pytest.mark.parametrize(

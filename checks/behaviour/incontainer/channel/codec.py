@@ -134,10 +134,19 @@ class Encoder:
     of the standard library and those go as handles).
     """
 
-    def __init__(self, ref: Ref | None = None, *, extended: bool = False, names: str = "safe") -> None:
+    def __init__(
+        self,
+        ref: Ref | None = None,
+        *,
+        extended: bool = False,
+        names: str = "safe",
+        scrub: Callable[[dict[Any, Any]], dict[Any, Any]] | None = None,
+    ) -> None:
         self.ref = ref
         self.extended = extended
         self.names = names
+        # What a dict loses before it crosses (the grader: the runner's environment variables).
+        self.scrub = scrub
         self.nodes = 0
 
     def __call__(self, value: object, depth: int = 0) -> Any:
@@ -199,7 +208,7 @@ class Encoder:
                 return {TYPE: "namedtuple", "name": type(value).__name__, "fields": fields, "items": items}
             return {TYPE: "tuple", "items": items}
         if isinstance(value, dict):
-            items = list(dict.items(value))
+            items = list(dict.items(value if self.scrub is None else self.scrub(value)))
             if all(type(k) is str for k, _ in items) and not any(k == TYPE for k, _ in items):
                 return {k: self(v, depth + 1) for k, v in items}
             return {TYPE: "dict", "items": [[self(k, depth + 1), self(v, depth + 1)] for k, v in items]}

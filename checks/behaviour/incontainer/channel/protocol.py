@@ -9,7 +9,8 @@ vocabulary once:
 - the tags (``codec.TYPE`` values) that stand for an object instead of
   carrying a value: ``obj`` (a handle, ``side`` ``s`` or ``g``), ``sexc`` /
   ``gexc`` (an exception raised on that side), ``stdlib`` / ``builtin``
-  (named, and taken as the receiving side's own);
+  (named, and taken as the receiving side's own), ``environ`` (``os.environ``,
+  each side's own);
 - ``OPERATORS``: each operator by its wire name, the function the serving
   side applies to its own object, and the special method that *offers* it
   when a type defines it (a capability: ``caps`` names what a type offers,
@@ -47,6 +48,7 @@ SUBJECT_EXC = "sexc"  # an exception the subject raised, handed to a test's call
 GRADER_EXC = "gexc"  # an exception a test's callback raised, handed to the subject
 STDLIB = "stdlib"  # a standard-library module, class or function, by name
 BUILTIN = "builtin"  # a built-in, by name
+ENVIRON = "environ"  # os.environ: each side's own (the test's changes reach the subject's by request)
 SUBJECT, GRADER = "s", "g"
 
 # -- operators ------------------------------------------------------------------------------------

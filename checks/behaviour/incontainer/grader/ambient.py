@@ -3,16 +3,30 @@
 In one process, a test's ``monkeypatch.setenv``, ``chdir`` and
 ``random.seed`` reach the code under test, and that code's prints and
 warnings reach the test's ``capsys`` and ``pytest.warns``. Across the two
-trust domains they travel with the requests:
+trust domains they travel with the requests, and what crosses is an
+allowlist of the test's own changes, never a copy of the grader's state:
 
-- grader -> subject (``Outbound``, ``apply``): the environment and working
-  directory when they changed, and each ``random.seed``/``random.setstate``
-  the test made since the last request - the test's own choices, never the
-  generator's state otherwise (that would let the code under test predict
-  the test's later draws) and never back (the code under test would choose
-  the test's random inputs);
-- subject -> grader (``Capture``, ``deliver``): what the request printed
-  and the warnings it raised, re-issued here under the test's own filters.
+- the **environment**: each variable has an owner, decided when it is
+  first written: the *test* when a frame of the suite's own code is on the
+  stack (``monkeypatch.setenv`` in a test or a fixture, a conftest setting
+  one at import), the *runner* otherwise (pytest's ``PYTEST_CURRENT_TEST``,
+  which names the running test and its parameters; anything a tool sets).
+  Only the test's variables cross: their value, their removal, or their
+  return to how the grader started (the subject then takes its own
+  starting value back). What the grader started with, the runner's
+  variables and patchgate's never reach the subject in any form, and a
+  plain dict a test hands over (``dict(os.environ)``) crosses without the
+  runner's variables; ``os.environ`` itself, handed over, is the subject's
+  own (``bridge.py``);
+- the **working directory**, when it changed (a test's ``tmp_path`` has an
+  opaque name: ``pytest_runner.py``);
+- each ``random.seed``/``random.setstate`` the test made since the last
+  request - the test's own choices, never the generator's state otherwise
+  (that would let the code under test predict the test's later draws) and
+  never back (the code under test would choose the test's random inputs).
+
+Back from the subject (``deliver``): what the request printed and the
+warnings it raised, re-issued here under the test's own filters.
 """
 
 from __future__ import annotations
@@ -22,15 +36,17 @@ import random
 import sys
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import FrameType
 from typing import Any
 
-CAPTURE_CHARS = 1_000_000
 MAX_WARNINGS = 100
 _GETCWD = os.getcwd
 _SEEDS: list[tuple[str, tuple[Any, ...]]] = []
 _SEED_LOCK = threading.Lock()
 _SEEDABLE = (int, float, str, bytes, bytearray, type(None))
+# How a test-owned variable reaches the subject: its value, its removal, or back to the subject's own.
+SET, UNSET, REVERT = "set", "unset", "revert"
 
 
 def _recording(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
@@ -51,26 +67,118 @@ def install_seed_hooks() -> None:
         random.setstate = _recording("setstate", random.setstate)
 
 
+class Environment:
+    """Who owns each environment variable of this process, from its first write on."""
+
+    def __init__(self) -> None:
+        self.environ: Mapping[str, str] = os.environ
+        self.baseline: dict[str, str] = dict(os.environ)
+        self.owners: dict[str, str] = {}
+        self.runner: list[str] = []
+        self.version = 0
+        self.suite_prefix = ""
+        self._lock = threading.Lock()
+
+    def written(self, key: object, depth: int = 2) -> None:
+        if not isinstance(key, str):
+            return
+        with self._lock:
+            owner = self.owners.get(key)
+            if owner is None:
+                owner = self.owners[key] = "test" if self._suite_on_stack(depth + 1) else "runner"
+                if owner == "runner":
+                    self.runner.append(key)
+            if owner == "test":
+                self.version += 1
+
+    def _suite_on_stack(self, depth: int) -> bool:
+        prefix = self.suite_prefix
+        if not prefix:
+            return False
+        frame: FrameType | None = sys._getframe(depth)
+        while frame is not None:
+            if frame.f_code.co_filename.startswith(prefix):
+                return True
+            frame = frame.f_back
+        return False
+
+    def delta(self) -> dict[str, list[str]]:
+        """Each test-owned variable's state, as it should reach the subject (a replaced os.environ: all)."""
+        current: Mapping[str, str] = os.environ
+        keys = [k for k, owner in self.owners.items() if owner == "test"]
+        if current is not self.environ:  # a test swapped os.environ for a mapping of its own
+            runner = set(self.runner)
+            keys = [k for k in {*self.baseline, *current} if k not in runner]
+        out: dict[str, list[str]] = {}
+        for key in keys:
+            value = current.get(key)
+            if value == self.baseline.get(key):
+                out[key] = [REVERT]
+            elif value is None:
+                out[key] = [UNSET]
+            else:
+                out[key] = [SET, str(value)]
+        return out
+
+    def scrub(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        """Return ``value`` without the runner's variables, where it holds them as the grader has them."""
+        dropped = [k for k in self.runner if k in value and value[k] == os.environ.get(k)]
+        if not dropped:
+            return value
+        return {k: v for k, v in value.items() if k not in dropped}
+
+
+ENVIRONMENT = Environment()
+_INSTALLED: list[bool] = []
+
+
+def install(suite_prefix: str) -> None:
+    """Follow writes to ``os.environ`` (once per process); the suite's code lives under ``suite_prefix``."""
+    ENVIRONMENT.suite_prefix = suite_prefix
+    if _INSTALLED:
+        return
+    _INSTALLED.append(True)
+    environ_type = type(os.environ)
+    original_set, original_del = environ_type.__setitem__, environ_type.__delitem__
+
+    def setitem(self: Any, key: Any, value: Any) -> None:
+        original_set(self, key, value)
+        if self is ENVIRONMENT.environ:
+            ENVIRONMENT.written(key)
+
+    def delitem(self: Any, key: Any) -> None:
+        original_del(self, key)
+        if self is ENVIRONMENT.environ:
+            ENVIRONMENT.written(key)
+
+    environ_type.__setitem__ = setitem  # type: ignore[method-assign]
+    environ_type.__delitem__ = delitem  # type: ignore[method-assign]
+    install_seed_hooks()
+
+
 class Outbound:
     """The grader's side: what a request carries besides itself."""
 
     def __init__(self) -> None:
-        self._env: dict[str, str] | None = None
-        self._raw: dict[Any, Any] | None = None
+        self._version = -1
+        self._swapped: object = None
+        self._sent: dict[str, list[str]] = {}
         self._cwd: str | None = None
 
     def add(self, message: dict[str, Any], encode: Callable[[object], Any]) -> None:
+        env = ENVIRONMENT
+        swapped = os.environ if os.environ is not env.environ else None
+        if env.version != self._version or swapped is not None or self._swapped is not None:
+            self._version, self._swapped = env.version, swapped
+            delta = env.delta()
+            changed = {k: v for k, v in delta.items() if self._sent.get(k) != v}
+            changed.update({k: [REVERT] for k in self._sent if k not in delta and self._sent[k] != [REVERT]})
+            if changed:
+                message["env"] = changed
+                self._sent.update(changed)
         # Our own getcwd: a test that patches os.getcwd to see whether the change calls it sees only
         # the change's calls.
         cwd = _GETCWD()
-        # Copying os.environ decodes every entry (most of a round trip's own cost); its bytes store
-        # compared in C says whether anything changed since the last request.
-        raw = getattr(os.environ, "_data", None)
-        if type(raw) is not dict or raw != self._raw:
-            env = dict(os.environ)
-            if env != self._env:
-                message["env"], self._env = env, env
-            self._raw = dict(raw) if type(raw) is dict else None
         if cwd != self._cwd:
             message["cwd"], self._cwd = cwd, cwd
         with _SEED_LOCK:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..channel import codec
 from ..channel.peer import Peer, PeerGone
-from ..channel.protocol import caps
+from ..channel.protocol import ENVIRON, caps
 from . import ambient, handles, mirrors
 from .errors import SubjectGone
 from .handed import NEVER_HANDED, Handed, Sealed
@@ -39,7 +39,7 @@ FREE_THREADS = 8
 class Bridge:
     """The grader's end of the channel: handles, mirrored classes and the grader's own objects."""
 
-    def __init__(self, peer: Peer | None, *, broken: str | None = None) -> None:
+    def __init__(self, peer: Peer | None, *, broken: str | None = None, suite_root: str = "") -> None:
         self.peer = peer
         self.broken = broken
         self.handles: weakref.WeakValueDictionary[int, Remote] = weakref.WeakValueDictionary()
@@ -53,7 +53,8 @@ class Bridge:
         self._warned: dict[Any, Any] = {}
         self._lock = threading.Lock()
         if peer is not None:
-            ambient.install_seed_hooks()
+            # The suite's own code is where the test's environment changes come from.
+            ambient.install(suite_root.rstrip("/") + "/" if suite_root else "")
             peer.handler = self._serve
             peer.free_threads = FREE_THREADS
             handles._CURRENT[:] = [self]
@@ -87,6 +88,8 @@ class Bridge:
     # -- values ---------------------------------------------------------------------------------
 
     def _ref(self, value: object) -> dict[str, Any]:
+        if value is ambient.ENVIRONMENT.environ:
+            return {codec.TYPE: ENVIRON}
         if is_handle(value):
             return {codec.TYPE: "obj", "side": "s", "id": handles.number(value)}
         if isinstance(value, NEVER_HANDED):
@@ -107,7 +110,9 @@ class Bridge:
 
     def encode(self, value: object) -> Any:
         try:
-            return codec.Encoder(self._ref, extended=True, names="all")(value)
+            return codec.Encoder(self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub)(
+                value
+            )
         except codec.Unserializable:
             return self._ref(value)  # cyclic or too deep: a handle, whose identities hold
 

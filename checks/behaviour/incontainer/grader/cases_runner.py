@@ -67,6 +67,6 @@ def main(argv: list[str]) -> int:
         lines.merge(covered, lines.counted(observed.pop("lines", None), executable))
         write({**observed, "kind": "case", "id": case["id"]})
     if executable:
-        write(lines.record(covered, bool(plan.get("lines_detail"))))
+        write(lines.record(covered))
     write({"kind": "finish"})
     return 0

@@ -31,7 +31,6 @@ def merge(into: dict[str, list[int]], more: dict[str, list[int]]) -> None:
         into[path] = sorted(set(into.get(path, [])) | set(lines))
 
 
-def record(covered: dict[str, list[int]], detail: bool) -> dict[str, Any]:
-    """Return the report's lines record: the lines for a hidden suite, a count alone for a held-out one."""
-    count = sum(len(lines) for lines in covered.values())
-    return {"kind": "lines", "covered": covered if detail else None, "count": count}
+def record(covered: dict[str, list[int]]) -> dict[str, Any]:
+    """Return the report's lines record (a hidden suite's only: held-out runs trace nothing)."""
+    return {"kind": "lines", "covered": covered}

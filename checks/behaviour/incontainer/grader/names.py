@@ -176,6 +176,11 @@ class SuiteImports:
         builtins.__import__ = self.dunder_import
         importlib.import_module = self.import_module
 
+    def uninstall(self) -> None:
+        if builtins.__import__ == self.dunder_import:
+            builtins.__import__ = self._import
+            importlib.import_module = self._import_module
+
     def suite_code(self, module_globals: object) -> bool:
         found = module_globals.get("__file__") if isinstance(module_globals, dict) else None
         return isinstance(found, str) and found.startswith(self.prefix)
@@ -183,7 +188,8 @@ class SuiteImports:
     def dunder_import(
         self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
     ) -> Any:
-        if level == 0 and _top(name) in self.names and self.suite_code(globals):
+        caller = sys._getframe(1).f_globals if globals is None else globals  # __import__("x") called by hand
+        if level == 0 and _top(name) in self.names and self.suite_code(caller):
             leaf = self.load(name)
             for item in fromlist or ():
                 if item != "*" and not hasattr(leaf, item):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import stat
 import sys
 import time
@@ -63,11 +64,14 @@ class Deadlines:
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:
         # The subject reads and writes a test's tmp_path too (a file a test hands the code under test).
+        # Its name is opaque: pytest names it after the test and its parameters, which would reach the
+        # code under test in every path the test hands over, in its working directory after a chdir,
+        # and in a listing of the shared folder above it.
         factory = config._tmp_path_factory  # type: ignore[attr-defined]
         original = factory.mktemp
 
         def mktemp(basename: str, numbered: bool = True) -> Any:
-            path = original(basename, numbered)
+            path = original(f"t{secrets.token_hex(6)}", numbered)
             for p in (path, *path.parents):
                 if str(p) in ("/", "/tmp"):  # noqa: S108 - a path inside the container
                     break
@@ -92,7 +96,9 @@ def main(argv: list[str]) -> int:
     budget = float(plan["import_budget_s"])
     server, _ = rendezvous.listen(plan["rendezvous"])
     try:
-        bridge = Bridge(Peer(rendezvous.accept(server, budget), lambda request: {}))
+        bridge = Bridge(
+            Peer(rendezvous.accept(server, budget), lambda request: {}), suite_root=plan["suite_root"]
+        )
     except rendezvous.NoSubject as exc:
         recorder.write({"kind": "subject_error", "detail": str(exc)})
         bridge = Bridge(None, broken=str(exc))
@@ -113,7 +119,7 @@ def main(argv: list[str]) -> int:
             executed = bridge.request("lines_report")
         except (SubjectGone, SubjectTimeout):
             executed = None
-        recorder.write(lines.record(lines.counted(executed, executable), bool(plan.get("lines_detail"))))
+        recorder.write(lines.record(lines.counted(executed, executable)))
     if bridge.peer is not None and bridge.peer.broken:
         recorder.write({"kind": "subject_error", "detail": bridge.peer.broken[:300]})
     recorder.write({"kind": "exit", "code": code})

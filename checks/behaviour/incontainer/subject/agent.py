@@ -24,7 +24,7 @@ from typing import Any
 
 from ..channel import codec
 from ..channel.peer import Peer, PeerGone
-from ..channel.protocol import OPERATORS, caps
+from ..channel.protocol import ENVIRON, OPERATORS, caps
 from . import ambient, cases, tracer, tree
 from .standins import GraderObject, Standins
 
@@ -153,6 +153,8 @@ class Agent:
             return self._grader_exception(tag)
         if tag.get(codec.TYPE) == "stdlib":  # the grader named one; ours is the same
             return codec.from_stdlib(tag)
+        if tag.get(codec.TYPE) == ENVIRON:  # a test's os.environ: ours, with the test's changes in it
+            return os.environ
         raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
 
     def _grader_class(self, number: int, tag: dict[str, Any]) -> type[BaseException]:

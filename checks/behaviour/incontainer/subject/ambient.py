@@ -21,12 +21,24 @@ CAPTURE_CHARS = 1_000_000
 MAX_WARNINGS = 100
 
 
+# The environment this process started with: a test-owned variable that goes back to how the grader
+# started goes back to this (see grader/ambient.py).
+STARTUP: dict[str, str] = {}
+
+
 def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
-    """The subject's side: take the test's environment, working directory and random seeds."""
+    """The subject's side: take the test's environment changes, working directory and random seeds."""
     env = request.get("env")
     if isinstance(env, dict):
-        os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in env.items()})
+        for key, entry in env.items():
+            if not (isinstance(key, str) and isinstance(entry, list) and entry):
+                continue
+            if entry[0] == "set" and len(entry) == 2:
+                os.environ[key] = str(entry[1])
+            elif entry[0] == "unset" or (entry[0] == "revert" and key not in STARTUP):
+                os.environ.pop(key, None)
+            elif entry[0] == "revert":
+                os.environ[key] = STARTUP[key]
     cwd = request.get("cwd")
     if isinstance(cwd, str):
         with contextlib.suppress(OSError):

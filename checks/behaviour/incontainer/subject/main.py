@@ -16,7 +16,7 @@ import threading
 import time
 
 from .. import process
-from . import tracer
+from . import ambient, tracer
 from .agent import Agent
 from .cases import CallTimeout
 
@@ -45,6 +45,7 @@ def connect(path: str, within: float = CONNECT_S) -> socket.socket:
 def main(argv: list[str]) -> int:
     """Connect, then serve until the grader closes the channel."""
     path, repo = argv
+    ambient.STARTUP.update(os.environ)
     sock = connect(path)
     harness = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p) != harness]

@@ -7,6 +7,7 @@ and what never does.
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -101,6 +102,13 @@ def spin():
 def env(name):
     import os
     return os.environ.get(name)
+
+def env_of(mapping, name):
+    return mapping.get(name)
+
+def cwd():
+    import os
+    return os.getcwd()
 """
 
 
@@ -112,9 +120,12 @@ def bridge(tmp_path: Path) -> Iterator[Bridge]:
     process = subprocess.Popen(
         [sys.executable, "-I", "-B", "-c", SUBJECT, str(ROOT), str(tmp_path), str(theirs.fileno())],
         pass_fds=(theirs.fileno(),),
+        # As in the sandbox, the subject starts with an environment of its own, not the runner's.
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
     )
     theirs.close()
-    bridge = Bridge(Peer(mine, lambda request: {}))
+    # The tests in this folder stand for the suite: the environment changes they make are the test's.
+    bridge = Bridge(Peer(mine, lambda request: {}), suite_root=str(ROOT / "tests"))
     importer = Importer(bridge, ["calc", "boom"])
     sys.meta_path.insert(0, importer)
     try:
@@ -215,6 +226,24 @@ def test_the_environment_follows_the_test(bridge: Bridge, monkeypatch: pytest.Mo
 
     monkeypatch.setenv("PATCHGATE_BRIDGE_PROBE", "on")
     assert calc.env("PATCHGATE_BRIDGE_PROBE") == "on"
+    monkeypatch.undo()
+    assert calc.env("PATCHGATE_BRIDGE_PROBE") is None
+
+
+def test_the_runner_s_variables_never_reach_the_subject(
+    bridge: Bridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import calc
+
+    # pytest names the running test (and its parameters) here; the code under test never sees it.
+    assert "test_the_runner_s_variables_never_reach_the_subject" in os.environ["PYTEST_CURRENT_TEST"]
+    assert calc.env("PYTEST_CURRENT_TEST") is None
+    monkeypatch.setenv("PATCHGATE_BRIDGE_PROBE", "on")
+    # os.environ handed over is the subject's own, with the test's changes in it; a copy loses the runner's.
+    assert calc.env_of(os.environ, "PATCHGATE_BRIDGE_PROBE") == "on"
+    assert calc.env_of(os.environ, "PYTEST_CURRENT_TEST") is None
+    assert calc.env_of(dict(os.environ), "PYTEST_CURRENT_TEST") is None
+    assert calc.env_of(dict(os.environ), "PATCHGATE_BRIDGE_PROBE") == "on"
 
 
 def test_an_exit_at_import_fails_that_import_only(bridge: Bridge) -> None:

@@ -8,7 +8,6 @@ before anything past a header is kept.
 from __future__ import annotations
 
 import json
-import os
 import select
 import socket
 from collections.abc import Iterator
@@ -17,7 +16,6 @@ from typing import Any
 import pytest
 
 from checks.behaviour.incontainer.channel import wire
-from checks.behaviour.incontainer.grader import ambient
 
 
 @pytest.fixture
@@ -89,28 +87,3 @@ def test_a_closed_peer_is_a_closed_channel(pair: tuple[socket.socket, ...]) -> N
     reader = wire.Reader(mine)
     with pytest.raises(wire.ChannelClosed, match="closed"):
         read_all(reader, mine, 1)
-
-
-def test_the_environment_goes_with_the_first_request_and_again_only_when_it_changed(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    outbound = ambient.Outbound()
-    first: dict[str, Any] = {}
-    outbound.add(first, repr)
-    assert first["env"] == dict(os.environ)
-    unchanged: dict[str, Any] = {}
-    outbound.add(unchanged, repr)
-    assert "env" not in unchanged
-    monkeypatch.setenv("PATCHGATE_WIRE_PROBE", "on")
-    changed: dict[str, Any] = {}
-    outbound.add(changed, repr)
-    assert changed["env"]["PATCHGATE_WIRE_PROBE"] == "on"
-    monkeypatch.delenv("PATCHGATE_WIRE_PROBE")
-    removed: dict[str, Any] = {}
-    outbound.add(removed, repr)
-    assert "PATCHGATE_WIRE_PROBE" not in removed["env"]
-    # A test that swaps os.environ for a plain mapping is still followed.
-    monkeypatch.setattr(os, "environ", {"ONLY": "this"})
-    swapped: dict[str, Any] = {}
-    outbound.add(swapped, repr)
-    assert swapped["env"] == {"ONLY": "this"}
