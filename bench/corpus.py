@@ -10,8 +10,9 @@ Run as ``bench/isolation.py --corpus``. Per project (bench/isolation.py's CORPUS
   the gate builds it; timed apart, before anything else);
 - **bare**: ``python3 -m pytest`` over the suite in ONE plain container from that image (root,
   no hardening, ``--network none``, the tree on ``PYTHONPATH`` and the working directory, the
-  suite as ``--rootdir``), per-test outcomes from a small plugin (never from its output), its
-  wall time measured inside the container;
+  suite as ``--rootdir``, ``--continue-on-collection-errors`` as the gate's pytest), per-test
+  outcomes from a small plugin (never from its output), its wall time measured inside the
+  container; once on the unchanged head, once on the bug head (does the suite catch the bug?);
 - **isolated**: one head run of the suite on the unchanged head through the behaviour layer's
   own plan (``plan_one``, as bench/isolation.py does), for per-test outcomes and the first line
   of every failure;
@@ -42,6 +43,8 @@ from pathlib import Path
 from gate_overhead import export, git
 from isolation import CORPUS, PROJECTS, Bug, Project, fetch, outcomes, run_once, unpack
 
+from checks.behaviour.errors import SuiteError
+from checks.behaviour.outcomes import RunLog
 from sandbox.docker import DockerSandbox
 from sandbox.envimage import ensure_env_image
 from sandbox.host import run_process
@@ -129,6 +132,7 @@ class Gate:
     failed: int = 0
     errors: int = 0
     total: int = 0
+    regressions: int = 0
     reasons: list[str] = field(default_factory=list)
     detail: str = ""
 
@@ -145,6 +149,8 @@ class Row:
     bare_exit: int
     bare: dict[str, str]
     bare_collected: int
+    # The bug head run bare: tests passing bare on the unchanged head that do not pass on it.
+    bare_bug_lost: int
     isolated: dict[str, str]
     isolated_s: float
     gates: dict[str, Gate]
@@ -187,16 +193,18 @@ def build_repo(project: Project, tree: Path) -> None:
     git(tree, "checkout", "--quiet", "base")
 
 
-def bare(image: str, tree: Path, suite: Path, work: Path) -> tuple[float, int, dict[str, str], int, str]:
+def bare(
+    image: str, tree: Path, suite: Path, work: Path, name: str = "bare"
+) -> tuple[float, int, dict[str, str], int, str]:
     """Run pytest over the suite in one plain container; return its time, exit, outcomes, collected."""
-    bench = work / "bare"
+    bench = work / name
     shutil.copytree(tree, bench / "repo")
     shutil.copytree(suite, bench / "suite")
     (bench / "bare_plugin.py").write_text(PLUGIN)
     (bench / "driver.py").write_text(DRIVER)
     paths = ["/bench", "/work/repo"] + (["/work/repo/src"] if (tree / "src").is_dir() else [])
     pytest = ["python3", "-m", "pytest", "-q", "-p", "bare_plugin", "-p", "no:cacheprovider",
-              "--rootdir", "/suite", "/suite"]  # fmt: skip
+              "--continue-on-collection-errors", "--rootdir", "/suite", "/suite"]  # fmt: skip
     argv = ["docker", "run", "--rm", "--network", "none", "--user", "0", "--workdir", "/work/repo",
             "-e", f"PYTHONPATH={':'.join(paths)}", "-e", "PYTHONDONTWRITEBYTECODE=1",
             "-e", "BARE_OUT=/bench/outcomes.json", "-v", f"{bench}:/bench",
@@ -229,6 +237,7 @@ def gate(repo: Path, head: str, suite: Path, policy: Path, work: Path) -> Gate:
     result = Gate(report["conclusion"], done.returncode, seconds, reasons=list(report.get("reasons", [])))
     behaviour = report.get("behaviour") or {}
     result.detail = str(behaviour.get("detail") or "")
+    result.regressions = int(behaviour.get("regressions") or 0)
     for suite_result in behaviour.get("suites", []):
         if suite_result.get("kind") == "hidden":
             result.passed, result.failed = suite_result["passed"], suite_result["failed"]
@@ -254,6 +263,7 @@ def measure(project: Project, work: Path, args: argparse.Namespace, box: DockerS
     trees = work / "trees"
     export(tree, "base", trees / "base")
     export(tree, "unchanged", trees / "unchanged")
+    export(tree, "bug", trees / "bug")
     started = time.perf_counter()
     image = ensure_env_image(trees / "base")
     env_build_s = time.perf_counter() - started
@@ -265,34 +275,46 @@ def measure(project: Project, work: Path, args: argparse.Namespace, box: DockerS
     print(f"  bare: {bare_s:.1f} s, exit {bare_exit}, {collected} collected, {dict(counts)}", flush=True)
     if bare_exit not in (0, 1):
         print("  bare tail: " + tail[-800:].replace("\n", "\n    "))
+    _, _, bug_tests, _, _ = bare(image, trees / "bug", suite, work, "bare-bug")
+    bare_bug_lost = sum(o == "passed" and bug_tests.get(t) != "passed" for t, o in bare_tests.items())
+    print(f"  bare on the bug head: {bare_bug_lost} of the tests passing bare fail", flush=True)
     started = time.perf_counter()
-    iso_log, result = run_once(box, image, trees / "unchanged", suite, work / "isolated")
+    iso_log: RunLog | None = None
+    try:
+        iso_log, result = run_once(box, image, trees / "unchanged", suite, work / "isolated")
+    except SuiteError as exc:  # the layer refuses the suite before any run: so does the gate
+        print(f"  isolated (plan_one): the suite is refused: {exc}", flush=True)
     isolated_s = time.perf_counter() - started
-    isolated = outcomes(iso_log)
-    print(f"  isolated (plan_one, head 1): {isolated_s:.1f} s, exit {result.exit_code}, finished "
-          f"{iso_log.finished}, {sum(o == 'passed' for o in isolated.values())} passed of "
-          f"{len(iso_log.collected)} collected", flush=True)  # fmt: skip
-    if iso_log.problems or iso_log.subject_errors or args.stderr:
-        print(f"  [isolated] problems {iso_log.problems}, subject {iso_log.subject_errors}")
-        print("  " + result.stderr[-2000:].decode("utf-8", "replace").replace("\n", "\n  "))
-    for problem in iso_log.collect_problems:
-        print(f"  [isolated] {problem.path} did not import: {problem.message}")
+    isolated = outcomes(iso_log) if iso_log is not None else {}
+    if iso_log is not None:
+        print(f"  isolated (plan_one, head 1): {isolated_s:.1f} s, exit {result.exit_code}, finished "
+              f"{iso_log.finished}, {sum(o == 'passed' for o in isolated.values())} passed of "
+              f"{len(iso_log.collected)} collected", flush=True)  # fmt: skip
+        if iso_log.problems or iso_log.subject_errors or args.stderr:
+            print(f"  [isolated] problems {iso_log.problems}, subject {iso_log.subject_errors}")
+            print("  " + result.stderr[-2000:].decode("utf-8", "replace").replace("\n", "\n  "))
+        for problem in iso_log.collect_problems:
+            print(f"  [isolated] {problem.path} did not import: {problem.message}")
     gates = {}
     for head in HEADS:
         gates[head] = found = gate(tree, head, suite, args.policy_file, work)
         print(f"  patchgate run --head {head}: {found.conclusion} (exit {found.exit_code}) in "
               f"{found.seconds:.1f} s; hidden {found.passed}/{found.total} passed, {found.failed} failed, "
-              f"{found.errors} errors; {'; '.join(found.reasons)[:300]}", flush=True)  # fmt: skip
+              f"{found.errors} errors, {found.regressions} regressions; {'; '.join(found.reasons)[:300]}",
+              flush=True)  # fmt: skip
         if found.total == 0 or found.conclusion.startswith("no report"):
             print(f"    detail: {found.detail[:600]}")
     load.append(os.getloadavg()[0])
     lost: dict[str, str] = {}
     for test_id in (t for t, o in bare_tests.items() if o == "passed" and isolated.get(t) != "passed"):
-        outcome = iso_log.tests.get(test_id)
-        lost[test_id] = f"{outcome.kind}: {outcome.message}" if outcome else "not reported isolated"
+        outcome = iso_log.tests.get(test_id) if iso_log is not None else None
+        if iso_log is None:
+            lost[test_id] = "the suite was refused (no isolated run)"
+        else:
+            lost[test_id] = f"{outcome.kind}: {outcome.message}" if outcome else "not reported isolated"
     row = Row(f"{project.name} {project.version}", f"{project.bug.path}: {project.bug.mutated.strip()}",
-              load, env_build_s, bare_s, bare_exit, bare_tests, collected, isolated, isolated_s, gates,
-              lost)  # fmt: skip
+              load, env_build_s, bare_s, bare_exit, bare_tests, collected, bare_bug_lost, isolated,
+              isolated_s, gates, lost)  # fmt: skip
     print_lost(row, args.failures)
     return row
 
@@ -316,7 +338,7 @@ def print_table(rows: list[Row]) -> None:
     """Print one row per project."""
     print()
     print(f"{'project':<24} {'tests':>6} {'bare':>6} {'isolated':>15} {'in-proc':>7} "
-          f"{'unchanged head':>26} {'bug head':>26} {'gate/bare wall':>22}")  # fmt: skip
+          f"{'unchanged head':>26} {'bug head (regressions; bare)':>34} {'gate/bare wall':>22}")  # fmt: skip
     for row in rows:
         bare_n, iso_n = len(row.passing_bare), len(row.passing_isolated)
         share = f"{iso_n} ({iso_n / bare_n:.1%})" if bare_n else f"{iso_n} (-)"
@@ -324,10 +346,12 @@ def print_table(rows: list[Row]) -> None:
         for head in HEADS:
             g = row.gates[head]
             heads.append(f"{g.conclusion} {g.passed}/{g.total}")
+        bug = row.gates["bug"]
+        heads[1] += f" ({bug.regressions}; {row.bare_bug_lost})"
         unchanged = row.gates["unchanged"].seconds
         ratio = f"{unchanged:.0f}/{row.bare_s:.1f} s {unchanged / row.bare_s:.0f}x" if row.bare_s else "-"
         print(f"{row.project:<24} {row.bare_collected:>6} {bare_n:>6} {share:>15} {0:>7} "
-              f"{heads[0]:>26} {heads[1]:>26} {ratio:>22}")  # fmt: skip
+              f"{heads[0]:>26} {heads[1]:>34} {ratio:>22}")  # fmt: skip
     print("in-process tier: 0 everywhere - the tier does not exist in this code yet")
 
 

@@ -35,7 +35,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checks.behaviour.outcomes import RunLog, parse_log  # noqa: E402 - after the path set-up above
-from checks.behaviour.owners import module_names  # noqa: E402
 from checks.behaviour.plan import (  # noqa: E402
     RunPlan,
     Staging,
@@ -44,6 +43,11 @@ from checks.behaviour.plan import (  # noqa: E402
     write_harness,
 )
 from checks.behaviour.suites import SUITE_CONFIG, load_suite  # noqa: E402
+
+try:
+    from checks.behaviour.owners import module_names
+except ImportError:  # the code before checks/behaviour/owners.py (issue 19's first-run baseline)
+    from checks.behaviour.plan import module_names  # type: ignore[attr-defined,no-redef]
 from checks.policy import Behaviour  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
 from sandbox.host import run_process  # noqa: E402
@@ -76,12 +80,22 @@ class Project:
 
 
 PROJECTS = (
-    Project("more-itertools", "11.2.1", (("tests", ""),)),
-    Project("boltons", "26.2.0", (("tests", ""),)),
-    Project("toolz", "1.2.0", (("toolz/tests", ""), ("toolz/sandbox/tests", "sandbox"))),
-    Project("inflection", "0.5.1", (("test_inflection.py", "test_inflection.py"),)),
-    Project("parse", "1.22.4", (("tests", ""),)),
-)
+    Project("more-itertools", "11.2.1", (("tests", ""),), "unittest.TestCase with subTest, generators",
+            Bug("more_itertools/more.py", "                if len(chunk) != n:",
+                "                if len(chunk) > n:")),
+    Project("boltons", "26.2.0", (("tests", ""),), "many small modules, containers with methods",
+            Bug("boltons/strutils.py", "    return _camel2under_re.sub(r'_\\1', camel_string).lower()",
+                "    return _camel2under_re.sub(r'_\\1', camel_string)")),
+    Project("toolz", "1.2.0", (("toolz/tests", ""), ("toolz/sandbox/tests", "sandbox")),
+            "curried functions, a test subclassing a library class",
+            Bug("toolz/itertoolz.py", "        d[item] += 1", "        d[item] += 2")),
+    Project("inflection", "0.5.1", (("test_inflection.py", "test_inflection.py"),),
+            "one module, module-level tables",
+            Bug("inflection/__init__.py", '    word = word.replace("-", "_")',
+                '    word = word.replace("-", "")')),
+    Project("parse", "1.22.4", (("tests", ""),), "regular expressions, datetime and tzinfo",
+            Bug("parse/__init__.py", "            sign = -1", "            sign = 1")),
+)  # fmt: skip
 
 # Issue 19's corpus, chosen before any of it ran: the test folder keeps its name in the suite (the
 # tests import it as a package, or import helpers beside them), the bug is in a function they exercise.
@@ -93,7 +107,7 @@ CORPUS = (
     Project("iniconfig", "2.3.1", (("testing", "testing"),),
             "a dependency of pytest itself; small, a conftest",
             Bug("src/iniconfig/_parse.py", "        key_name = name.strip()", "        key_name = name")),
-    Project("click", "8.5.1", (("tests", "tests"),),
+    Project("click", "8.2.1", (("tests", "tests"),),
             "CLI tests through click's CliRunner (a conftest fixture); custom Command/Option subclasses, "
             "skip and xfail markers",
             Bug("src/click/utils.py", '            out += "\\n"', '            out += " \\n"')),
@@ -109,8 +123,8 @@ CORPUS = (
     Project("python-slugify", "9.2.0", (("tests", "tests"),),
             "a runtime dependency (text-unidecode), unittest.TestCase classes, an argparse CLI, "
             "tests importing a repository module that is not the library (tools/)",
-            Bug("slugify/slugify.py", "    if output_length <= max_length:",
-                "    if output_length < max_length:")),
+            # (first choice, `output_length <= max_length` -> `<` in _modern_truncate: no test fails bare)
+            Bug("slugify/slugify.py", "        text = text.lower()", "        text = text.upper()")),
     Project("cachetools", "8.0.2", (("tests", "tests"),),
             "unittest.TestCase classes named *Test (not Test*), mixins in tests/__init__.py, "
             "tests subclassing the library's Cache classes",
@@ -124,7 +138,8 @@ CORPUS = (
     Project("pathspec", "1.1.1", (("tests", "tests"),),
             "unittest.TestCase classes named *Test, tests creating file trees in temporary directories; "
             "the base image also holds its own pathspec (mypy's dependency)",
-            Bug("pathspec/util.py", "\t\tnorm_file = norm_file[2:]", "\t\tnorm_file = norm_file[1:]")),
+            # (first choice, util.normalize_file `norm_file[2:]` -> `[1:]`: no test fails bare)
+            Bug("pathspec/patterns/gitignore/spec.py", "\t\t\tinclude = False", "\t\t\tinclude = True")),
     Project("tomlkit", "0.15.2", (("tests", "tests"),),
             "conftest fixtures over data files (tests/examples, the toml-test suite), items subclassing "
             "built-in types (int, float, str, list, dict)",
@@ -138,8 +153,8 @@ CORPUS = (
                 "            h = etree.SubElement(parent, 'h%d' % min(len(m.group('level')), 5))")),
     Project("six", "1.17.0", (("test_six.py", "test_six.py"),),
             "one module, lazy modules installed in sys.modules (six.moves), skip markers",
-            Bug("six.py", "    elif PY3 and isinstance(s, binary_type):",
-                "    elif PY2 and isinstance(s, binary_type):")),
+            # (first choice, ensure_str's `elif PY3 and ...` -> `PY2`: no test fails bare)
+            Bug("six.py", "        return iter(d.items(**kw))", "        return iter(d.values(**kw))")),
     Project("mistune", "3.4.0", (("tests", "tests"),),
             "TestCase classes whose tests are generated from fixture files (tests/fixtures), a CLI "
             "checked through redirect_stdout",
