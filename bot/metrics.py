@@ -71,9 +71,10 @@ def job_ended(state: str, conclusion: str | None) -> None:
 
 def report_done(report: Report) -> None:
     """Record a report's layer timings, where its suites' base runs came from, the judge's spending."""
+    timings = {**report.timings, **report.private_timings}
     for layer in ("environment image", "shape", "behaviour", "quality", "strength"):
-        if layer in report.timings:
-            LAYER_SECONDS.labels(layer=layer).observe(report.timings[layer])
+        if layer in timings:
+            LAYER_SECONDS.labels(layer=layer).observe(timings[layer])
     for suite in report.behaviour.suites:
         if suite.status != "error":
             SUITE_BASE_RUNS.labels(source="reused" if suite.base_reused else "ran").inc()

@@ -220,3 +220,6 @@ class Report(_Model):
     behaviour: BehaviourResult = Field(default_factory=BehaviourResult)
     quality: QualityResult = Field(default_factory=QualityResult)
     timings: dict[str, float] = Field(default_factory=dict)
+    # Timings that include a held-out run's duration, which the code under test chooses (it could
+    # encode what it learned there): never serialized, never shown; the server's metrics read them.
+    private_timings: dict[str, float] = Field(default_factory=dict, exclude=True)

@@ -21,7 +21,7 @@ from checks.behaviour.changedlines import executable_changes
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.grade import TestOutcome, expected_ids, flaky_ids, grade_suite
 from checks.behaviour.outcomes import Part, RunLog, RunView, parse_log
-from checks.behaviour.owners import module_names, stdlib_shadows, suite_shadows
+from checks.behaviour.owners import module_names, suite_shadows, unservable_changes
 from checks.behaviour.plan import (
     RunPlan,
     Staging,
@@ -134,7 +134,7 @@ def start_behaviour(
         outcomes[suite.kind] = outcome
     ordered = [outcomes[kind] for kind, _ in wanted]
     result = behaviour_result(ordered, policy, restored)
-    result.untested = stdlib_shadows(ctx.workspace.changed)
+    result.untested = unservable_changes(ctx.workspace.changed)
     hidden = stagings.get("hidden")
     strength, pending = measure_strength(
         ctx, hidden, outcomes.get("hidden"), outcomes.get("held_out"), executable, head_tree,

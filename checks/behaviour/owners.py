@@ -9,8 +9,9 @@ trees), the suite's names (``suites.own_names``), and what follows from
 them that a maintainer must read:
 
 - a suite name the tree provides too: the suite's module is used;
-- a change to a tree module named like a standard-library module: the
-  tests import the standard library's, so no suite can test that code.
+- a change to a tree module named like a standard-library module, or like
+  the test runner itself (pytest, ``_pytest``): the tests import the
+  grader's, so no suite can test that code.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
+from checks.behaviour.incontainer.grader.names import runner_names
 from checks.behaviour.result import Note
 from checks.testfiles import is_test_path
 from checks.workspace import ChangedFile
@@ -59,24 +61,27 @@ def top_level(path: str) -> str | None:
     return name if _IDENTIFIER.match(name) and (len(parts) > 1 or first.endswith(".py")) else None
 
 
-def stdlib_shadows(changed: Iterable[ChangedFile]) -> list[str]:
-    """Name each changed module of the tree that a standard-library module shadows, as a reason to read.
+def unservable_changes(changed: Iterable[ChangedFile]) -> list[str]:
+    """Name each changed tree module that the grader's own module of that name shadows, as a reason to read.
 
-    The grader and the subject both run on the standard library, so a tree
-    module named like one (``statistics.py``) is never the one a test gets:
-    the change's code there cannot be tested, and saying so is the host's
-    job (the subject's own report of what it ran is not evidence).
+    The grader and the subject both run on the standard library, and pytest
+    runs the suite, so a tree module named like one of theirs
+    (``statistics.py``, ``_pytest/``) is never the one a test gets: the
+    change's code there cannot be tested, and saying so is the host's job
+    (the subject's own report of what it ran is not evidence).
     """
+    runner = runner_names()
     found: dict[str, str] = {}
     for f in changed:
         if f.status == "deleted" or not f.path.endswith(".py") or is_test_path(f.path):
             continue
         name = top_level(f.path)
-        if name in STDLIB and name not in found:
+        if name is not None and (name in STDLIB or name in runner) and name not in found:
             found[name] = f.path
     return [
-        f"the change edits {path}, in a module named like the standard library's {name!r}: tests import "
-        "the standard library's, so no suite can test that code"
+        f"the change edits {path}, in a module named like the "
+        f"{'standard library' if name in STDLIB else 'test runner'}'s {name!r}: tests import that one, "
+        "so no suite can test this code"
         for name, path in sorted(found.items())
     ]
 

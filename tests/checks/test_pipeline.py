@@ -205,3 +205,21 @@ def test_a_stop_request_also_ends_a_layer_at_its_next_sandbox_run(git_repo: GitR
         )
     assert runner.calls == 1  # without the stop, behaviour tries three runs (see above)
     assert seen == ["shape", "behaviour"]  # behaviour ended early (an error nobody sees)
+
+
+def test_the_behaviour_layer_s_time_is_never_published_when_a_held_out_suite_runs(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    # The layer's time contains the held-out runs', which the code under test can stretch at will to
+    # encode what it learned there: it reaches the server's metrics only, never the report.
+    from checks.render.markdown import render_markdown
+
+    inputs = change(git_repo, tmp_path, {"pkg/calc.py": "def add(a, b):\n    return b + a\n"})
+    hidden_only = run_pipeline(inputs, image="x")
+    assert "behaviour" in hidden_only.timings
+    both = run_pipeline(
+        replace(inputs, suites=Suites(hidden=inputs.suites.hidden, held_out=inputs.suites.hidden)), image="x"
+    )
+    assert "behaviour" not in both.timings and "behaviour" in both.private_timings
+    assert "private_timings" not in both.model_dump_json()
+    assert not any("| behaviour |" in section for section in render_markdown(both))

@@ -68,7 +68,9 @@ def test_held_out_shows_counts_only(show: str) -> None:
         "held-out", 1, 1, 2, 1, 1,
     )  # fmt: skip
     assert SECRET not in result.model_dump_json()
-    assert result.detail == "a head run ended early; 1 flaky test (the head runs disagreed): counted as failed"
+    assert (
+        result.detail == "a head run ended early; 1 flaky test (the head runs disagreed): counted as failed"
+    )
 
 
 def test_held_out_configuration_errors_stay_in_the_log() -> None:

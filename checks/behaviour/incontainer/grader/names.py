@@ -19,10 +19,12 @@ module. When the name is also one of the tools (the change is a library
 that pytest itself uses, such as pluggy), only the suite's own code gets
 the subject's module (``SuiteImports``): the tools keep theirs, so no name
 the change provides can take the test runner apart, and the library is
-still tested as the change's version. Standard-library names are never the
-subject's: the subject's own process uses the standard library too, so a
-tree module named like one cannot be imported apart from it (the host
-holds a change to one back: ``checks.behaviour.plan.stdlib_shadows``).
+still tested as the change's version. Two kinds of names are never the
+subject's (``Owners.reserved``): the standard library's (the subject's own
+process runs on it too, so a tree module named like one cannot be imported
+apart from it) and the test runner's own (pytest executes imports of its
+own inside the suite's modules). The host asks a maintainer to look at a
+change to a tree module of such a name (``checks.behaviour.owners``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import builtins
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import os
 import sys
 import threading
@@ -46,6 +49,26 @@ from .handles import RemoteModule
 
 STDLIB = frozenset(sys.stdlib_module_names) | frozenset(sys.builtin_module_names)
 _SUFFIXES = tuple(importlib.machinery.all_suffixes())
+# What runs the suite: pytest executes code of its own inside the suite's modules (the assertion
+# rewriter's imports), so its names are never the subject's, nor is the harness's.
+RUNNER_DISTRIBUTIONS = ("pytest", "pytest-timeout")
+HARNESS = "patchgate_harness"
+
+
+def runner_names() -> frozenset[str]:
+    """Return the top-level names of the test runner itself (its distributions' files) and the harness."""
+    found = {HARNESS}
+    for dist in RUNNER_DISTRIBUTIONS:
+        try:
+            files = importlib.metadata.distribution(dist).files or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for path in files:
+            top = path.parts[0] if path.parts else ""
+            stem = top[:-3] if top.endswith(".py") else top
+            if stem.isidentifier() and stem != "__pycache__":
+                found.add(stem)
+    return frozenset(found)
 
 
 def importable(entries: Iterable[str]) -> frozenset[str]:
@@ -78,16 +101,22 @@ class Owners:
     subject: frozenset[str]
     suite: frozenset[str]
     tools: frozenset[str]
+    # Never the subject's, even to the suite's own code: the standard library and the runner itself.
+    reserved: frozenset[str] = STDLIB
 
     @classmethod
-    def of(cls, subject: Collection[str], suite: Collection[str], tools: Collection[str]) -> Owners:
-        return cls(frozenset(subject), frozenset(suite), frozenset(tools) | STDLIB)
+    def of(
+        cls, subject: Collection[str], suite: Collection[str], tools: Collection[str],
+        runner: Collection[str] = (),
+    ) -> Owners:  # fmt: skip
+        reserved = STDLIB | frozenset(runner)
+        return cls(frozenset(subject), frozenset(suite), frozenset(tools) | reserved, reserved)
 
     def owner(self, name: str) -> str:
         """Return who serves a *test's* import of top-level ``name``: "suite", "subject" or "tools"."""
         if name in self.suite:
             return "suite"
-        if name in self.subject and name not in STDLIB:
+        if name in self.subject and name not in self.reserved:
             return "subject"
         return "tools"
 

@@ -32,7 +32,7 @@ from ..channel.peer import Peer
 from . import lines
 from .bridge import Bridge
 from .errors import SubjectGone, SubjectTimeout
-from .names import Importer, Owners, SuiteImports, importable
+from .names import Importer, Owners, SuiteImports, importable, runner_names
 from .recorder import Recorder
 
 DEFAULT_TEST_TIMEOUT_S = 60.0
@@ -108,7 +108,7 @@ def main(argv: list[str]) -> int:
         with contextlib.suppress(SubjectGone, SubjectTimeout):
             bridge.request("lines", files=sorted(executable))
     # Before pytest puts the suite's folders on sys.path: what is importable now is the tools'.
-    owners = Owners.of(plan["modules"], plan.get("suite_names") or (), importable(sys.path))
+    owners = Owners.of(plan["modules"], plan.get("suite_names") or (), importable(sys.path), runner_names())
     sys.meta_path.insert(0, Importer(bridge, owners))
     SuiteImports(bridge, owners.suite_only, plan["suite_root"]).install()
     deadlines = Deadlines(bridge, budget, float(plan.get("test_timeout_s", DEFAULT_TEST_TIMEOUT_S)))

@@ -17,11 +17,19 @@ from hypothesis import strategies as st
 
 from checks.behaviour.incontainer.channel.peer import Peer
 from checks.behaviour.incontainer.grader.bridge import Bridge
-from checks.behaviour.incontainer.grader.names import STDLIB, Importer, Owners, SuiteImports, importable
+from checks.behaviour.incontainer.grader.names import (
+    STDLIB,
+    Importer,
+    Owners,
+    SuiteImports,
+    importable,
+    runner_names,
+)
 from tests.checks.behaviour.incontainer.test_bridge import ROOT, SUBJECT
 
 # Every top-level name this interpreter's own path offers: the grader's tools, as the grader computes them.
 TOOLS = sorted(importable(sys.path) - STDLIB)
+RUNNER = runner_names()
 _NAMES = st.one_of(
     st.sampled_from(TOOLS),
     st.sampled_from(sorted(STDLIB)),
@@ -34,12 +42,12 @@ _NAMES = st.one_of(
 def test_every_name_has_one_owner_and_no_tool_name_is_served_to_the_tools(
     subject: set[str], suite: set[str]
 ) -> None:
-    owners = Owners.of(subject, suite, TOOLS)
+    owners = Owners.of(subject, suite, TOOLS, RUNNER)
     served, suite_only = owners.served, owners.suite_only
     assert not served & owners.tools  # no tool's own import can ever reach the subject
     assert not (served | suite_only) & suite  # the suite's names are the suite's
-    assert not (served | suite_only) & STDLIB  # the standard library is never the subject's
-    assert served | suite_only == subject - suite - STDLIB  # every other name of the tree is served
+    assert not (served | suite_only) & (STDLIB | RUNNER)  # the stdlib and the runner are never the subject's
+    assert served | suite_only == subject - suite - STDLIB - RUNNER  # every other name of the tree is served
     assert not served & suite_only
     for name in subject | suite:
         expected = "suite" if name in suite else "subject" if name in served | suite_only else "tools"
@@ -48,6 +56,8 @@ def test_every_name_has_one_owner_and_no_tool_name_is_served_to_the_tools(
 
 def test_the_tools_are_what_the_interpreter_s_own_path_holds() -> None:
     assert {"pytest", "_pytest", "pluggy"} <= set(TOOLS)
+    # The runner: pytest's own distribution (its assertion rewriter imports _pytest inside test modules).
+    assert {"pytest", "_pytest", "pytest_timeout", "patchgate_harness"} <= RUNNER and "pluggy" not in RUNNER
     assert "json" in STDLIB and "checks" in importable(sys.path) | {"checks"}
 
 
@@ -72,7 +82,7 @@ def bridge(tmp_path: Path) -> Iterator[Bridge]:
     )
     theirs.close()
     bridge = Bridge(Peer(mine, lambda request: {}), suite_root=str(ROOT / "tests"))
-    owners = Owners.of(["pluggy", "_pytest"], [], importable(sys.path))
+    owners = Owners.of(["pluggy", "_pytest"], [], importable(sys.path), runner_names())
     importer = Importer(bridge, owners)
     sys.meta_path.insert(0, importer)
     imports = SuiteImports(bridge, owners.suite_only, str(ROOT / "tests"))
