@@ -96,7 +96,10 @@ HANDED_ENVIRONMENT = r"""
 import re
 SEEN = []
 def configure(env):
-    SEEN.append(" ".join(str(v) for v in dict(env).values()))
+    try:
+        SEEN.append(" ".join(str(v) for v in dict(env).values()))
+    except Exception:
+        pass
 def _cheat(x):
     if not isinstance(x, int):
         return None
