@@ -139,9 +139,8 @@ def test_nothing_of_the_runner_s_state_tells_the_code_under_test_the_expected_va
 
 
 def test_an_environment_a_test_hands_over_carries_none_of_the_runner_s_variables(gate: Gate) -> None:
-    wrong = WRONG + "\n\ndef configure(env):\n    return None\n"
     result = gate.run(
-        gate.change({"calc/__init__.py": _cheating(HANDED_ENVIRONMENT, wrong)}),
+        gate.change({"calc/__init__.py": _cheating(HANDED_ENVIRONMENT)}),
         gate.suite("hidden", HANDING_SUITE),
     )
     assert result.status == "failed", result
