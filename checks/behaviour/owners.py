@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from checks.behaviour.incontainer.grader.names import runner_names
 from checks.behaviour.result import Note
 from checks.testfiles import is_test_path
+from checks.toolnames import STDLIB, top_level
 from checks.workspace import ChangedFile
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-STDLIB = frozenset(sys.stdlib_module_names)
 
 
 def module_names(*trees: Path) -> list[str]:
@@ -49,16 +48,6 @@ def module_names(*trees: Path) -> list[str]:
                 if importable and _IDENTIFIER.match(name):
                     names.add(name)
     return sorted(names)
-
-
-def top_level(path: str) -> str | None:
-    """Return the top-level module name a tree path belongs to (``src/`` layouts too), if importable."""
-    parts = PurePosixPath(path).parts
-    if len(parts) > 1 and parts[0] == "src":
-        parts = parts[1:]
-    first = parts[0] if parts else ""
-    name = first[:-3] if len(parts) == 1 and first.endswith(".py") else first
-    return name if _IDENTIFIER.match(name) and (len(parts) > 1 or first.endswith(".py")) else None
 
 
 def unservable_changes(changed: Iterable[ChangedFile]) -> list[str]:

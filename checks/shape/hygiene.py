@@ -24,6 +24,7 @@ from checks.shape.suppressions import new_suppressions
 from checks.shape.testrules import check_tests
 from checks.testfiles import is_test_module
 from checks.testinfra import InfraChange, infra_changes, tree_entries
+from checks.toolnames import STDLIB, tool_names, top_level
 from checks.workspace import Workspace
 
 # Reading the whole head tree for base-class names stops here (a 10,000-file repository).
@@ -81,8 +82,36 @@ def examine(ws: Workspace) -> Examination:
             # module_facts already walked this file, so this takes a deeper tree than any seen yet.
             exam.notices.append(f"hygiene: {side.head_path} is nested too deeply to examine")
     _stubs(ws, sides, exam)
+    _tool_named(ws, exam)
     exam.findings.sort(key=lambda f: (f.path, f.start_line, f.rule))
     return exam
+
+
+def _tool_named(ws: Workspace, exam: Examination) -> None:
+    """Flag a new top-level module named like one of the grader's own (a tool, the standard library)."""
+    reported: set[str] = set()
+    for f in ws.changed:
+        name = top_level(f.path)
+        if f.status != "added" or not f.path.endswith(".py") or is_test_module(f.path) or name in reported:
+            continue
+        if name is None or name not in STDLIB | tool_names() or _provides(ws.base_dir, name):
+            continue
+        reported.add(name)
+        whose = "the standard library's" if name in STDLIB else "a tool of the test runner's"
+        exam.add(
+            "grader-probing",
+            f.path,
+            (1, 1),
+            (
+                f"a new top-level module `{name}`, named like {whose}: patchgate's tests import the "
+                "grader's own, never this one, and the repository's own test run may import either"
+            ),
+            "warning",
+        )
+
+
+def _provides(root: Path, name: str) -> bool:
+    return any((base / name).exists() or (base / f"{name}.py").exists() for base in (root, root / "src"))
 
 
 def _infra(ws: Workspace, exam: Examination) -> None:

@@ -29,7 +29,7 @@ REASONS = {
     "modules": "reaches other modules' globals, the test runner's included",
     "detect": "detects the test runner: code that behaves differently under test games it",
     "path": "reads the grader's files",
-    "env": "reads the test runner's environment",
+    "env": "reads the test runner's environment (its own variables name the running test and its parameters)",
     "dynamic": "runs code the diff does not show",
     "native": "native code can patch the interpreter and read any memory",
     "process": "can end or outlive the test run on its own terms",
@@ -192,6 +192,9 @@ class _Scan:
             if prefix == "sys.modules":
                 use = _module_table(node, parts[n:], parents)
                 return [] if use is None else [("modules", use)]
+            if prefix in ("os.environ", "os.environb"):
+                use = _environment_walk(prefix, node, parts[n:], parents)
+                return [] if use is None else [("env", use)]
         return []
 
     def _call(self, call: ast.Call) -> list[tuple[str, str]]:
@@ -324,6 +327,38 @@ def _module_table(chain: ast.AST, rest: list[str], parents: dict[ast.AST, ast.AS
         return None
     # Iterated, copied, passed on or bound to a name: the whole table is in hand.
     return "`sys.modules` walked"
+
+
+_WALKS = frozenset({"values", "items", "keys", "copy", "__iter__", "__repr__", "__str__"})
+_READS_ALL = frozenset(
+    {"dict", "list", "tuple", "set", "sorted", "str", "repr", "iter", "vars", "dumps", "pformat"}
+)
+
+
+def _environment_walk(
+    name: str, chain: ast.AST, rest: list[str], parents: dict[ast.AST, ast.AST]
+) -> str | None:
+    """Say when code reads every variable of the environment rather than one it names.
+
+    The test runner keeps its own variables there (pytest names the running
+    test and its parameters in one): reading them all finds it without
+    naming it. One variable by name, or the environment handed to a child
+    process (``env=os.environ``), is everyday code.
+    """
+    parent = parents.get(chain)
+    if rest:
+        return f"`{name}` walked" if rest[0] in _WALKS else None
+    if isinstance(parent, ast.For | ast.comprehension) and parent.iter is chain:
+        return f"`{name}` walked"
+    if isinstance(parent, ast.Starred | ast.keyword) and getattr(parent, "arg", None) is None:
+        return f"`{name}` walked"  # `*os.environ`, `**os.environ`
+    if isinstance(parent, ast.Call) and chain in parent.args:
+        func = parent.func
+        called = (
+            func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        )
+        return f"`{name}` walked" if called in _READS_ALL else None
+    return None
 
 
 def _suspect_module(key: ast.AST) -> bool:

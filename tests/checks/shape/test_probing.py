@@ -128,6 +128,24 @@ PROBES: list[tuple[str, str, list[str]]] = [
         ["`import marshal` (code)"],
     ),
     ("ctypes from-import", "from ctypes import pythonapi\n", ["`import ctypes` (native)"]),
+    # --- the environment read whole: the runner's variables are found without being named
+    (
+        "environment values",
+        "import os\nseen = ' '.join(os.environ.values())\n",
+        ["`os.environ` walked (env)"],
+    ),
+    (
+        "environment items",
+        "from os import environ\nfor k, v in environ.items():\n    pass\n",
+        ["`os.environ` walked (env)"],
+    ),
+    ("environment iterated", "import os\nnames = [k for k in os.environ]\n", ["`os.environ` walked (env)"]),
+    (
+        "environment copied",
+        "import os as o\nenv = dict(o.environ)\nraw = o.environb.copy()\n",
+        ["`os.environ` walked (env)", "`os.environb` walked (env)"],
+    ),
+    ("environment unpacked", "import os\nf(**os.environ)\n", ["`os.environ` walked (env)"]),
     # --- process tricks
     ("fork at import time", "import os\npid = os.fork()\n", ["`os.fork` at import time (process)"]),
     (
@@ -163,6 +181,11 @@ CLEAN: list[tuple[str, str]] = [
     ("an unrelated attribute", "x = obj.f_backwards\ny = frame_count\n"),
     ("an unimported name", "signal.signal(1, 2)\nsys._getframe()\n"),
     ("ordinary paths and variables", "p = '/tmp/cache'\nq = '/suites'\nv = os.environ['HOME']\n"),
+    (
+        "one variable by name, and the environment handed to a child",
+        "import os, subprocess\nh = os.environ.get('HOME')\nos.environ['X'] = '1'\n"
+        "subprocess.run(['ls'], env=os.environ)\nok = 'CI' in os.environ\n",
+    ),
 ]
 
 
@@ -247,6 +270,25 @@ GATE_CASES: list[tuple[str, Files, Files, Found]] = [
         "tests may introspect",
         {"tests/test_m.py": "def test_a():\n    pass\n"},
         {"tests/test_m.py": "import sys\n\n\ndef test_a():\n    assert sys._getframe()\n"},
+        [],
+    ),
+    # --- a new top-level module named like one of the grader's tools or the standard library's
+    (
+        "a module named like a dependency of the test runner",
+        {"src/m.py": "X = 1\n"},
+        {"src/m.py": "X = 1\n", "pluggy/__init__.py": "X = 1\n", "pluggy/hooks.py": "Y = 2\n"},
+        [("grader-probing", "pluggy/__init__.py", 1)],
+    ),
+    (
+        "a module named like the standard library's, under src/",
+        {"src/m.py": "X = 1\n"},
+        {"src/m.py": "X = 1\n", "src/statistics.py": "def mean(v):\n    return sum(v) / len(v)\n"},
+        [("grader-probing", "src/statistics.py", 1)],
+    ),
+    (
+        "the repository already had that name",
+        {"pluggy/__init__.py": "X = 1\n"},
+        {"pluggy/__init__.py": "X = 1\n", "pluggy/extra.py": "Y = 2\n"},
         [],
     ),
 ]
