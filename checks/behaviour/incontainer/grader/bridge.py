@@ -23,6 +23,7 @@ from ..channel import codec
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import ENVIRON, caps
 from . import ambient, handles, mirrors
+from .aliases import Aliases
 from .errors import SubjectGone
 from .handed import NEVER_HANDED, Handed, Sealed
 from .handles import Remote, RemoteModule, is_handle, remote_class
@@ -43,7 +44,7 @@ class Bridge:
         self.peer = peer
         self.broken = broken
         self.handles: weakref.WeakValueDictionary[int, Remote] = weakref.WeakValueDictionary()
-        self.handed = Handed()
+        self.handed = Handed(Aliases(suite_root.rstrip("/") + "/" if suite_root else ""))
         self.modules: dict[int, RemoteModule] = {}
         self.mirrors = mirrors.Mirrors(self.decode, self.handed)
         self.released: list[list[int]] = []
@@ -83,7 +84,8 @@ class Bridge:
         ambient.deliver(answer, self.decode, self._warned)
         if "raise" in answer:
             raise self.mirrors.exception(answer["raise"])
-        return self.decode(answer.get("ok"))
+        # A suite name that went out as an alias comes back as itself (functools.wraps of a callback).
+        return self.handed.aliases.restore_in(self.decode(answer.get("ok")))
 
     # -- values ---------------------------------------------------------------------------------
 
@@ -101,7 +103,7 @@ class Bridge:
         if isinstance(value, BaseException):
             return self._my_exception(value)
         if isinstance(value, type) and issubclass(value, BaseException):
-            return mirrors.test_class(value, self.handed.keep(value), self.encode)
+            return mirrors.test_class(value, self.handed.keep(value), self.encode, self.handed.aliases)
         offered = [] if type(value) is Sealed else caps(value)
         return {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": offered}
 

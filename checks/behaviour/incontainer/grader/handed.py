@@ -33,6 +33,7 @@ from typing import Any
 
 from ..channel import codec, signatures
 from ..channel.protocol import GRADER_OPERATORS, OPERATORS
+from .aliases import Aliases
 
 NEVER_HANDED = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
 _FRAMED = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
@@ -86,7 +87,9 @@ class Sealed:
 class Handed:
     """The objects the subject holds handles to, by number; the same object keeps its number."""
 
-    def __init__(self) -> None:
+    def __init__(self, aliases: Aliases | None = None) -> None:
+        # The names of the suite's own definitions reach the subject as aliases (aliases.py).
+        self.aliases = aliases or Aliases()
         self.by_number: dict[int, object] = {}
         self._numbers: dict[int, int] = {}
         self._seals: dict[int, Sealed] = {}
@@ -131,7 +134,7 @@ class Handed:
         op = request.get("op")
         target = self.target(request.get("obj"))
         if op == "getattr":
-            name = str(request.get("name"))
+            name = self.aliases.restore(str(request.get("name")))
             if name == "__dict__" and hasattr(target, "__dict__") and not isinstance(target, type):
                 # What decorators copy (functools.update_wrapper) and caching descriptors write
                 # (boltons cachedproperty): the public attributes, and only those, as a live view.
@@ -141,7 +144,7 @@ class Handed:
                 # Private attributes, code, globals, closures, defaults or a generator's frame
                 # would open the test's frames, globals and values.
                 raise AttributeError(f"patchgate: the code under test may not read {name!r} of a test object")
-            return getattr(target, name)
+            return self.aliases.attribute(getattr(target, "__module__", None), name, getattr(target, name))
         if op in ("setattr", "delattr"):
             name = str(request.get("name"))
             if name.startswith("_"):
@@ -159,6 +162,19 @@ class Handed:
                 raise TypeError(f"patchgate: operation {name!r} is not offered on a test's object")
             args = decode(request.get("args", []))
             if name == "dir":  # its public names only
-                return [n for n in dir(target) if not n.startswith("_")]
-            return OPERATORS[name].apply(target, *args)
+                return [self.aliases.name(n) for n in dir(target) if not n.startswith("_")]
+            found = OPERATORS[name].apply(target, *args)
+            if name in ("repr", "str") and isinstance(found, str):
+                return self._aliased_text(target, found)
+            return found
         raise ValueError(f"unknown request {op!r}")
+
+    def _aliased_text(self, target: object, text: str) -> str:
+        """``repr`` of a test's function names its test (``<function test_x.<locals>.f at ...>``)."""
+        module = getattr(target, "__module__", None)
+        for name in ("__qualname__", "__module__"):
+            real = getattr(target, name, None)
+            if isinstance(real, str) and real and real in text:
+                alias = self.aliases.attribute(module, name, real)
+                text = text.replace(real, alias) if isinstance(alias, str) else text
+        return text

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..channel import codec
+from .aliases import Aliases
 from .errors import SubjectGone, SubjectTimeout
 from .handed import Handed
 
@@ -69,7 +70,7 @@ class Mirrors:
         mine = self.handed.by_number.get(gref) if type(gref) is int else None
         if isinstance(mine, BaseException):
             return mine
-        text = str(info.get("text", ""))
+        text = self.handed.aliases.restore(str(info.get("text", "")))
         if info.get("timeout"):
             return SubjectTimeout(f"Timeout: the code under test did not return in time ({text})")
         cls = self.decode(info.get("cls"))
@@ -91,10 +92,14 @@ class Mirrors:
         return exc
 
 
-def test_class(value: type[BaseException], number: int, encode: Callable[[object], Any]) -> dict[str, Any]:
+def test_class(
+    value: type[BaseException], number: int, encode: Callable[[object], Any], aliases: Aliases
+) -> dict[str, Any]:
     """Describe a test's exception class for the subject (its bases encoded: built-ins go by name)."""
     bases = [encode(b) for b in value.__bases__ if issubclass(b, BaseException)]
-    named = {"name": value.__name__, "qualname": value.__qualname__, "module": str(value.__module__)}
+    module = value.__module__
+    named = {name: aliases.attribute(module, f"__{name}__", getattr(value, f"__{name}__"))
+             for name in ("name", "qualname", "module")}  # fmt: skip
     return {codec.TYPE: "obj", "side": "g", "id": number, "kind": "exc_class", "bases": bases, **named}
 
 

@@ -106,6 +106,17 @@ def env(name):
 def env_of(mapping, name):
     return mapping.get(name)
 
+def seen_names(fn):
+    # Reversed: what the subject saw, out of reach of the grader's restoring of aliases.
+    return [fn.__qualname__[::-1], fn.__module__[::-1], repr(fn)[::-1]]
+
+def wrap(fn):
+    import functools
+    @functools.wraps(fn)
+    def wrapper(*a):
+        return fn(*a)
+    return wrapper
+
 def cwd():
     import os
     return os.getcwd()
@@ -244,6 +255,25 @@ def test_the_runner_s_variables_never_reach_the_subject(
     assert calc.env_of(os.environ, "PYTEST_CURRENT_TEST") is None
     assert calc.env_of(dict(os.environ), "PYTEST_CURRENT_TEST") is None
     assert calc.env_of(dict(os.environ), "PATCHGATE_BRIDGE_PROBE") == "on"
+
+
+def test_the_names_of_the_suite_s_own_definitions_reach_the_subject_as_aliases(bridge: Bridge) -> None:
+    import calc
+
+    def callback(x: int) -> int:
+        return x + 1
+
+    qualname, module, text = (s[::-1] for s in calc.seen_names(callback))
+    # The test's name and its module's never reach the code under test, in any form.
+    for real in ("test_the_names_of_the_suite_s_own_definitions", __name__.rsplit(".", 1)[-1]):
+        assert real not in qualname + module + text
+    assert qualname.endswith(".<locals>.callback") and module.startswith("_pgm")
+    # What the change copies from a callback comes back as the test's own.
+    wrapped = calc.wrap(callback)
+    assert (wrapped.__qualname__, wrapped.__module__, wrapped.__name__) == (
+        callback.__qualname__, callback.__module__, "callback",
+    )  # fmt: skip
+    assert wrapped(1) == 2
 
 
 def test_an_exit_at_import_fails_that_import_only(bridge: Bridge) -> None:

@@ -1,0 +1,86 @@
+"""Opaque names for the suite's own definitions, wherever one would reach the subject.
+
+A test hands the code under test its callbacks, doubles and exception
+classes, and decorators read their metadata. Their ``__module__`` names a
+test module and their ``__qualname__`` the test function they were defined
+in (``test_parse_garbage.<locals>.callback``): the test's name, a held-out
+one too. What crosses instead is an alias per distinct name (``_pgm1``,
+``_pgq1.<locals>.callback``: the structure and the object's own last name
+stay), and a name that is itself a test's (``test_*``, ``Test*``) is aliased
+too. Strings that come back from the subject carry the aliases back to the
+real names, so ``functools.wraps`` in the change still gives a test the
+metadata it expects.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+
+# The names patchgate's own pytest configuration collects as tests (checks/behaviour/plan.py).
+_TEST_NAME = re.compile(r"^(test|Test)")
+_ALIAS = re.compile(r"_pg[mqn]\d+")
+
+
+class Aliases:
+    """One run's aliases: real name -> alias and back."""
+
+    def __init__(self, suite_prefix: str = "") -> None:
+        self.prefix = suite_prefix
+        self._alias: dict[str, str] = {}
+        self._real: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def suite_module(self, name: object) -> bool:
+        """Whether ``name`` is a module of the suite (a test module, a conftest, a helper)."""
+        module = sys.modules.get(name) if isinstance(name, str) else None
+        found = getattr(module, "__file__", None) if module is not None else None
+        return bool(self.prefix) and isinstance(found, str) and found.startswith(self.prefix)
+
+    def _of(self, real: str, kind: str) -> str:
+        with self._lock:
+            found = self._alias.get(real)
+            if found is None:
+                found = f"_pg{kind}{len(self._alias) + 1}"
+                self._alias[real], self._real[found] = found, real
+            return found
+
+    def attribute(self, owner_module: object, name: str, value: object) -> object:
+        """Return what the subject may see of ``value``, the ``name`` attribute of a suite object."""
+        if not (isinstance(value, str) and self.suite_module(owner_module)):
+            return value
+        if name == "__module__":
+            return self._of(value, "m")
+        if name == "__qualname__":
+            *outer, own = value.split(".")
+            # One alias for everything above the object's own name; a local stays marked as one.
+            local = outer[-1:] == ["<locals>"]
+            head = outer[:-1] if local else outer
+            prefix = [self._of(".".join(head), "q")] if head else []
+            return ".".join([*prefix, *(["<locals>"] if local else []), self.name(own)])
+        if name == "__name__":
+            return self.name(value)
+        return value
+
+    def name(self, own: str) -> str:
+        """An object's own name: kept, unless it is a test's."""
+        return self._of(own, "n") if _TEST_NAME.match(own) else own
+
+    def restore_in(self, value: object) -> object:
+        """Return ``value`` with the real names back in every string it holds."""
+        if not self._real:
+            return value
+        if type(value) is str:
+            return self.restore(value)
+        if isinstance(value, list | tuple | set | frozenset) and type(value) in (list, tuple, set, frozenset):
+            return type(value)(self.restore_in(v) for v in value)
+        if type(value) is dict:
+            return {self.restore_in(k): self.restore_in(v) for k, v in value.items()}
+        return value
+
+    def restore(self, text: str) -> str:
+        """Put the real names back into a string that came from the subject."""
+        if not self._real or "_pg" not in text:
+            return text
+        return _ALIAS.sub(lambda m: self._real.get(m.group(0), m.group(0)), text)
