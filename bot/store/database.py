@@ -8,6 +8,7 @@ statements, so whoever changed the row won.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,16 +18,25 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.store.migrations import upgrade
 
+# A server connection used this recently is taken as it is; one idle for longer answers a ping first.
+PING_AFTER_IDLE_S = 1.0
+# Transactions the intake runs at once (bot/web/intake.py): SQLite has one writer; a server overlaps
+# one transaction's round trips with another's.
+SERVER_WRITERS = 4
 
-def make_engine(url: str) -> Engine:
+
+def make_engine(url: str, *, ping_after_idle_s: float = PING_AFTER_IDLE_S) -> Engine:
     """Create an engine; SQLite gets WAL, a busy timeout and write-locking transactions."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+        engine = create_engine(url, pool_size=SERVER_WRITERS + 5)
+        _ping_when_idle(engine, ping_after_idle_s)
+        return engine
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"timeout": 30})
@@ -56,18 +66,52 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+def _ping_when_idle(engine: Engine, idle_s: float) -> None:
+    """Ping a pooled connection at checkout when it has been idle ``idle_s``; a dead one is replaced.
+
+    ``pool_pre_ping`` pinged at every checkout: a round trip more for every transaction, a
+    webhook's among them, on a connection that had answered a moment before. A connection
+    that broke within ``idle_s`` of its last use fails its transaction instead, and the pool
+    then replaces every connection it had (SQLAlchemy invalidates the pool on a disconnect):
+    the intake records a failed delivery again on a fresh one (bot/web/intake.py).
+    """
+
+    @event.listens_for(engine, "connect")
+    def _connected(_dbapi_conn: Any, record: Any) -> None:
+        record.info["returned"] = time.monotonic()
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_conn: Any, record: Any) -> None:
+        record.info["returned"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        if time.monotonic() - record.info.get("returned", 0.0) < idle_s:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except engine.dialect.loaded_dbapi.Error as exc:
+            # The pool discards this connection and checks out another (SQLAlchemy's recipe).
+            raise DisconnectionError(f"a pooled connection idle for {idle_s}s is gone") from exc
+
+
 class Database:
     """A connection to the store's database and the transaction helpers the parts share."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, ping_after_idle_s: float = PING_AFTER_IDLE_S) -> None:
         self.url = url
-        self.engine = make_engine(url)
+        self.engine = make_engine(url, ping_after_idle_s=ping_after_idle_s)
         self._session = sessionmaker(self.engine, expire_on_commit=False)
         # SQLite has one writer at a time, and every transaction here writes (BEGIN IMMEDIATE).
         # Threads that wait in SQLite's busy handler sleep in growing steps and wake late;
         # waiting on a lock of this process hands the database over the moment it is free.
         # Other processes (the CLI's `calibrate`) still meet the busy handler.
         self._writer = threading.Lock() if self.engine.dialect.name == "sqlite" else None
+
+    @property
+    def writers(self) -> int:
+        """Return how many write transactions are worth running at once (SQLite: one)."""
+        return 1 if self._writer is not None else SERVER_WRITERS
 
     def migrate(self) -> None:
         """Bring the schema up to date (Alembic ``upgrade head``)."""

@@ -6,9 +6,11 @@ there behind the in-process workers' database calls, and on SQLite its thread
 then queued on the store's writer lock behind the other requests' threads. One
 writer that takes every delivery waiting when it is free and records them all
 in one transaction (a group commit) answers a lone delivery as fast as before,
-and a burst with one commit instead of one per delivery. A batch that fails is
-recorded again one delivery at a time, so one delivery's trouble is never
-another's: each request gets its own result or its own exception.
+and a burst with one commit instead of one per delivery. On PostgreSQL a few
+writers run at once, each owning the deliveries of some installations
+(``lane``). A batch that fails is recorded again one delivery at a time, so
+one delivery's trouble is never another's: each request gets its own result
+or its own exception.
 """
 
 from __future__ import annotations
@@ -42,17 +44,27 @@ Outcome = Recorded | BaseException
 
 
 def record_all(record: RecordFn, batch: Sequence[Incoming]) -> list[Outcome]:
-    """Record ``batch`` in one call of ``record``; if that fails, each delivery alone."""
+    """Record ``batch`` in one call of ``record``; if that fails, each delivery alone, once more."""
     try:
-        done: list[Outcome] = list(record(batch))
+        return _checked(record(batch), batch)
+    except Exception:
+        # One delivery's trouble (or a connection that broke: the store replaces it) must not
+        # be the others': each gets a transaction of its own, and its own exception.
+        log.warning("recording %d deliveries failed; recording each alone", len(batch), exc_info=True)
+    return [_alone(record, one) for one in batch]
+
+
+def _alone(record: RecordFn, one: Incoming) -> Outcome:
+    try:
+        return _checked(record([one]), [one])[0]
     except Exception as exc:
-        if len(batch) == 1:
-            return [exc]
-        log.warning("recording %d deliveries at once failed; recording them one by one", len(batch))
-        return [record_all(record, [one])[0] for one in batch]
+        return exc
+
+
+def _checked(done: list[Recorded], batch: Sequence[Incoming]) -> list[Outcome]:
     if len(done) != len(batch):  # a broken store must not leave a request waiting forever
-        return [RuntimeError(f"the store answered {len(done)} of {len(batch)} deliveries")] * len(batch)
-    return done
+        raise RuntimeError(f"the store answered {len(done)} of {len(batch)} deliveries")
+    return list(done)
 
 
 def _settle(pairs: list[tuple[asyncio.Future[Recorded], Outcome]]) -> None:
@@ -65,50 +77,76 @@ def _settle(pairs: list[tuple[asyncio.Future[Recorded], Outcome]]) -> None:
             future.set_result(outcome)
 
 
-class Intake:
-    """Records deliveries for the event loop on a thread of its own; ``record`` waits for the commit."""
+def lane(installation_id: int | None, writers: int, turn: int) -> int:
+    """Return the writer a delivery goes to: one per installation, any one (``turn``) without.
 
-    def __init__(self, record: RecordFn, *, max_batch: int = MAX_BATCH) -> None:
+    What a delivery writes beyond its own row (the installation's row, its repositories,
+    the flags on its PRs' jobs) belongs to its installation. Two writers updating the same
+    rows in different orders deadlocked on PostgreSQL, and its deadlock check waits a second
+    first (``deadlock_timeout``); one writer per installation keeps those rows to one writer,
+    which also records an installation's deliveries in the order they came.
+    """
+    if not isinstance(installation_id, int):  # none, or not what GitHub sends: no rows of its own
+        return turn % writers
+    return installation_id % writers
+
+
+class Intake:
+    """Records deliveries for the event loop on threads of its own; ``record`` waits for the commit.
+
+    ``writers`` threads each record batches from a queue of their own (``lane``): one for
+    SQLite (it has one writer at a time anyway), more for a server, where one transaction's
+    round trips overlap another's.
+    """
+
+    def __init__(self, record: RecordFn, *, writers: int = 1, max_batch: int = MAX_BATCH) -> None:
         self._record = record
         self._max_batch = max_batch
-        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="patchgate-intake", daemon=True)
-        self.batches = 0  # transactions tried, for the tests and the bench
+        self._queues: list[queue.SimpleQueue[_Pending | None]] = [queue.SimpleQueue() for _ in range(writers)]
+        self._threads = [
+            threading.Thread(target=self._run, args=(q,), name=f"patchgate-intake-{n}", daemon=True)
+            for n, q in enumerate(self._queues)
+        ]
+        self._turn = 0
 
     def start(self) -> None:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
 
     def stop(self, timeout: float = 30.0) -> None:
-        """Record what is waiting, then end the thread."""
-        self._queue.put(None)
-        self._thread.join(timeout)
+        """Record what is waiting, then end the threads."""
+        for waiting in self._queues:
+            waiting.put(None)
+        for thread in self._threads:
+            thread.join(timeout)
 
     async def record(self, incoming: Incoming) -> Recorded:
         """Record one delivery; return once it is committed (or raise what recording it raised)."""
-        if not self._thread.is_alive():
+        n = lane(incoming.installation_id, len(self._queues), self._turn)
+        if not self._threads[n].is_alive():
             raise RuntimeError("the intake writer is not running")
+        self._turn += 1
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Recorded] = loop.create_future()
-        self._queue.put(_Pending(incoming, loop, future))
+        self._queues[n].put(_Pending(incoming, loop, future))
         return await future
 
-    def _run(self) -> None:
+    def _run(self, waiting: queue.SimpleQueue[_Pending | None]) -> None:
         stopping = False
         while not stopping:
-            first = self._queue.get()
+            first = waiting.get()
             if first is None:
                 return
             batch = [first]
             while len(batch) < self._max_batch:
                 try:
-                    more = self._queue.get_nowait()
+                    more = waiting.get_nowait()
                 except queue.Empty:
                     break
                 if more is None:
                     stopping = True
                     break
                 batch.append(more)
-            self.batches += 1
             try:
                 outcomes = record_all(self._record, [p.incoming for p in batch])
             except BaseException as exc:  # never leave a request waiting, whatever broke

@@ -323,3 +323,44 @@ def test_concurrent_claims_never_exceed_the_repository_limit(store: Store) -> No
     for t in threads:
         t.join()
     assert len(won) == 2
+
+
+def _kill_backends(store: Store) -> None:
+    """Terminate every server connection the store's pool holds, as a PostgreSQL restart would."""
+    import psycopg
+
+    url = store.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
+@pytest.mark.postgres
+def test_an_idle_connection_that_died_is_replaced_before_use(postgres_url: str) -> None:
+    store = Store(postgres_url, ping_after_idle_s=0.0)  # every checkout counts as idle: pinged
+    try:
+        store.migrate()
+        store.ping()
+        _kill_backends(store)
+        # The ping finds the pooled connection dead; the pool hands out a fresh one instead.
+        assert store.record_delivery("p1", "ping", "", [Ignore("ping")]).outcome == "ignored"
+    finally:
+        store.close()
+
+
+@pytest.mark.postgres
+def test_a_connection_that_died_right_after_use_fails_once_then_the_pool_is_fresh(postgres_url: str) -> None:
+    store = Store(postgres_url, ping_after_idle_s=3600.0)  # never pinged: a round trip saved
+    try:
+        store.migrate()
+        store.ping()
+        _kill_backends(store)
+        with pytest.raises(Exception, match=r"(?i)terminat|closed|connection"):
+            store.record_delivery("p1", "ping", "", [Ignore("ping")])
+        # SQLAlchemy replaced the pool's connections on that disconnect: the retry goes through
+        # (the intake retries a failed delivery alone, bot/web/intake.py).
+        assert store.record_delivery("p1", "ping", "", [Ignore("ping")]).outcome == "ignored"
+    finally:
+        store.close()

@@ -11,7 +11,7 @@ import pytest
 
 from bot.github.events import GateRequest, Ignore
 from bot.store import Incoming, Recorded, Store
-from bot.web.intake import Intake, record_all
+from bot.web.intake import Intake, lane, record_all
 
 
 def incoming(name: str) -> Incoming:
@@ -44,7 +44,8 @@ class FakeStore:
         (["a", "b", "c"], [["a", "b", "c"]], ["a", "b", "c"]),
         # the batch fails: each alone, and only the bad one fails
         (["a", "bad", "c"], [["a", "bad", "c"], ["a"], ["bad"], ["c"]], ["a", ValueError, "c"]),
-        (["bad"], [["bad"]], [ValueError]),
+        # a lone delivery is tried once more (a broken connection has been replaced by then)
+        (["bad"], [["bad"], ["bad"]], [ValueError]),
         (["bad1", "bad2"], [["bad1", "bad2"], ["bad1"], ["bad2"]], [ValueError, ValueError]),
     ],
 )
@@ -56,6 +57,47 @@ def test_record_all_gives_each_delivery_its_own_outcome(
     assert fake.calls == calls
     shown = [type(o) if isinstance(o, BaseException) else o.notes[0] for o in got]
     assert shown == answers
+
+
+@pytest.mark.parametrize(
+    ("installation", "writers", "turn", "expected"),
+    [
+        (None, 1, 5, 0),
+        (7, 1, 5, 0),
+        (7, 4, 0, 3),
+        (7, 4, 9, 3),  # an installation always has the same writer, whatever the turn
+        (8, 4, 1, 0),
+        (None, 4, 0, 0),  # without one, the writers take turns
+        (None, 4, 6, 2),
+        ("7", 4, 1, 1),  # not an id GitHub sends: no rows of its own either
+    ],
+)
+def test_each_installation_has_one_writer(
+    installation: object, writers: int, turn: int, expected: int
+) -> None:
+    assert lane(installation, writers, turn) == expected  # type: ignore[arg-type]
+
+
+def test_an_installations_deliveries_are_recorded_by_one_writer_in_order() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def record(batch: Sequence[Incoming]) -> list[Recorded]:
+        seen.extend((threading.current_thread().name, one.delivery_id) for one in batch)
+        return [Recorded(False, (), (one.delivery_id,), "ignored") for one in batch]
+
+    intake = Intake(record, writers=3)
+    intake.start()
+    names = [f"d{i}" for i in range(20)]
+
+    async def scenario() -> None:
+        await asyncio.gather(*(intake.record(Incoming(n, "ping", "", [], installation_id=5)) for n in names))
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        intake.stop()
+    assert len({thread for thread, _ in seen}) == 1
+    assert [name for _, name in seen] == names
 
 
 def test_a_store_answering_the_wrong_count_fails_every_delivery_of_the_batch() -> None:
@@ -85,6 +127,30 @@ def test_deliveries_waiting_while_the_writer_is_busy_share_one_transaction() -> 
     assert fake.calls[1] == ["a", "bad", "c"]  # one transaction for the three that waited
     assert [o.notes for o in (first, a, c) if isinstance(o, Recorded)] == [("first",), ("a",), ("c",)]
     assert isinstance(bad, ValueError)
+
+
+def test_several_writers_run_transactions_at_once() -> None:
+    # Both transactions must be open together to pass the barrier: one writer alone would break it.
+    barrier = threading.Barrier(2, timeout=30)
+    entered = threading.Event()
+
+    def record(batch: Sequence[Incoming]) -> list[Recorded]:
+        entered.set()
+        barrier.wait()
+        return [Recorded(False, (), (one.delivery_id,), "ignored") for one in batch]
+
+    intake = Intake(record, writers=2)
+    intake.start()
+
+    async def scenario() -> list[Recorded]:
+        first = asyncio.ensure_future(intake.record(incoming("a")))
+        await asyncio.to_thread(entered.wait)  # one writer holds "a"; "b" can only reach the other
+        return list(await asyncio.gather(first, intake.record(incoming("b"))))
+
+    try:
+        assert [r.notes for r in asyncio.run(scenario())] == [("a",), ("b",)]
+    finally:
+        intake.stop()
 
 
 def test_a_request_that_went_away_does_not_stop_the_writer() -> None:
