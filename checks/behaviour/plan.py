@@ -3,13 +3,13 @@
 Every run has two trust domains (see ``sandbox.grader``)::
 
     /work/repo     the tree (base, or head with its test infrastructure restored): the subject's,
-                   uid 10001, where the change's code is imported and run (``subject.py``)
+                   uid 10001, where the change's code is imported and run (``subject/main.py``)
     /grader        the grader's, uid 10003, mode 0700: this suite, the plan, the report
     /patchgate     our harness package and pytest.ini, read-only and public
 
-The grader runs the hidden tests (``pytest_grader.py``, the repository's
+The grader runs the hidden tests (``grader/pytest_runner.py``, the repository's
 modules imported as proxies) or hands cases to the subject one call at a
-time (``cases_grader.py``). The subject never sees a test file, an
+time (``grader/cases_runner.py``). The subject never sees a test file, an
 expected value, a case id or the report. pytest runs with patchgate's
 configuration only: ``-c /patchgate/pytest.ini`` (the repository's
 pytest.ini, tox.ini, setup.cfg and pyproject.toml are never read),
