@@ -7,6 +7,7 @@ never a `failure`.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 
@@ -21,14 +22,18 @@ class Decision:
     reasons: tuple[str, ...]
 
 
-def _pct(rate: float) -> str:
-    return f"{rate * 100:.0f}%"
+def percent(rate: float) -> str:
+    """Return ``rate`` as a percentage that never rounds up: 100% only when all passed (515/516: 99.8%)."""
+    if rate >= 1.0:
+        return "100%"
+    tenths = math.floor(rate * 1000 + 1e-9) / 10
+    return f"{tenths:.0f}%" if tenths == int(tenths) else f"{tenths:.1f}%"
 
 
 def suite_numbers(suite: SuiteResult) -> str:
     """Return e.g. ``hidden 43/50 (86%)`` for one suite."""
     label = "held-out" if suite.kind == "held_out" else "hidden"
-    return f"{label} {suite.passed}/{suite.total} ({_pct(suite.pass_rate)})"
+    return f"{label} {suite.passed}/{suite.total} ({percent(suite.pass_rate)})"
 
 
 def _shape_failure_reasons(shape: ShapeResult) -> list[str]:
@@ -48,7 +53,7 @@ def _behaviour_failure_reasons(behaviour: BehaviourResult, policy: Policy) -> li
     for suite in behaviour.suites:
         floor = policy.behaviour.min_pass_rate(suite.kind)
         if suite.pass_rate < floor or suite.status == "failed":
-            reasons.append(f"behaviour: {suite_numbers(suite)}, needs {_pct(floor)}")
+            reasons.append(f"behaviour: {suite_numbers(suite)}, needs {percent(floor)}")
     if behaviour.regressions > policy.behaviour.max_regressions:
         reasons.append(f"behaviour: {behaviour.regressions} regression(s) (pass on base, fail on head)")
     return reasons or [f"behaviour: failed{': ' + behaviour.detail if behaviour.detail else ''}"]
@@ -90,6 +95,11 @@ def decide(
         maintainer.append("behaviour: hidden and held-out pass rates differ (overfitting signal)")
     if behaviour.untested and behaviour.status == "passed":
         maintainer += [f"behaviour: {why}" for why in behaviour.untested]
+    strength = behaviour.strength
+    if behaviour.status == "passed" and strength.changed_lines and strength.hidden_covered == 0:
+        # Whatever the floors say: a pass that never ran the change is no evidence about it.
+        lines = strength.changed_lines
+        maintainer.append(f"behaviour: no suite ran the change's code (0 of {lines} changed lines)")
     if behaviour.strength.too_weak and behaviour.status == "passed":
         # Not proven wrong, but the suite is not proven able to tell either: a maintainer decides.
         why = "; ".join(behaviour.strength.too_weak)

@@ -78,6 +78,8 @@ class SuiteResult(_Model):
     # Tests whose head runs disagreed: counted as failed, except those flaky on base too (left out).
     flaky: int = 0
     flaky_on_base: int = 0
+    # Skipped or xfailed on base and head alike: left out of the counts (the expectation is base's).
+    skipped_on_base: int = 0
     pass_rate: float = 0.0
     # Resource figures are a channel the code under test controls: held-out suites never show them.
     wall_s: float | None = None

@@ -7,7 +7,10 @@ again, shows the same instability - then it is excluded from every count.
 Either way it is listed. The change can never turn a failure into an
 exclusion: a flaky head test never raises a pass rate.
 Only ``passed`` is a pass: skipped, xfailed, timed out, errored, uncollected
-and missing tests all count against the change.
+and missing tests all count against the change - except that expectations
+come from base: a test base skips or xfails, and every head run skips or
+xfails too, is left out of the counts ("skipped on base"). A test that
+passes on base and is skipped on head stays a regression.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Literal
 OutcomeKind = Literal["passed", "failed", "error", "skipped", "xfailed", "timeout", "missing"]
 # Which count a non-passing outcome lands in: `errors` is "never got to assert anything".
 _ERROR_KINDS: frozenset[OutcomeKind] = frozenset({"error", "missing"})
+# What a test does when its own code decides not to run it (a skip marker, an optional dependency).
+_NOT_RUN: frozenset[OutcomeKind] = frozenset({"skipped", "xfailed"})
 _RANK: dict[OutcomeKind, int] = {
     "passed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "timeout": 3, "error": 4, "missing": 5,
 }  # fmt: skip
@@ -52,15 +57,20 @@ def expected_ids(
     exact: Collection[str],
     base_ids: Collection[str],
     head_ids: Sequence[Collection[str]],
+    base_broken: Collection[str] | None = None,
 ) -> tuple[str, ...]:
     """Return the ids a suite must report, from trusted sources only.
 
-    ``functions`` are the test functions found statically in the suite's
-    files (``file::Class::test``); each stands for the ids collected under it
-    on base (``file::test[param]``), else for those any head run collected
-    under it (a new module that cannot import on base), else for itself.
     ``exact`` ids (declarative cases) and every id base collected are
-    expected as they are. An id only head reports, under no known test
+    expected as they are. ``functions`` are the test functions found
+    statically in the suite's files (``file::Class::test``): they fill in
+    only for a module base could not collect (``base_broken``: it failed to
+    import, or skipped itself - a new feature's module), standing for the
+    ids any head run collected under them, else for themselves. Where base
+    collected a module, base's collection is the truth (a conftest's
+    ``collect_ignore`` or deselection, a parametrization that yields
+    nothing). ``base_broken`` None: base's collection is unknown, every
+    static function counts. An id only head reports, under no known test
     function, is not expected: a change cannot add tests to the suite.
     """
     out: set[str] = set(exact) | set(base_ids)
@@ -68,9 +78,16 @@ def expected_ids(
         under_base = _under(fn, base_ids)
         if under_base:
             continue
+        if base_broken is not None and not _within(fn.partition("::")[0], base_broken):
+            continue
         under_head = set().union(*(_under(fn, ids) for ids in head_ids)) if head_ids else set()
         out |= under_head or {fn}
     return tuple(sorted(out))
+
+
+def _within(module: str, broken: Collection[str]) -> bool:
+    """Whether ``module`` is, or lies in a folder that is, one of the collectors that failed (``""``: all)."""
+    return any(b in ("", ".") or module == b or module.startswith(b.rstrip("/") + "/") for b in broken)
 
 
 def _under(function: str, ids: Iterable[str]) -> set[str]:
@@ -97,6 +114,8 @@ class SuiteGrade:
     errors: int = 0
     flaky: tuple[str, ...] = ()
     excused: tuple[str, ...] = ()
+    # Skipped or xfailed on base (trusted) and on every head run: the expectation comes from base.
+    skipped_on_base: tuple[str, ...] = ()
     failures: tuple[tuple[str, TestOutcome], ...] = ()
     timed_out: tuple[str, ...] = ()
     regressions: tuple[str, ...] = ()
@@ -131,6 +150,7 @@ def grade_suite(
     passed = failed = errors = f2p = f2p_total = p2p = 0
     flaky: list[str] = []
     excused: list[str] = []
+    skipped: list[str] = []
     failures: list[tuple[str, TestOutcome]] = []
     timed_out: list[str] = []
     regressions: list[str] = []
@@ -138,6 +158,9 @@ def grade_suite(
         runs = [h.get(test_id, MISSING) for h in heads]
         if any(r.timed_out or r.kind == "timeout" for r in runs):
             timed_out.append(test_id)
+        if base[test_id].kind in _NOT_RUN and all(r.kind in _NOT_RUN for r in runs):
+            skipped.append(test_id)
+            continue
         if len({r.passed for r in runs}) > 1:
             flaky.append(test_id)
             if test_id in unstable_on_base:
@@ -169,6 +192,7 @@ def grade_suite(
         errors=errors,
         flaky=tuple(flaky),
         excused=tuple(excused),
+        skipped_on_base=tuple(skipped),
         failures=tuple(failures),
         timed_out=tuple(timed_out),
         regressions=tuple(regressions),

@@ -251,6 +251,7 @@ def grade_runs(
         suite.case_ids,
         _reported(base, "pytest"),
         [_reported([x for x in heads if x[0].label == label], "pytest") for label in labels],
+        _base_broken(base),
     )
     case_ids = set(suite.case_ids)
     base_maps = []
@@ -288,6 +289,14 @@ def grade_runs(
         covered=covered,
         head_wall_s=wall,
     )
+
+
+def _base_broken(base: Sequence[tuple[RunPlan, RunResult, RunLog]]) -> frozenset[str] | None:
+    """The collectors (modules, folders) base's pytest runs could not collect; None when base is not read."""
+    logs = [lg for p, _, lg in base if p.part == "pytest"]
+    if not logs or any(lg.problems or not lg.collection_done for lg in logs):
+        return None
+    return frozenset(p.path for lg in logs for p in lg.collect_problems)
 
 
 def _reported(runs: Sequence[tuple[RunPlan, RunResult, RunLog]], part: str) -> frozenset[str]:

@@ -79,6 +79,12 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         notes.append(f"{n} test{'s' if n != 1 else ''} flaky on base too: left out of the counts")
     if grade.total == 0 and grade.excused:
         notes.append("every test was flaky on base too: nothing left to score")
+    if grade.skipped_on_base:
+        n = len(grade.skipped_on_base)
+        notes.append(
+            f"{n} test{'s' if n != 1 else ''} skipped on base (skipped or xfailed there and on head): "
+            "not counted"
+        )
     reached = grade.total > 0 and grade.pass_rate >= policy.min_pass_rate(kind)
     status: LayerStatus = "passed" if reached else "failed"
     result = SuiteResult(
@@ -91,6 +97,7 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         total=grade.total,
         flaky=len(grade.flaky),
         flaky_on_base=len(grade.excused),
+        skipped_on_base=len(grade.skipped_on_base),
         pass_rate=round(grade.pass_rate, 4),
         # A held-out run's time and memory would carry what the code under test chose to encode.
         wall_s=None if private else round(outcome.wall_s, 3),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from checks.decide import percent
 from checks.render.numbers import (
     CONCLUSION_ICON,
     QUALITY_LABEL,
@@ -138,7 +139,7 @@ def _behaviour_sections(report: Report) -> list[str]:
             escape(s.name),
             "held-out" if s.kind == "held_out" else "hidden",
             f"{s.passed}/{s.total}",
-            f"{s.pass_rate * 100:.0f}%",
+            percent(s.pass_rate),
             str(s.errors),
             str(s.flaky),
             str(s.timed_out),

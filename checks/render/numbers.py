@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from checks.decide import suite_numbers
+from checks.decide import percent, suite_numbers
 from checks.report import BehaviourResult, LayerStatus, QualityResult, Report, ShapeResult, StrengthResult
 
 QUALITY_LABEL = "quality (judged, not executed)"
@@ -79,14 +79,16 @@ def strength_numbers(strength: StrengthResult) -> str:
     if coverage is not None:
         fraction = f"{strength.hidden_covered}/{strength.changed_lines}"
         parts.append(
-            f"hidden suite runs {fraction} changed lines ({coverage:.0%}, as the code under test reports)"
+            f"hidden suite runs {fraction} changed lines ({percent(coverage)}, the code under test's report)"
         )
     else:
         parts.append(f"changed-line coverage unavailable ({strength.changed_lines} changed lines)")
     score = strength.mutation_score
     if score is not None:
         ran = strength.mutants - strength.not_run
-        parts.append(f"hidden suite kills {strength.killed}/{ran} mutants of the changed lines ({score:.0%})")
+        parts.append(
+            f"hidden suite kills {strength.killed}/{ran} mutants of the changed lines ({percent(score)})"
+        )
     if strength.not_run:
         parts.append(f"{strength.not_run} mutants not run (time budget)")
     if strength.pending:

@@ -63,8 +63,8 @@ B_FORGEABLE = BehaviourResult(status="passed", suites=[suite()], forgeable=True)
 WEAK = StrengthResult(
     status="measured",
     changed_lines=4,
-    hidden_covered=0,
-    too_weak=["hidden suite runs 0/4 changed lines (0%), needs 50%"],
+    hidden_covered=1,
+    too_weak=["hidden suite runs 1/4 changed lines (25%), needs 50%"],
 )
 B_WEAK = BehaviourResult(status="passed", suites=[suite()], strength=WEAK)
 Q_SKIP = QualityResult(status="skipped")
@@ -203,7 +203,7 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
         Q_SKIP,
         "",
         "action_required",
-        "behaviour: hidden suite too weak for this change (hidden suite runs 0/4 changed lines (0%), needs 50%)",
+        "behaviour: hidden suite too weak for this change (hidden suite runs 1/4 changed lines (25%), needs 50%)",
     ),
     (
         "a weak suite never turns a failure into action_required",
@@ -213,6 +213,42 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
         "",
         "failure",
         "behaviour: hidden 7/10",
+    ),
+    (
+        "a pass that never ran the change's code asks a maintainer, whatever the floors",
+        SHAPE_OK,
+        B_OK.model_copy(update={"strength": StrengthResult(status="measured", changed_lines=3, hidden_covered=0)}),
+        Q_SKIP,
+        "",
+        "action_required",
+        "behaviour: no suite ran the change's code (0 of 3 changed lines)",
+    ),
+    (
+        "one changed line run is evidence enough for that rule",
+        SHAPE_OK,
+        B_OK.model_copy(update={"strength": StrengthResult(status="measured", changed_lines=3, hidden_covered=1)}),
+        Q_SKIP,
+        "",
+        "success",
+        "all gates passed",
+    ),
+    (
+        "a change no suite can test asks a maintainer",
+        SHAPE_OK,
+        B_OK.model_copy(update={"untested": ["the change edits statistics.py, ..."]}),
+        Q_SKIP,
+        "",
+        "action_required",
+        "behaviour: the change edits statistics.py",
+    ),
+    (
+        "515 of 516 is never shown as 100%",
+        SHAPE_OK,
+        BehaviourResult(status="failed", suites=[suite(passed=515, total=516)]),
+        Q_SKIP,
+        "",
+        "failure",
+        "behaviour: hidden 515/516 (99.8%), needs 100%",
     ),
     (
         "a failing in-process suite still fails",

@@ -76,6 +76,12 @@ def test_worse() -> None:
         ({"a": P}, {}, {}, dict(errors=1, regressions=("a",))),
         # Nothing expected: nothing passes.
         ({}, {}, {}, dict(total=0, pass_rate=0.0)),
+        # Expectations come from base: skipped (or xfailed) there and on head is not counted...
+        ({"s": S, "x": X, "a": P}, {"s": S, "x": S, "a": P}, {"s": S, "x": X, "a": P},
+         dict(passed=1, total=1, skipped_on_base=("s", "x"))),
+        # ...but passing on base and skipped on head is a regression, and skipped in one head run fails.
+        ({"a": P, "b": S}, {"a": S, "b": S}, {"a": S, "b": F},
+         dict(failed=2, total=2, regressions=("a",), skipped_on_base=())),
     ],
 )  # fmt: skip
 def test_grade_suite(
@@ -87,6 +93,27 @@ def test_grade_suite(
     grade = grade_suite(base, [head1, head2])
     for name, value in numbers.items():
         assert getattr(grade, name) == value, name
+
+
+@pytest.mark.parametrize(
+    ("base_ids", "broken", "expected"),
+    [
+        # Base collected t.py: its collection is the truth (test_b was deselected or ignored there).
+        (["t.py::test_a[1]"], set(), ["t.py::test_a[1]"]),
+        # Base could not import t.py (a new feature): the static functions stand in, through head.
+        ([], {"t.py"}, ["t.py::test_a[1]", "t.py::test_a[2]", "t.py::test_b"]),
+        # A folder (or the root conftest) that failed takes every module under it; another does not.
+        ([], {""}, ["t.py::test_a[1]", "t.py::test_a[2]", "t.py::test_b"]),
+        (["t.py::test_a[1]"], {"sub"}, ["t.py::test_a[1]"]),
+        # Base unread: every static function counts.
+        (["t.py::test_a[1]"], None, ["t.py::test_a[1]", "t.py::test_b"]),
+    ],
+)
+def test_static_functions_fill_in_only_where_base_could_not_collect(
+    base_ids: list[str], broken: set[str] | None, expected: list[str]
+) -> None:
+    heads = [["t.py::test_a[1]", "t.py::test_a[2]"]]
+    assert list(expected_ids(["t.py::test_a", "t.py::test_b"], [], base_ids, heads, broken)) == expected
 
 
 def test_only_base_s_own_instability_excuses_a_flaky_test() -> None:

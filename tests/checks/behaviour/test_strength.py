@@ -81,13 +81,16 @@ def test_changed_lines_no_test_runs_ask_a_maintainer_under_a_floor(gate: Gate) -
     strength = result.strength
     assert (strength.changed_lines, strength.hidden_covered, strength.held_out_covered) == (2, 0, None)
     assert strength.uncovered == ["calc/extra.py:1", "calc/extra.py:2"]
-    # Report only by default; under a floor, a maintainer must look: never failure.
+    # No suite ran any of the change's lines: a maintainer must look, whatever the floors say.
     policy = Policy.model_validate({"strength": {"min_changed_line_coverage": 0.5}})
-    assert decide(ShapeResult(status="passed"), result, QualityResult(), policy).conclusion == "success"
+    decision = decide(ShapeResult(status="passed"), result, QualityResult(), Policy())
+    assert decision.conclusion == "action_required"
+    assert decision.reasons == ("behaviour: no suite ran the change's code (0 of 2 changed lines)",)
+    # Under a floor the floor's reason is given too; never failure.
     floored = gate.run(ws, gate.suite("hidden-2", ONLY_DOUBLE), strength={"min_changed_line_coverage": 0.5})
     decision = decide(ShapeResult(status="passed"), floored, QualityResult(), policy)
     assert decision.conclusion == "action_required"
-    assert decision.reasons[0] == (
+    assert decision.reasons[1] == (
         "behaviour: hidden suite too weak for this change (hidden suite runs 0/2 changed lines (0%), needs 50%)"
     )
 
