@@ -7,27 +7,18 @@ never a `failure`.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass
 
 from checks.policy import Policy
 from checks.refusal import TREE_TOOL, tree_reason
-from checks.report import BehaviourResult, Conclusion, QualityResult, ShapeResult, SuiteResult
+from checks.report import BehaviourResult, Conclusion, QualityResult, ShapeResult, SuiteResult, percent
 
 
 @dataclass(frozen=True)
 class Decision:
     conclusion: Conclusion
     reasons: tuple[str, ...]
-
-
-def percent(rate: float) -> str:
-    """Return ``rate`` as a percentage that never rounds up: 100% only when all passed (515/516: 99.8%)."""
-    if rate >= 1.0:
-        return "100%"
-    tenths = math.floor(rate * 1000 + 1e-9) / 10
-    return f"{tenths:.0f}%" if tenths == int(tenths) else f"{tenths:.1f}%"
 
 
 def suite_numbers(suite: SuiteResult) -> str:

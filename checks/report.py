@@ -6,6 +6,7 @@ nothing here blends them into one score.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -225,3 +226,11 @@ class Report(_Model):
     # Timings that include a held-out run's duration, which the code under test chooses (it could
     # encode what it learned there): never serialized, never shown; the server's metrics read them.
     private_timings: dict[str, float] = Field(default_factory=dict, exclude=True)
+
+
+def percent(rate: float) -> str:
+    """Return ``rate`` as a percentage that never rounds up: 100% only when all passed (515/516: 99.8%)."""
+    if rate >= 1.0:
+        return "100%"
+    tenths = math.floor(rate * 1000 + 1e-9) / 10
+    return f"{tenths:.0f}%" if tenths == int(tenths) else f"{tenths:.1f}%"

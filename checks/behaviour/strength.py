@@ -35,7 +35,7 @@ from checks.behaviour.plan import CONTAINER_REPO, Staging, parts, plan_one
 from checks.behaviour.result import MAX_LISTED, SuiteOutcome
 from checks.behaviour.views import run_view
 from checks.policy import Strength
-from checks.report import StrengthResult, Survivor
+from checks.report import StrengthResult, Survivor, percent
 from checks.runner import LayerContext
 from sandbox.spec import Mount
 
@@ -119,12 +119,14 @@ def floors(result: StrengthResult, settings: Strength) -> list[str]:
         else:
             reasons.append(
                 f"hidden suite runs {result.hidden_covered}/{result.changed_lines} changed lines "
-                f"({coverage:.0%}), needs {floor:.0%}"
+                f"({percent(coverage)}), needs {percent(floor)}"
             )
     score, floor = result.mutation_score, settings.min_mutation_score
     if floor is not None and score is not None and score < floor:
         ran = result.mutants - result.not_run
-        reasons.append(f"hidden suite kills {result.killed}/{ran} mutants ({score:.0%}), needs {floor:.0%}")
+        reasons.append(
+            f"hidden suite kills {result.killed}/{ran} mutants ({percent(score)}), needs {percent(floor)}"
+        )
     return reasons
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 
-from checks.decide import percent
 from checks.render.numbers import (
     CONCLUSION_ICON,
     QUALITY_LABEL,
@@ -19,7 +18,7 @@ from checks.render.numbers import (
     shape_numbers,
     strength_numbers,
 )
-from checks.report import Report, Reuse
+from checks.report import Report, Reuse, percent
 
 MAX_SUMMARY_BYTES = 65_535
 MAX_TITLE_CHARS = 255

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 
-from checks.decide import percent, suite_numbers
-from checks.report import BehaviourResult, LayerStatus, QualityResult, Report, ShapeResult, StrengthResult
+from checks.decide import suite_numbers
+from checks.report import (
+    BehaviourResult,
+    LayerStatus,
+    QualityResult,
+    Report,
+    ShapeResult,
+    StrengthResult,
+    percent,
+)
 
 QUALITY_LABEL = "quality (judged, not executed)"
 
