@@ -27,7 +27,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -138,7 +138,11 @@ def write_private(dest: Path, suite: Suite, part: Part, *, nonce: str, messages:
     else:
         plan.update(messages=messages, modules=modules, suite_names=list(suite.names),
                     suite_root=GRADER_SUITE, import_budget_s=policy.import_timeout_s,
-                    test_timeout_s=test_timeout(policy))  # fmt: skip
+                    test_timeout_s=test_timeout(policy),
+                    # The suite's own configuration reaches pytest here, never on a command line the
+                    # subject could read in /proc.
+                    pytest_options=suite.options.overrides(GRADER_SUITE),
+                    pytest_paths=suite.options.paths(GRADER_SUITE))  # fmt: skip
     path = dest / "plan.json"
     path.write_text(json.dumps(plan))
     return path
@@ -231,9 +235,15 @@ def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: 
     # A random name: nothing in the tree can have planted a file there in advance.
     report = f"/tmp/pg-{secrets.token_hex(12)}.jsonl"  # noqa: S108 - a path inside the container
     paths = [CONTAINER_REPO] + ([f"{CONTAINER_REPO}/src"] if (root / "src").is_dir() else [])
+    options = staging.suite.options
+    suite_options = options.overrides(CONTAINER_SUITE)
+    # The repository first on the path (in-process, pytest imports the change itself), then the suite's.
+    own = next((o.partition("=")[2].split() for o in suite_options if o.startswith("pythonpath=")), [])
+    overrides = [f"pythonpath={' '.join([*paths, *own])}"]
+    overrides += [o for o in suite_options if not o.startswith("pythonpath=")]
     argv = (
         *LAUNCH, "pytest-in-process",
-        *_pytest_args(CONTAINER_SUITE, pythonpath=paths),
+        *_pytest_args(CONTAINER_SUITE, overrides, options.paths(CONTAINER_SUITE)),
     )  # fmt: skip
     env = {
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
@@ -254,8 +264,8 @@ def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: 
     return RunPlan(label, tree, "pytest", spec, nonce, report)
 
 
-def _pytest_args(suite: str, pythonpath: list[str] | None = None) -> tuple[str, ...]:
-    extra = ("-o", f"pythonpath={' '.join(pythonpath)}") if pythonpath else ()
+def _pytest_args(suite: str, overrides: Sequence[str] = (), paths: Sequence[str] = ()) -> tuple[str, ...]:
+    extra = tuple(a for o in overrides for a in ("-o", o))
     return (
         "-c", f"{CONTAINER_HARNESS}/pytest.ini",
         "--rootdir", suite,
@@ -266,5 +276,5 @@ def _pytest_args(suite: str, pythonpath: list[str] | None = None) -> tuple[str, 
         "--continue-on-collection-errors",
         "--color=no", "--code-highlight=no",
         "-q", "--no-header", "--tb=no", "-rN",
-        suite,
+        *(paths or [suite]),
     )  # fmt: skip

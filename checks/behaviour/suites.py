@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -25,9 +25,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checks.behaviour.cases import CaseSpec, is_case_file, load_case_file
+from checks.behaviour.collection import Modules, PytestOptions, read_options, static_tests
 from checks.behaviour.errors import SuiteError
 from checks.report import SuiteKind
-from checks.testfiles import pytest_collects
 
 SUITE_CONFIG = "patchgate-suite.yml"
 HIDDEN_DIR = "hidden"
@@ -81,6 +81,8 @@ class Suite:
     # Top-level names the suite itself provides (its test modules, conftest and helpers where pytest
     # puts them on sys.path): the suite owns them, whatever the tree holds (see own_names).
     names: tuple[str, ...] = ()
+    # The suite's own pytest configuration, as far as patchgate honours it (collection.py).
+    options: PytestOptions = field(default_factory=PytestOptions)
 
     @property
     def name(self) -> str:
@@ -95,27 +97,27 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
     """Read a suite directory; raise SuiteError (naming the file) when it cannot run as written."""
     if not root.is_dir():
         raise SuiteError(f"{SUITE_NAMES[kind]} suite {root} is not a directory")
-    pytest_files: list[str] = []
-    functions: list[str] = []
+    options = read_options(root)
+    trees: dict[str, ast.Module] = {}
     cases: list[CaseSpec] = []
     for rel in _files(root):
         name = rel.rsplit("/", 1)[-1]
         if name.endswith(".py"):
-            tree = _parse(root / rel, rel)
-            if pytest_collects(name):
-                pytest_files.append(rel)
-                functions += static_tests(tree, rel)
+            trees[rel] = _parse(root / rel, rel)
         elif is_case_file(name):
             cases += load_case_file(root / rel, rel)
+    modules = Modules(trees)
+    pytest_files = [rel for rel in trees if options.collects_file(rel)]
+    functions = [test for rel in pytest_files for test in static_tests(modules, rel, options)]
     if not functions and not cases:
         raise SuiteError(
-            f"{SUITE_NAMES[kind]} suite has no tests: expected test_*.py / *_test.py files "
-            "with test functions, or *cases.yml files"
+            f"{SUITE_NAMES[kind]} suite has no tests: expected {' / '.join(options.python_files)} files "
+            "with test functions or unittest.TestCase classes, or *cases.yml files"
         )
     _check_module_names(root, pytest_files)
     in_process = _isolation(root, kind) == "in-process"
-    names = own_names(root, [f for f in _files(root) if f.endswith(".py")])
-    return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases), in_process, names)
+    names = own_names(root, list(trees), options)
+    return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases), in_process, names, options)
 
 
 class SuiteConfig(BaseModel):
@@ -158,80 +160,7 @@ def _parse(path: Path, rel: str) -> ast.Module:
         raise SuiteError(f"{rel}: {exc}") from None
 
 
-def static_tests(tree: ast.Module, rel: str) -> list[str]:
-    """List ``file::test`` and ``file::Class::test`` ids in a test module, the way pytest names them.
-
-    Methods a class inherits from another class of the same file count too;
-    a name defined twice in one scope is an error (the first would never run).
-    """
-    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    return _scope(tree.body, rel, classes)
-
-
-def _scope(body: list[ast.stmt], prefix: str, classes: dict[str, ast.ClassDef]) -> list[str]:
-    out: list[str] = []
-    defined: dict[str, int] = {}
-    for node in body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        if node.name in defined and (node.name.startswith("test") or node.name.startswith("Test")):
-            where = prefix.partition("::")[0]
-            raise SuiteError(
-                f"{where}: {node.name!r} is defined twice (lines {defined[node.name]} "
-                f"and {node.lineno}); the first would never run"
-            )
-        defined[node.name] = node.lineno
-        if isinstance(node, ast.ClassDef):
-            if node.name.startswith("Test") and not _uncollectable(node):
-                out += _class_tests(node, f"{prefix}::{node.name}", classes, set())
-        elif node.name.startswith("test") and not _is_fixture(node):
-            out.append(f"{prefix}::{node.name}")
-    return out
-
-
-def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Return True for ``@pytest.fixture``-style functions: pytest never collects those as tests."""
-    for decorator in node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-        if name in ("fixture", "yield_fixture"):
-            return True
-    return False
-
-
-def _class_tests(
-    node: ast.ClassDef, prefix: str, classes: dict[str, ast.ClassDef], seen: set[str]
-) -> list[str]:
-    own = _scope(node.body, prefix, classes)
-    names = {t.rsplit("::", 1)[-1] for t in own}
-    seen = seen | {node.name}
-    for base in node.bases:
-        parent = classes.get(base.id) if isinstance(base, ast.Name) else None
-        if parent is None or parent.name in seen:
-            continue
-        for inherited in _class_tests(parent, prefix, classes, seen):
-            if inherited.rsplit("::", 1)[-1] not in names:
-                own.append(inherited)
-                names.add(inherited.rsplit("::", 1)[-1])
-    return own
-
-
-def _uncollectable(node: ast.ClassDef) -> bool:
-    """Return True for a class pytest will not collect: a constructor of its own, or ``__test__ = False``."""
-    for n in node.body:
-        if isinstance(n, ast.FunctionDef) and n.name in ("__init__", "__new__"):
-            return True
-        if (
-            isinstance(n, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "__test__" for t in n.targets)
-            and isinstance(n.value, ast.Constant)
-            and not n.value.value
-        ):
-            return True
-    return False
-
-
-def own_names(root: Path, python_files: list[str]) -> tuple[str, ...]:
+def own_names(root: Path, python_files: list[str], options: PytestOptions | None = None) -> tuple[str, ...]:
     """Return the top-level names importable from the folders pytest puts on ``sys.path`` for the suite.
 
     pytest's default import mode inserts, for each module it imports (test
@@ -240,10 +169,11 @@ def own_names(root: Path, python_files: list[str]) -> tuple[str, ...]:
     imported by name (a helper next to the tests). Those names are the
     suite's: a module of the same name in the tree never replaces them.
     """
-    basedirs: set[Path] = set()
+    options = options or PytestOptions()
+    basedirs: set[Path] = {root / p for p in options.pythonpath}
     for rel in python_files:
         name = rel.rsplit("/", 1)[-1]
-        if not (pytest_collects(name) or name == "conftest.py"):
+        if not (options.collects_file(rel) or name == "conftest.py"):
             continue
         folder = (root / rel).parent
         while folder != root and (folder / "__init__.py").is_file():

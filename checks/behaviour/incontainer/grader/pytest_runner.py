@@ -112,6 +112,12 @@ def main(argv: list[str]) -> int:
     sys.meta_path.insert(0, Importer(bridge, owners))
     SuiteImports(bridge, owners.suite_only, plan["suite_root"]).install()
     deadlines = Deadlines(bridge, budget, float(plan.get("test_timeout_s", DEFAULT_TEST_TIMEOUT_S)))
+    # The suite's own configuration (its python_classes, markers...) as overrides of ours, and what to
+    # collect in place of the whole folder (its testpaths): from the private plan, never argv.
+    paths = plan.get("pytest_paths") or []
+    if paths and args and args[-1] == plan["suite_root"]:
+        args = [*args[:-1], *paths]
+    args = [*(a for o in plan.get("pytest_options") or [] for a in ("-o", o)), *args]
     code = int(pytest.main(args, plugins=[recorder, deadlines]))
     if executable:
         bridge.deadline_at = None

@@ -1,0 +1,413 @@
+"""What pytest will collect from a suite, read statically: its own configuration and its test ids.
+
+The suite's folder is the maintainers' (trusted): its ``pytest.ini``,
+``pyproject.toml`` (``[tool.pytest.ini_options]``), ``tox.ini``
+(``[pytest]``) or ``setup.cfg`` (``[tool:pytest]``), first found in that
+order as pytest looks, says how its tests are named (``python_files``,
+``python_classes``, ``python_functions``), where they are
+(``testpaths``), and a few options that change what a test does
+(``markers``, ``filterwarnings``, ``xfail_strict``, ``usefixtures``,
+``norecursedirs``, ``empty_parameter_set_mark``, ``pythonpath`` inside the
+suite). Anything else of it is left out: patchgate's own configuration
+decides how pytest runs (no ``addopts``, no plugins). A ``conftest.py`` in
+the suite's root may drop files with literal ``collect_ignore`` /
+``collect_ignore_glob`` lists.
+
+The test ids are found the way pytest names them: module functions and
+methods of classes matching the configured names (nested classes too,
+inherited methods of classes of the same module), and every
+``unittest.TestCase`` subclass whatever its name, with its ``test*``
+methods including those its bases in the suite's other modules give it
+(mixins in a package's ``__init__.py``). ``__test__ = False`` leaves a
+function or class out; a class with ``__init__`` or ``__new__`` of its own
+is not a pytest test class. A base the suite does not define is not
+followed: those tests are known from base's own collection instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import fnmatch
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from checks.behaviour.errors import SuiteError
+
+# patchgate's defaults (also pytest's, but for python_files' *_test.py twin of test_*.py).
+PYTHON_FILES = ("test_*.py", "*_test.py")
+# Options of the suite's own pytest configuration that reach the run, as written.
+PASSED_THROUGH = (
+    "markers", "filterwarnings", "xfail_strict", "usefixtures", "norecursedirs", "empty_parameter_set_mark",
+)  # fmt: skip
+_CONFIG_FILES = ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+# pytest's own default for norecursedirs.
+_NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
+_UNITTEST_BASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
+
+
+@dataclass(frozen=True)
+class PytestOptions:
+    """The suite's own pytest configuration, as far as patchgate honours it."""
+
+    python_files: tuple[str, ...] = PYTHON_FILES
+    python_classes: tuple[str, ...] = ("Test",)
+    python_functions: tuple[str, ...] = ("test",)
+    testpaths: tuple[str, ...] = ()
+    pythonpath: tuple[str, ...] = ()
+    passed: Mapping[str, str] = field(default_factory=dict)
+    collect_ignore: tuple[str, ...] = ()
+    source: str = ""
+
+    def collects_file(self, path: str) -> bool:
+        """Whether pytest collects the suite file ``path`` as a test module."""
+        pure = PurePosixPath(path)
+        if pure.suffix != ".py" or any(fnmatch.fnmatchcase(path, pattern) for pattern in self.collect_ignore):
+            return False
+        norecurse = tuple(self.passed.get("norecursedirs", "").split()) or _NORECURSE
+        if any(fnmatch.fnmatchcase(part, p) for part in pure.parts[:-1] for p in norecurse):
+            return False
+        if self.testpaths and not any(
+            path == t or path.startswith(t.rstrip("/") + "/") for t in self.testpaths
+        ):
+            return False
+        return any(fnmatch.fnmatchcase(pure.name if "/" not in p else path, p) for p in self.python_files)
+
+    def overrides(self, suite: str) -> list[str]:
+        """The suite's options as pytest ``-o`` overrides, for its folder at ``suite`` in the container."""
+        out = {
+            "python_files": " ".join(self.python_files),
+            "python_classes": " ".join(self.python_classes),
+            "python_functions": " ".join(self.python_functions),
+            **self.passed,
+        }
+        if self.pythonpath:
+            out["pythonpath"] = " ".join(f"{suite}/{p}".rstrip("/") for p in self.pythonpath)
+        return [f"{k}={v}" for k, v in out.items()]
+
+    def paths(self, suite: str) -> list[str]:
+        """What pytest is told to collect: the suite's ``testpaths`` in it, else the whole folder."""
+        return [f"{suite}/{p}".rstrip("/") for p in self.testpaths] or [suite]
+
+    def class_name(self, name: str) -> bool:
+        return _prefix_or_glob(name, self.python_classes)
+
+    def function_name(self, name: str) -> bool:
+        return _prefix_or_glob(name, self.python_functions)
+
+
+def _prefix_or_glob(name: str, options: tuple[str, ...]) -> bool:
+    # pytest's own rule (_matches_prefix_or_glob_option): a prefix, or a glob when it has glob characters.
+    return any(
+        name.startswith(o) or (any(c in o for c in "*?[") and fnmatch.fnmatchcase(name, o)) for o in options
+    )
+
+
+def read_options(root: Path) -> PytestOptions:
+    """Read the suite's own pytest configuration; raise SuiteError for one that does not parse."""
+    ini, source = _ini(root)
+    listed = ("python_files", "python_classes", "python_functions", "testpaths", "pythonpath")
+    words = {k: tuple(v.split()) for k, v in ini.items() if k in listed}
+    for key in ("testpaths", "pythonpath"):
+        for entry in words.get(key, ()):
+            target = (root / entry).resolve()
+            if not target.is_relative_to(root.resolve()):
+                raise SuiteError(f"{source}: {key} entry {entry!r} is outside the suite folder")
+    return PytestOptions(
+        python_files=words.get("python_files") or PYTHON_FILES,
+        python_classes=words.get("python_classes") or ("Test",),
+        python_functions=words.get("python_functions") or ("test",),
+        testpaths=words.get("testpaths", ()),
+        pythonpath=words.get("pythonpath", ()),
+        passed={k: ini[k] for k in PASSED_THROUGH if k in ini},
+        collect_ignore=_collect_ignore(root),
+        source=source,
+    )
+
+
+def _ini(root: Path) -> tuple[dict[str, str], str]:
+    for name in _CONFIG_FILES:
+        path = root / name
+        if not path.is_file():
+            continue
+        try:
+            if name == "pyproject.toml":
+                table = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {})
+                options = table.get("ini_options") if isinstance(table, dict) else None
+                if not isinstance(options, dict):
+                    continue
+                return {str(k): _toml_value(v) for k, v in options.items()}, name
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read_string(path.read_text(encoding="utf-8"), source=name)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, configparser.Error) as exc:
+            raise SuiteError(f"{name} in the suite folder does not parse: {exc}") from None
+        section = {"setup.cfg": "tool:pytest", "tox.ini": "pytest"}.get(name, "pytest")
+        if parser.has_section(section):
+            return dict(parser.items(section)), name
+        if name == "pytest.ini":
+            return {}, name  # pytest stops at a pytest.ini, even an empty one
+    return {}, ""
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _collect_ignore(root: Path) -> tuple[str, ...]:
+    """The literal ``collect_ignore`` / ``collect_ignore_glob`` of the suite's root conftest.py, as globs."""
+    path = root / "conftest.py"
+    if not path.is_file():
+        return ()
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError):
+        return ()  # the suite's reader reports it
+    found: list[str] = []
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        names = {t.id for t in node.targets if isinstance(t, ast.Name)}
+        if names & {"collect_ignore", "collect_ignore_glob"} and isinstance(node.value, ast.List | ast.Tuple):
+            for item in node.value.elts:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    entry = item.value.strip("/")
+                    found += [entry, f"{entry}/*"] if "collect_ignore" in names else [entry]
+    return tuple(found)
+
+
+# -- test ids ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Class:
+    node: ast.ClassDef
+    module: str
+    bases: list[tuple[str, str]]  # (module, name) of each base the suite may define, or ("", dotted)
+
+
+class Modules:
+    """Every Python file of the suite, parsed, with the classes each defines and what its names import."""
+
+    def __init__(self, trees: Mapping[str, ast.Module]) -> None:
+        self.trees = trees
+        self.names = {rel: _module_name(rel, trees) for rel in trees}
+        by_name = {name: rel for rel, name in self.names.items()}
+        self.classes: dict[tuple[str, str], _Class] = {}
+        self.functions: dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        for rel, tree in trees.items():
+            imports = _imports(tree, self.names[rel], rel.endswith("__init__.py"))
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef):
+                    bases = [_resolve(b, imports, self.names[rel]) for b in node.bases]
+                    self.classes[(self.names[rel], node.name)] = _Class(node, self.names[rel], bases)
+                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    self.functions[(self.names[rel], node.name)] = node
+        self._by_name = by_name
+
+    def is_testcase(self, cls: _Class, seen: frozenset[tuple[str, str]] = frozenset()) -> bool:
+        for module, name in cls.bases:
+            if module in ("unittest", "unittest.case", "unittest.async_case") and name in _UNITTEST_BASES:
+                return True
+            parent = self.classes.get((module, name))
+            if (
+                parent is not None
+                and (module, name) not in seen
+                and self.is_testcase(parent, seen | {(module, name)})
+            ):
+                return True
+        return False
+
+    def inherited(self, cls: _Class, seen: frozenset[tuple[str, str]] = frozenset()) -> list[ast.ClassDef]:
+        """The class and the suite's classes it derives from, nearest first (a simple MRO)."""
+        out = [cls.node]
+        for key in cls.bases:
+            parent = self.classes.get(key)
+            if parent is not None and key not in seen:
+                out += self.inherited(parent, seen | {key})
+        return out
+
+
+def _module_name(rel: str, trees: Mapping[str, ast.Module]) -> str:
+    """The dotted name pytest imports ``rel`` as (its package path: the folders with __init__.py above it)."""
+    parts = rel[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    start = len(parts) - 1
+    while start > 0 and "/".join(rel.split("/")[:start]) + "/__init__.py" in trees:
+        start -= 1
+    return ".".join(parts[start:]) if parts else ""
+
+
+def _imports(tree: ast.Module, module: str, package: bool) -> dict[str, tuple[str, str]]:
+    """Map each local name the module's top-level imports bind to (module, name) - name "" for a module."""
+    found: dict[str, tuple[str, str]] = {}
+    here = module if package else module.rpartition(".")[0]
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0],
+                    "",
+                )
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = here.split(".") if here else []
+                anchor = anchor[: len(anchor) - (node.level - 1)] if node.level > 1 else anchor
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                found[alias.asname or alias.name] = (base, alias.name)
+    return found
+
+
+def _resolve(expr: ast.expr, imports: Mapping[str, tuple[str, str]], module: str) -> tuple[str, str]:
+    if isinstance(expr, ast.Name):
+        return imports.get(expr.id, (module, expr.id))
+    if isinstance(expr, ast.Attribute):
+        dotted: list[str] = [expr.attr]
+        inner: ast.expr = expr.value
+        while isinstance(inner, ast.Attribute):
+            dotted.insert(0, inner.attr)
+            inner = inner.value
+        if isinstance(inner, ast.Name):
+            head, name = imports.get(inner.id, (inner.id, ""))
+            parts = [*(head.split(".") if head else []), *([name] if name else []), *dotted]
+            return ".".join(parts[:-1]), parts[-1]
+    return "", ""
+
+
+def static_tests(modules: Modules, rel: str, options: PytestOptions) -> list[str]:
+    """List ``file::test`` and ``file::Class::test`` ids in one test module, the way pytest names them.
+
+    pytest collects what the module's namespace holds: its own definitions,
+    and the suite's classes and functions it imports (``from .helpers import
+    BaseTest`` collects ``BaseTest``'s tests there too). Raises SuiteError for
+    a name a scope defines twice (the first would never run).
+    """
+    tree = modules.trees[rel]
+    name = modules.names[rel]
+    namespace: dict[str, _Class | ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    defined: dict[str, int] = {}
+    imports = _imports(tree, name, rel.endswith("__init__.py"))
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                local = alias.asname or alias.name
+                target = imports.get(local, ("", ""))
+                found = modules.classes.get(target) or modules.functions.get(target)
+                if found is not None:
+                    namespace[local] = found
+            continue
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        _once(defined, node, rel, options)
+        namespace[node.name] = modules.classes[(name, node.name)] if isinstance(node, ast.ClassDef) else node
+    out: list[str] = []
+    for local, found in namespace.items():
+        if isinstance(found, _Class):
+            if modules.is_testcase(found):
+                out += _unittest_methods(modules, found, f"{rel}::{local}")
+            elif (options.class_name(local) or _says_test(found.node)) and not _uncollectable(found.node):
+                out += _class_tests(modules, found, f"{rel}::{local}", options)
+        elif options.function_name(local) and not _is_fixture(found):
+            out.append(f"{rel}::{local}")
+    return out
+
+
+def _once(defined: dict[str, int], node: ast.stmt, rel: str, options: PytestOptions) -> None:
+    name = getattr(node, "name", "")
+    if name in defined and (options.function_name(name) or options.class_name(name)):
+        lines = f"lines {defined[name]} and {node.lineno}"
+        raise SuiteError(f"{rel}: {name!r} is defined twice ({lines}); the first would never run")
+    defined[name] = node.lineno
+
+
+def _unittest_methods(modules: Modules, cls: _Class, prefix: str) -> list[str]:
+    """A TestCase's tests: ``test*`` methods (unittest's rule), its own and those its suite bases give it."""
+    if not _collectable(cls.node):
+        return []
+    names: list[str] = []
+    for klass in modules.inherited(cls):
+        for n in klass.body:
+            method = isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
+            if method and n.name not in names:  # type: ignore[attr-defined]
+                names.append(n.name)  # type: ignore[attr-defined]
+    if not names and any(
+        isinstance(n, ast.FunctionDef) and n.name == "runTest" for k in modules.inherited(cls) for n in k.body
+    ):
+        names = ["runTest"]
+    return [f"{prefix}::{n}" for n in names]
+
+
+def _class_tests(modules: Modules, cls: _Class, prefix: str, options: PytestOptions) -> list[str]:
+    own: list[str] = []
+    names: set[str] = set()
+    for klass in modules.inherited(cls):
+        defined: dict[str, int] = {}
+        for node in klass.body:
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            if klass is cls.node:
+                _once(defined, node, prefix.partition("::")[0], options)
+            if node.name in names:
+                continue
+            if isinstance(node, ast.ClassDef):
+                # A nested test class is an attribute like any other: a subclass collects it too.
+                if options.class_name(node.name) and not _uncollectable(node):
+                    inner = _Class(node, cls.module, [])
+                    own += _class_tests(modules, inner, f"{prefix}::{node.name}", options)
+                    names.add(node.name)
+            elif options.function_name(node.name) and not _is_fixture(node) and _collectable(node):
+                own.append(f"{prefix}::{node.name}")
+                names.add(node.name)
+    return own
+
+
+def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Return True for ``@pytest.fixture``-style functions: pytest never collects those as tests."""
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name in ("fixture", "yield_fixture"):
+            return True
+    return False
+
+
+def _collectable(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """False when the definition (or, for a class, its body) says ``__test__ = False``."""
+    body = node.body if isinstance(node, ast.ClassDef) else []
+    return not any(_sets_test_false(n) for n in body)
+
+
+def _says_test(node: ast.ClassDef) -> bool:
+    """``__test__ = True`` in a class body: pytest collects it whatever its name."""
+    return any(
+        isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__test__" for t in n.targets)
+        and isinstance(n.value, ast.Constant)
+        and n.value.value is True
+        for n in node.body
+    )
+
+
+def _sets_test_false(n: ast.stmt) -> bool:
+    return (
+        isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__test__" for t in n.targets)
+        and isinstance(n.value, ast.Constant)
+        and not n.value.value
+    )
+
+
+def _uncollectable(node: ast.ClassDef) -> bool:
+    """Return True for a class pytest will not collect: a constructor of its own, or ``__test__ = False``."""
+    for n in node.body:
+        if isinstance(n, ast.FunctionDef) and n.name in ("__init__", "__new__"):
+            return True
+    return not _collectable(node)
