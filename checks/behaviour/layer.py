@@ -369,10 +369,17 @@ def _check_base(
                 "repository (at base or head) provides: add it to the base branch's dependency files "
                 "(or, if the change was meant to add it, it did not)"
             )
-    pytest_logs = [lg for p, _, lg in logs if p.part == "pytest"]
-    if pytest_logs and not any(lg.collection_done for lg in pytest_logs):
-        status = next((lg.exit_status for lg in pytest_logs if lg.exit_status is not None), None)
-        raise SuiteError(f"pytest never collected the suite, on base or on head (exit status {status})")
+    pytest_logs = [(p, lg) for p, _, lg in logs if p.part == "pytest"]
+    if pytest_logs and not any(lg.collection_done for _, lg in pytest_logs):
+        status = next((lg.exit_status for _, lg in pytest_logs if lg.exit_status is not None), None)
+        # Base's own word first: it ran no code of the change's.
+        ordered = sorted(pytest_logs, key=lambda x: x[0].tree != "base")
+        first = next((pr for _, lg in ordered for pr in lg.collect_problems if not pr.skipped), None)
+        why = ""
+        if first is not None:
+            where = first.where or first.path or "the suite folder"
+            why = f": {where}: {first.message or 'did not import'}"
+        raise SuiteError(f"pytest never collected the suite, on base or on head (exit status {status}){why}")
 
 
 def _provides(root: Path, module: str) -> bool:

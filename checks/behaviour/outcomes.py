@@ -41,6 +41,8 @@ class CollectProblem:
     missing_module: str | None
     message: str
     skipped: bool
+    # The last traceback entry (file:line) pytest printed for it, when it printed one.
+    where: str = ""
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,7 @@ class _Parser:
                     missing if isinstance(missing, str) else None,
                     clean(record.get("message")),
                     record.get("skipped") is True,
+                    clean(record.get("where")),
                 )
             )
         elif kind == "lines" and self.lines is None:

@@ -217,7 +217,9 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
     (
         "a pass that never ran the change's code asks a maintainer, whatever the floors",
         SHAPE_OK,
-        B_OK.model_copy(update={"strength": StrengthResult(status="measured", changed_lines=3, hidden_covered=0)}),
+        B_OK.model_copy(
+            update={"strength": StrengthResult(status="measured", changed_lines=3, hidden_covered=0)}
+        ),
         Q_SKIP,
         "",
         "action_required",
@@ -226,7 +228,9 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
     (
         "one changed line run is evidence enough for that rule",
         SHAPE_OK,
-        B_OK.model_copy(update={"strength": StrengthResult(status="measured", changed_lines=3, hidden_covered=1)}),
+        B_OK.model_copy(
+            update={"strength": StrengthResult(status="measured", changed_lines=3, hidden_covered=1)}
+        ),
         Q_SKIP,
         "",
         "success",

@@ -415,6 +415,26 @@ def test_bad_suites_are_errors_that_name_the_problem(gate: Gate, files: dict[str
     assert recording.specs == []
 
 
+@pytest.mark.parametrize("kind", ["hidden", "held-out"])
+def test_a_suite_pytest_cannot_collect_at_all_says_where_and_why_for_hidden_only(
+    gate: Gate, kind: str
+) -> None:
+    # The suite folder's own conftest fails at import: nothing is collected, on base or on head.
+    suite = gate.suite(
+        kind, {**HIDDEN, "conftest.py": "import os\n\nraise RuntimeError('bad fixture setup')\n"}
+    )
+    hidden, held_out = (suite, None) if kind == "hidden" else (gate.suite("hidden", HIDDEN), suite)
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT}), hidden, held_out)
+    assert result.status == "error"
+    detail = result.suites[-1].detail
+    if kind == "hidden":
+        assert "pytest never collected the suite, on base or on head (exit status 4)" in detail
+        assert "conftest.py:3: RuntimeError: bad fixture setup" in detail
+    else:  # fixed words: the specifics go to the server log only
+        assert "bad fixture setup" not in detail and "conftest" not in detail
+        assert "the held-out suite could not run" in detail
+
+
 def test_a_suite_needing_a_missing_dependency_says_which(gate: Gate) -> None:
     suite = gate.suite("hidden", {
         **HIDDEN,

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import time
+import traceback
 from collections.abc import Generator
 from typing import Any
 
@@ -26,7 +27,17 @@ import pytest
 MESSAGE_CHARS = 300
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "error": 3}
 _MISSING = re.compile(r"No module named '([^']+)'")
+# A traceback entry as pytest prints it: "test_x.py:12: in <module>".
+_WHERE = re.compile(r"^(\S+?:\d+): in ")
 _TIMEOUT = "from pytest-timeout"
+
+
+def codec_text(exc: BaseException) -> str:
+    """``str(exc)``, whatever a hostile ``__str__`` does."""
+    try:
+        return str(exc)
+    except Exception:  # a hostile __str__ (the change's exception raised at import)
+        return "<the message could not be read>"
 
 
 def _first_line(text: str) -> str:
@@ -87,17 +98,43 @@ class Recorder:
             return
         text = str(report.longrepr)
         found = _MISSING.search(text)
+        lines = text.strip().splitlines()
+        # The host decides what of it is shown (a held-out suite's, never): here it is always kept.
+        exception = next(
+            (ln[1:].strip() for ln in reversed(lines) if ln.startswith("E ")), lines[-1] if lines else ""
+        )
+        where = next((m.group(1) for ln in reversed(lines) if (m := _WHERE.match(ln))), "")
         self.write(
             {
                 "kind": "collect_error",
                 "path": report.nodeid,
                 "skipped": report.skipped,
                 "missing_module": found.group(1) if found else None,
-                "message": _first_line(text.strip().splitlines()[-1] if text.strip() else "")
-                if self._messages
-                else "",
+                "message": _first_line(exception),
+                "where": where[:MESSAGE_CHARS],
             }
         )
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_load_initial_conftests(self, early_config: pytest.Config) -> Generator[None, object, object]:
+        # A conftest.py pytest loads before collecting (the suite folder's own) that fails to import
+        # ends the run before any collect report: say which file, where and why.
+        try:
+            return (yield)
+        except Exception as exc:
+            cause = getattr(exc, "cause", None) or exc
+            path = str(getattr(exc, "path", "") or "")
+            root = str(early_config.rootpath)
+            frames = [f for f in traceback.extract_tb(cause.__traceback__) if f.filename.startswith(root)]
+            where = f"{frames[-1].filename[len(root) :].lstrip('/')}:{frames[-1].lineno}" if frames else ""
+            found = _MISSING.search(codec_text(cause))
+            rel = path[len(root) :].lstrip("/") if path.startswith(root) else path
+            self.write({
+                "kind": "collect_error", "path": rel,
+                "skipped": False, "missing_module": found.group(1) if found else None,
+                "message": _first_line(f"{type(cause).__name__}: {codec_text(cause)}"), "where": where,
+            })  # fmt: skip
+            raise
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.write({"kind": "collected", "ids": [item.nodeid for item in session.items]})
