@@ -14,7 +14,7 @@ expected value, a case id or the report. pytest runs with patchgate's
 configuration only: ``-c /patchgate/pytest.ini`` (the repository's
 pytest.ini, tox.ini, setup.cfg and pyproject.toml are never read),
 ``--rootdir``/``--confcutdir`` the suite, ``-p no:cacheprovider``,
-``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` and ``python3 -I``.
+``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` and ``python3 -P -s``.
 
 A suite that opted in to ``isolation: in-process`` runs the old way: pytest
 and the change's code in one process as the sandbox user, the suite at
@@ -48,7 +48,9 @@ GRADER_PLAN = f"{GRADER_HOME}/plan.json"
 GRADER_REPORT = f"{GRADER_HOME}/report.jsonl"
 DEFAULT_TEST_TIMEOUT_S = 60.0
 INCONTAINER = Path(__file__).parent / "incontainer"
-PYTHON = ("python3", "-I", "-B")
+# -P: no script directory on sys.path; -s: no user site; not -I/-E: the environment is the host's
+# own (the sandbox passes nothing else), and it carries PYTHONHASHSEED, one per run for both sides.
+PYTHON = ("python3", "-P", "-s", "-B")
 LAUNCH = (*PYTHON, f"{CONTAINER_HARNESS}/launch.py")
 HEAD_RUNS = 2
 
@@ -205,11 +207,13 @@ def plan_one(
         # Changed-line coverage is the subject's own report: measured for a hidden suite only.
         lines=dict(staging.lines) if tree == "head" and staging.suite.kind == "hidden" else {},
     )  # fmt: skip
+    # One hash seed for both sides: a test comparing str hashes or set orders sees the subject's agree.
+    seed = {"PYTHONHASHSEED": str(secrets.randbelow(2**32))}
     if part == "pytest":
         grader_argv = (*LAUNCH, "pytest", GRADER_PLAN, "--", *_pytest_args(GRADER_SUITE))
-        env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **seed}
     else:
-        grader_argv, env = (*LAUNCH, "cases", GRADER_PLAN), {}
+        grader_argv, env = (*LAUNCH, "cases", GRADER_PLAN), dict(seed)
     grader = Grader(
         argv=grader_argv,
         private=(Mount(staging.staged, GRADER_SUITE), Mount(private, GRADER_PLAN)),
@@ -223,6 +227,7 @@ def plan_one(
         copy_in=(Mount(root, CONTAINER_REPO), *overlay),
         mounts=(Mount(staging.harness, CONTAINER_HARNESS),),
         workdir=CONTAINER_REPO,
+        env=seed,
         limits=limits,
         grader=grader,
     )

@@ -1,6 +1,6 @@
-"""Start one in-container role: ``python3 -I -B /patchgate/launch.py ROLE ARGS...``.
+"""Start one in-container role: ``python3 -P -s -B /patchgate/launch.py ROLE ARGS...``.
 
-``-I`` keeps the script's own directory off ``sys.path``; the harness package
+``-P`` keeps the script's own directory off ``sys.path``; the harness package
 is put there by name, so no module of the repository can stand in for it.
 """
 

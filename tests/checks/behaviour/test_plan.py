@@ -97,7 +97,8 @@ def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path)
             ]
             assert spec.argv == (
                 "python3",
-                "-I",
+                "-P",
+                "-s",
                 "-B",
                 "/patchgate/launch.py",
                 "subject",
@@ -105,6 +106,8 @@ def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path)
                 CONTAINER_REPO,
             )
             assert (spec.limits.timeout_s, spec.limits.memory_mb) == (30, 512)
+            # Both sides hash strings alike (one seed per run, a fresh one each run).
+            assert spec.env["PYTHONHASHSEED"] == grader.env["PYTHONHASHSEED"]
             assert grader.collect == (GRADER_REPORT,) and plan.report == GRADER_REPORT
             private = dict((m.target, m.source) for m in grader.private)
             assert private[GRADER_SUITE] == staged
@@ -120,9 +123,8 @@ def test_every_run_has_a_grader_with_private_files_and_a_subject(tmp_path: Path)
                 assert data["modules"] == ["calc", "src"] and data["import_budget_s"] == 7
                 assert data["messages"] is (plan.tree == "head")
                 argv = " ".join(grader.argv)
-                assert argv.startswith(
-                    "python3 -I -B /patchgate/launch.py pytest /grader/plan.json -- -c /patchgate/pytest.ini"
-                )
+                launch = "python3 -P -s -B /patchgate/launch.py pytest /grader/plan.json"
+                assert argv.startswith(f"{launch} -- -c /patchgate/pytest.ini")
                 for option in (
                     "--rootdir /grader/suite",
                     "--confcutdir /grader/suite",

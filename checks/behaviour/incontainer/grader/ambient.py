@@ -20,6 +20,9 @@ allowlist of the test's own changes, never a copy of the grader's state:
   own (``bridge.py``);
 - the **working directory**, when it changed (a test's ``tmp_path`` has an
   opaque name: ``pytest_runner.py``);
+- ``sys.argv`` and ``sys.stdin`` once a test replaced them (a CLI test's
+  arguments, click's ``CliRunner`` input): the list as it is, the stream as
+  a stand-in the subject reads from; pytest's own never cross;
 - each ``random.seed``/``random.setstate`` the test made since the last
   request - the test's own choices, never the generator's state otherwise
   (that would let the code under test predict the test's later draws) and
@@ -156,6 +159,11 @@ def install(suite_prefix: str) -> None:
     install_seed_hooks()
 
 
+# What the grader's process started with for the streams and arguments a test may replace (a CLI
+# test's monkeypatch of sys.argv, click's CliRunner swapping sys.stdin): pytest's own never crosses.
+_STARTED = {"argv": list(sys.argv), "stdin": sys.stdin}
+
+
 class Outbound:
     """The grader's side: what a request carries besides itself."""
 
@@ -164,6 +172,8 @@ class Outbound:
         self._swapped: object = None
         self._sent: dict[str, list[str]] = {}
         self._cwd: str | None = None
+        self._argv: list[str] | None = None
+        self._stdin: object = _STARTED["stdin"]
 
     def add(self, message: dict[str, Any], encode: Callable[[object], Any]) -> None:
         env = ENVIRONMENT
@@ -181,6 +191,13 @@ class Outbound:
         cwd = _GETCWD()
         if cwd != self._cwd:
             message["cwd"], self._cwd = cwd, cwd
+        argv = [str(a) for a in sys.argv] if sys.argv != _STARTED["argv"] else None
+        if argv != self._argv:
+            message["argv"], self._argv = {"set": argv} if argv is not None else {"revert": True}, argv
+        if sys.stdin is not self._stdin:
+            self._stdin = sys.stdin
+            replaced = sys.stdin is not _STARTED["stdin"]
+            message["stdin"] = {"set": encode(sys.stdin)} if replaced else {"revert": True}
         with _SEED_LOCK:
             seeds, _SEEDS[:] = list(_SEEDS), []
         kept = [

@@ -1,6 +1,6 @@
 """The grader of declarative cases: hands each call to the subject, writes what it observed.
 
-Usage: ``python3 -I -B /patchgate/launch.py cases PLAN``
+Usage: ``python3 -P -s -B /patchgate/launch.py cases PLAN``
 
 PLAN (a private file under /grader) holds the report path, the nonce, the
 rendezvous directory and the cases (id, module, call, timeout). The subject

@@ -91,6 +91,9 @@ class Handed:
         # The names of the suite's own definitions reach the subject as aliases (aliases.py).
         self.aliases = aliases or Aliases()
         self.by_number: dict[int, object] = {}
+        # Private attributes the subject itself put on a test's object (click's __click_params__ on a
+        # test's function): its own to read again.
+        self._theirs: dict[int, set[str]] = {}
         self._numbers: dict[int, int] = {}
         self._seals: dict[int, Sealed] = {}
         self._lock = threading.Lock()
@@ -139,7 +142,8 @@ class Handed:
                 # What decorators copy (functools.update_wrapper) and caching descriptors write
                 # (boltons cachedproperty): the public attributes, and only those, as a live view.
                 return PublicNamespace(target)
-            refused = name.startswith("_") and name not in METADATA
+            theirs = name in self._theirs.get(id(target), ())
+            refused = name.startswith("_") and name not in METADATA and not theirs
             if refused or (isinstance(target, _FRAMED) and name.startswith(_FRAME_PREFIXES)):
                 # Private attributes, code, globals, closures, defaults or a generator's frame
                 # would open the test's frames, globals and values.
@@ -147,11 +151,15 @@ class Handed:
             return self.aliases.attribute(getattr(target, "__module__", None), name, getattr(target, name))
         if op in ("setattr", "delattr"):
             name = str(request.get("name"))
-            if name.startswith("_"):
+            if name.startswith("_") and not self._may_set(target, name):
                 raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test object")
             if op == "delattr":
                 return delattr(target, name)
-            return setattr(target, name, decode(request.get("value")))
+            setattr(target, name, decode(request.get("value")))
+            if name.startswith("_"):
+                with self._lock:
+                    self._theirs.setdefault(id(target), set()).add(name)
+            return None
         if op == "call":
             return target(*decode(request.get("args", [])), **decode(request.get("kwargs", {})))  # type: ignore[operator]
         if op == "signature":
@@ -168,6 +176,22 @@ class Handed:
                 return self._aliased_text(target, found)
             return found
         raise ValueError(f"unknown request {op!r}")
+
+    def _may_set(self, target: object, name: str) -> bool:
+        """A private attribute the subject may set on a test's object: a new one, on an object not a class.
+
+        Never one the object already has (``__code__``, ``__defaults__``, ``__dict__``, a test's own
+        ``_private``), and nothing on a class, where a special method would change every instance.
+        """
+        if name in self._theirs.get(id(target), ()):
+            return True
+        if isinstance(target, type):
+            return False
+        try:
+            own = name in vars(target)
+        except TypeError:  # no __dict__: nothing new can be set on it anyway
+            return False
+        return not own and not hasattr(type(target), name)
 
     def _aliased_text(self, target: object, text: str) -> str:
         """``repr`` of a test's function names its test (``<function test_x.<locals>.f at ...>``)."""

@@ -1,7 +1,7 @@
 """The in-process mode, for suites that opted in to it (``isolation: in-process``), inside the sandbox::
 
     PATCHGATE_REPORT=/tmp/<random>.jsonl PATCHGATE_NONCE=<nonce> [PATCHGATE_MESSAGES=1] \\
-        python3 -I -B /patchgate/launch.py pytest-in-process <pytest arguments>
+        python3 -P -s -B /patchgate/launch.py pytest-in-process <pytest arguments>
 
 The variables are removed from the environment at once. This process
 creates the report file exclusively (it must not exist yet), writes its

@@ -1,6 +1,6 @@
 """The grader of a pytest suite: the hidden tests run here, the change's code in the subject.
 
-Usage: ``python3 -I -B /patchgate/launch.py pytest PLAN -- PYTEST-ARGS...``
+Usage: ``python3 -P -s -B /patchgate/launch.py pytest PLAN -- PYTEST-ARGS...``
 
 PLAN (a private file under /grader) gives the report path, the nonce,
 whether failure messages may be shown, the rendezvous directory, the

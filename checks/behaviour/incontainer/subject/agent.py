@@ -17,9 +17,9 @@ import os
 import pickle
 import signal
 import socket
-import sys
 import threading
 import time
+import types
 from typing import Any
 
 from ..channel import codec
@@ -107,7 +107,7 @@ class Agent:
         if isinstance(value, type) and value in self.grader_class_ids:
             return {codec.TYPE: "obj", "side": "g", "id": self.grader_class_ids[value]}
         tag: dict[str, Any] = {codec.TYPE: "obj", "side": "s", "id": self.objects.number(value)}
-        if type(value) is type(sys):
+        if isinstance(value, types.ModuleType):  # six.moves' lazy modules are ModuleType subclasses
             tag.update(kind="module", name=str(getattr(value, "__name__", "?")))
         elif isinstance(value, type) and issubclass(value, BaseException):
             tag.update(self._exception_class(value))

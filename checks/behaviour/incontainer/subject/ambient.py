@@ -24,6 +24,7 @@ MAX_WARNINGS = 100
 # The environment this process started with: a test-owned variable that goes back to how the grader
 # started goes back to this (see grader/ambient.py).
 STARTUP: dict[str, str] = {}
+_ARGV, _STDIN = list(sys.argv), sys.stdin
 
 
 def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
@@ -39,6 +40,14 @@ def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
                 os.environ.pop(key, None)
             elif entry[0] == "revert":
                 os.environ[key] = STARTUP[key]
+    argv = request.get("argv")
+    if isinstance(argv, dict):
+        given = argv.get("set")
+        sys.argv = [str(a) for a in given] if isinstance(given, list) else list(_ARGV)
+    stdin = request.get("stdin")
+    if isinstance(stdin, dict):
+        with contextlib.suppress(Exception):  # a stream we cannot name: ours stays
+            sys.stdin = decode(stdin["set"]) if "set" in stdin else _STDIN
     cwd = request.get("cwd")
     if isinstance(cwd, str):
         with contextlib.suppress(OSError):

@@ -1,6 +1,6 @@
 """The subject: the only process that imports and runs the change's code.
 
-Usage: ``python3 -I -B /patchgate/launch.py subject SOCKET REPO``
+Usage: ``python3 -P -s -B /patchgate/launch.py subject SOCKET REPO``
 
 It runs as the sandbox's untrusted uid, connects to the grader's socket and
 serves its requests (``agent.py``) until the grader closes the channel.

@@ -106,6 +106,20 @@ def env(name):
 def env_of(mapping, name):
     return mapping.get(name)
 
+def cli():
+    import sys
+    return [sys.argv[1:], sys.stdin.readline()]
+
+def tag(fn):
+    fn.__cli_params__ = ["opt"]
+    return fn
+
+def tags_of(fn):
+    return fn.__cli_params__
+
+def poke(obj, name, value):
+    setattr(obj, name, value)
+
 def seen_names(fn):
     # Reversed: what the subject saw, out of reach of the grader's restoring of aliases.
     return [fn.__qualname__[::-1], fn.__module__[::-1], repr(fn)[::-1]]
@@ -274,6 +288,39 @@ def test_the_names_of_the_suite_s_own_definitions_reach_the_subject_as_aliases(b
         callback.__qualname__, callback.__module__, "callback",
     )  # fmt: skip
     assert wrapped(1) == 2
+
+
+def test_a_cli_test_s_arguments_and_input_reach_the_code_under_test(
+    bridge: Bridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    import calc
+
+    monkeypatch.setattr(sys, "argv", ["prog", "--flag", "x"])
+    monkeypatch.setattr(sys, "stdin", io.StringIO("typed line\n"))
+    assert calc.cli() == [["--flag", "x"], "typed line\n"]
+
+
+def test_the_code_under_test_may_keep_its_own_attributes_on_a_test_s_function(bridge: Bridge) -> None:
+    import calc
+
+    def command() -> None:
+        pass
+
+    assert calc.tag(command) is command
+    assert command.__cli_params__ == ["opt"]  # type: ignore[attr-defined]
+    assert calc.tags_of(command) == ["opt"]
+    # Never one the object has already, nor anything on a class (a special method would change them all).
+    with pytest.raises(AttributeError, match="may not set '__code__'"):
+        calc.poke(command, "__code__", 1)
+
+    class Point:
+        pass
+
+    with pytest.raises(AttributeError, match="may not set '__eq__'"):
+        calc.poke(Point, "__eq__", command)
+    assert Point() != Point()
 
 
 def test_an_exit_at_import_fails_that_import_only(bridge: Bridge) -> None:
