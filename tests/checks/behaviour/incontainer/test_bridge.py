@@ -309,7 +309,7 @@ def test_the_code_under_test_may_keep_its_own_attributes_on_a_test_s_function(br
         pass
 
     assert calc.tag(command) is command
-    assert command.__cli_params__ == ["opt"]  # type: ignore[attr-defined]
+    assert command.__cli_params__ == ["opt"]
     assert calc.tags_of(command) == ["opt"]
     # Never one the object has already, nor anything on a class (a special method would change them all).
     with pytest.raises(AttributeError, match="may not set '__code__'"):
