@@ -21,6 +21,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
+from bot.store.checkpoints import Checkpointer
 from bot.store.migrations import upgrade
 
 # A server connection used this recently is taken as it is; one idle for longer answers a ping first.
@@ -54,6 +55,8 @@ def make_engine(url: str, *, ping_after_idle_s: float = PING_AFTER_IDLE_S) -> En
         # be lost to a power cut (never to a crash of this process), and the file is never
         # corrupted. FULL made every webhook wait for an fsync.
         cursor.execute("PRAGMA synchronous=NORMAL")
+        # Checkpoints (and their fsyncs) run on the Checkpointer's thread, never inside a commit.
+        cursor.execute("PRAGMA wal_autocheckpoint=0")
         cursor.execute("PRAGMA temp_store=MEMORY")
         cursor.close()
 
@@ -107,6 +110,10 @@ class Database:
         # waiting on a lock of this process hands the database over the moment it is free.
         # Other processes (the CLI's `calibrate`) still meet the busy handler.
         self._writer = threading.Lock() if self.engine.dialect.name == "sqlite" else None
+        self._checkpoints: Checkpointer | None = None
+        path = self.engine.url.database
+        if self._writer is not None and path and path != ":memory:":
+            self._checkpoints = Checkpointer(path).start()
 
     @property
     def writers(self) -> int:
@@ -118,6 +125,8 @@ class Database:
         upgrade(self.engine)
 
     def close(self) -> None:
+        if self._checkpoints is not None:
+            self._checkpoints.stop()
         self.engine.dispose()
 
     def ping(self) -> None:
