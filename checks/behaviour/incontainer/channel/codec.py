@@ -141,12 +141,17 @@ class Encoder:
         extended: bool = False,
         names: str = "safe",
         scrub: Callable[[dict[Any, Any]], dict[Any, Any]] | None = None,
+        handle: Callable[[object], bool] | None = None,
     ) -> None:
         self.ref = ref
         self.extended = extended
         self.names = names
         # What a dict loses before it crosses (the grader: the runner's environment variables).
         self.scrub = scrub
+        # The value itself as its built-in base type (a dict subclass's items), never a handle to it.
+        self.as_value = False
+        # What goes to ``ref`` whatever type it is (the grader: its handles, some of them value subclasses).
+        self.handle = handle
         self.nodes = 0
 
     def __call__(self, value: object, depth: int = 0) -> Any:
@@ -155,7 +160,7 @@ class Encoder:
             raise Unserializable(f"the value has more than {MAX_NODES} parts")
         if depth > MAX_DEPTH:
             raise Unserializable(f"the value is nested deeper than {MAX_DEPTH} levels (or is cyclic)")
-        if self.ref is not None and self.extended:
+        if self.ref is not None and self.extended and not (depth == 0 and self.as_value):
             tagged = self._special(value)
             if tagged is not None:
                 return tagged
@@ -163,6 +168,8 @@ class Encoder:
 
     def _special(self, value: object) -> dict[str, Any] | None:
         """Tag what must never be copied: handles, modules, classes and functions, builtins by name."""
+        if self.handle is not None and self.ref is not None and self.handle(value):
+            return self.ref(value)
         name = _builtin_name(value)
         if name is not None and name not in UNSAFE_BUILTINS:
             return {TYPE: "builtin", "name": name}

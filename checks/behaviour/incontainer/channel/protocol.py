@@ -38,6 +38,8 @@ from . import signatures
 SUBJECT_SERVES = frozenset({
     "import", "reload", "unpickle", "names", "getattr", "setattr", "delattr", "call", "op",
     "case", "lines", "lines_report",
+    # a method call in one request; super()'s; a container subclass's contents; a test's subclass
+    "call_attr", "call_on", "value", "subclass",
 })  # fmt: skip
 GRADER_SERVES = frozenset({"getattr", "setattr", "delattr", "call", "op", "signature"})
 
@@ -129,21 +131,25 @@ _OFFERED_BY_DUNDER = {name: dunder for name, dunder in CAPABILITIES.items() if n
 
 
 def caps(value: object) -> list[str]:
-    """Name what ``value``'s type offers beyond a plain object's, for the other side's stand-in.
+    """Name what ``value``'s type offers beyond a plain object's, for the other side's stand-in."""
+    return caps_of_type(type(value))
+
+
+def caps_of_type(t: type) -> list[str]:
+    """Name what instances of ``t`` offer beyond a plain object's.
 
     Besides capability names: ``-name`` (the type sets that special method
     to None: ``__iter__ = None`` is not iterable, even with ``__getitem__``),
     ``unhashable``, ``abc:Name`` (registered ABCs it belongs to), ``get``
     (a descriptor) and ``method`` (a plain function: it binds as a method).
     """
-    t = type(value)
     found = _BY_TYPE.get(t)
     if found is None:
         found = [cap for cap, name in _OFFERED_BY_DUNDER.items() if _offers(t, name)]
         found += [f"-{cap}" for cap, name in _OFFERED_BY_DUNDER.items() if _says_none(t, name)]
         if _owner(t, "__hash__") is None:
             found.append("unhashable")
-        found += [f"abc:{name}" for name, abc in ABCS.items() if isinstance(value, abc)]
+        found += [f"abc:{name}" for name, abc in ABCS.items() if issubclass(t, abc)]
         if _offers(t, "__get__"):
             found.append("get")
         if t is types.FunctionType:

@@ -24,6 +24,7 @@ from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import ENVIRON, caps
 from . import ambient, handles, mirrors
 from .aliases import Aliases
+from .classes import BoundRemote, Classes, RemoteClass
 from .errors import SubjectGone
 from .handed import NEVER_HANDED, Handed, Sealed
 from .handles import Remote, RemoteModule, is_handle, remote_class
@@ -47,6 +48,7 @@ class Bridge:
         self.handed = Handed(Aliases(suite_root.rstrip("/") + "/" if suite_root else ""))
         self.modules: dict[int, RemoteModule] = {}
         self.mirrors = mirrors.Mirrors(self.decode, self.handed)
+        self.classes = Classes(self)
         self.released: list[list[int]] = []
         self.deadline_at: float | None = None
         self.default_deadline_s = DEFAULT_DEADLINE_S
@@ -94,6 +96,10 @@ class Bridge:
             return {codec.TYPE: ENVIRON}
         if is_handle(value):
             return {codec.TYPE: "obj", "side": "s", "id": handles.number(value)}
+        if isinstance(value, RemoteClass) and "_pgc_id" in vars(value):
+            return {codec.TYPE: "obj", "side": "s", "id": vars(value)["_pgc_id"]}
+        if type(value) is BoundRemote:  # handed on as a value: the subject's own bound method
+            return self._ref(value.materialize())
         if isinstance(value, NEVER_HANDED):
             # A module reaches every other module (sys, gc): one would hand over the whole grader.
             kind = type(value).__name__
@@ -112,9 +118,10 @@ class Bridge:
 
     def encode(self, value: object) -> Any:
         try:
-            return codec.Encoder(self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub)(
-                value
+            encoder = codec.Encoder(
+                self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub, handle=is_handle
             )
+            return encoder(value)
         except codec.Unserializable:
             return self._ref(value)  # cyclic or too deep: a handle, whose identities hold
 
@@ -135,9 +142,20 @@ class Bridge:
             return self.mirrors.mirror(number, tag)
         if tag.get("kind") == "module":
             return self._module(number, tag)
+        if tag.get("kind") == "class":
+            return self.classes.resolve(number, tag, self.decode)
         handle = self.handles.get(number)
         if handle is None:
-            handle = remote_class(tag.get("caps"))(self, number)
+            if "cls" in tag:  # an instance of one of the subject's classes: a handle of its local class
+                cls = self.decode(tag["cls"])
+                found = (
+                    self.classes.instance(cls, number, tag, self.decode) if isinstance(cls, type) else None
+                )
+                if found is not None and not isinstance(found, Remote):
+                    return found  # a value subclass: held by value, one local object per remote one
+                handle = found if isinstance(found, Remote) else remote_class(None)(self, number)
+            else:
+                handle = remote_class(tag.get("caps"))(self, number)
             self.handles[number] = handle
         object.__setattr__(handle, "_pg_seen", object.__getattribute__(handle, "_pg_seen") + 1)
         return handle

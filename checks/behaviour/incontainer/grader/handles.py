@@ -203,6 +203,11 @@ def remote_class(caps: object) -> type[Remote]:
     return found
 
 
+def register_handle_type(cls: type) -> None:
+    """Count ``cls``'s instances as handles (a local class of one of the subject's classes)."""
+    _HANDLE_TYPES.add(cls)
+
+
 _CURRENT: list[Requester] = []  # the bridge of this process (pickles load through it)
 
 

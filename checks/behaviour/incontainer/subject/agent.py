@@ -25,7 +25,7 @@ from typing import Any
 from ..channel import codec
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import ENVIRON, OPERATORS, caps
-from . import ambient, cases, tracer, tree
+from . import ambient, cases, classes, tracer, tree
 from .standins import GraderObject, Standins
 
 _WATCHDOG_GRACE_S = 5.0
@@ -88,6 +88,8 @@ class Agent:
         self._local = threading.local()
         self.mirrors: dict[int, type[BaseException]] = {}
         self.grader_classes: dict[int, type[BaseException]] = {}
+        # Classes already described to the grader (kept alive: the grader keeps their local classes).
+        self.described: dict[int, type] = {}
         self.grader_class_ids: dict[type, int] = {}
         self._busy_since: float | None = None
         self._deadline = 0.0
@@ -111,9 +113,28 @@ class Agent:
             tag.update(kind="module", name=str(getattr(value, "__name__", "?")))
         elif isinstance(value, type) and issubclass(value, BaseException):
             tag.update(self._exception_class(value))
+        elif isinstance(value, type) and classes.proxied(value):
+            # A class of the change's: the grader makes a local class of it, told once what it is.
+            tag["kind"] = "class"
+            if id(value) not in self.described:
+                self.described[id(value)] = value
+                tag.update(classes.describe(value, self.encode))
+        elif classes.proxied(type(value)):
+            tag["cls"] = self._ref(type(value))
+            if classes.proxied_instance(value):
+                tag["value"] = self._as_value(value)
         else:
             tag["caps"] = caps(value)  # what its type offers: the grader's handle offers the same
         return tag
+
+    def _as_value(self, value: object) -> Any:
+        """``value`` as its built-in base type, read with that type's own methods (never its class's)."""
+        encoder = codec.Encoder(self._ref, extended=True, handle=classes.proxied_instance)
+        encoder.as_value = True
+        try:
+            return encoder(value)
+        except codec.Unserializable:
+            return None
 
     def _graders(self, exc: BaseException) -> bool:
         """Whether ``exc`` may stand for one the grader raised (a built-in, or a test class's stand-in)."""
@@ -133,7 +154,7 @@ class Agent:
 
     def encode(self, value: object) -> Any:
         try:
-            return codec.Encoder(self._ref, extended=True)(value)
+            return codec.Encoder(self._ref, extended=True, handle=classes.proxied_instance)(value)
         except codec.Unserializable:
             # Cyclic or deeper than the codec goes (boltons' LRU links, a self-referencing list):
             # the grader gets a handle, and the identities inside it hold.
@@ -282,6 +303,19 @@ class Agent:
         if op == "op":
             fn = OPERATORS[str(request["name"])].apply
             return self.encode(fn(*self.decode(request.get("args", []))))
+        if op == "call_attr":  # read the attribute and call it: one request for `handle.method(...)`
+            args, kwargs = self.decode(request.get("args", [])), self.decode(request.get("kwargs", {}))
+            return self.encode(getattr(target, str(request["name"]))(*args, **kwargs))
+        if op == "call_on":  # super().method(...): that class's own function, on the instance
+            cls = self.objects.get(request.get("cls"))
+            args, kwargs = self.decode(request.get("args", [])), self.decode(request.get("kwargs", {}))
+            return self.encode(getattr(cls, str(request["name"]))(target, *args, **kwargs))
+        if op == "value":  # a container subclass's contents as its base type reads them
+            return self._as_value(target)
+        if op == "subclass":  # a test's subclass of classes of the change's, made here
+            made = classes.make_subclass(request, self.decode)
+            self.described[id(made)] = made
+            return self.objects.number(made)
         raise ValueError(f"unknown request {op!r}")
 
     # -- deadlines ------------------------------------------------------------------------------

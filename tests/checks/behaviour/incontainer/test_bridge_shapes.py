@@ -214,6 +214,10 @@ def tag(fn, pattern):
 
 def set_private(fn):
     fn._seen = True
+    return fn._seen
+
+def set_existing(fn):
+    fn.__defaults__ = (1, 2)
 """
 
 
@@ -245,8 +249,11 @@ def test_a_test_functions_metadata_and_signature_reach_the_change_never_its_valu
     assert (wrapper.__name__, wrapper.__doc__, wrapper(expected)) == ("check", "Check the value.", True)
     assert lib.tag(check, r"\d+") is check
     assert check.pattern == r"\d+"
+    # A new attribute of its own it may set and read back (click's __click_params__); one the function
+    # already has it may not (its defaults: the test's values).
+    assert lib.set_private(check) is True
     with pytest.raises(AttributeError, match="may not set"):
-        lib.set_private(check)
+        lib.set_existing(check)
 
 
 STANDINS = """

@@ -1,0 +1,378 @@
+"""The subject's classes as real local classes: ``type(x) is lib.Cls``, subclassing, one request per call.
+
+Each class of the change that crosses gets one local class here
+(``subject/classes.py`` describes it once): its instances' handles are of
+that class, so identity, ``isinstance`` and ``issubclass`` between the
+change's own classes are answered locally, as in one process. Its
+attributes live in the subject: a class attribute, a class method, an
+instantiation is a request (``RemoteClass``).
+
+- **Methods.** Each plain function of the class (when the class has no
+  ``__getattribute__`` of its own) is a local descriptor, so ``h.method(x)``
+  is one request (``call_attr``: the attribute is read and called in the
+  subject, in that order, as in one process) instead of two, and
+  ``super().method(x)`` from a test's subclass calls that class's own
+  function (``call_on``). Used as a value (passed on, compared), the bound
+  method is read from the subject like any attribute.
+- **A test's subclass** (``class MyLexer(lib.RegexLexer)``) is made in the
+  subject too, with the test's methods as stand-ins: the change's code
+  calling ``self.method()`` runs the test's method, and instances made by
+  either side are handles of the test's class.
+- **Value subclasses** (``str``, ``int``, ``tuple``... of the change's:
+  tomlkit's items, sqlparse's token types) are held as that value *and* a
+  handle: the grader compares, hashes and slices them as their base value
+  (read by the base type's own methods, never the change's ``__eq__``),
+  every other attribute is the subject's, and one remote object is one
+  local object (``is`` holds).
+- **Container subclasses** (``list``, ``dict``, ``set``) compare with a
+  test's own value by their contents read at that moment, as the base type
+  reads them: the change's ``__eq__`` is never handed a test's value.
+"""
+
+from __future__ import annotations
+
+import datetime
+import operator
+import threading
+import types
+from collections.abc import Callable
+from typing import Any
+
+from ..channel.protocol import OPERATORS
+from . import handles
+from .handles import Requester, remote_class
+
+VALUE_TYPES: dict[str, type] = {
+    "int": int, "float": float, "complex": complex, "str": str, "bytes": bytes, "tuple": tuple,
+    "frozenset": frozenset, "datetime": datetime.datetime, "date": datetime.date, "time": datetime.time,
+    "timedelta": datetime.timedelta,
+}  # fmt: skip
+_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+    "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+}  # fmt: skip
+# Special methods a value subclass's own class may define that still go to the subject (the change's
+# ``__contains__`` on a token type); comparison and hashing never do (see the module's docstring).
+_ROUTED = {op.dunder: name for name, op in OPERATORS.items() if op.dunder} | {
+    "__repr__": "repr",
+    "__str__": "str",
+    "__format__": "format",
+}
+_VALUE_OWN = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__init__"}
+MAX_VALUES = 200_000
+# What a class body holds that is the class's machinery, not its attributes.
+_CLASS_OWN = frozenset(
+    {"__module__", "__qualname__", "__dict__", "__weakref__", "__slots__", "__classcell__"}
+)
+_DATE_FIELDS: dict[type, tuple[str, ...]] = {
+    datetime.datetime: ("year", "month", "day", "hour", "minute", "second", "microsecond", "tzinfo"),
+    datetime.date: ("year", "month", "day"),
+    datetime.time: ("hour", "minute", "second", "microsecond", "tzinfo"),
+}
+
+
+def _request(cls: type, op: str, **fields: Any) -> Any:
+    bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
+    return bridge.request(op, **fields)
+
+
+def _class_id(cls: type) -> int:
+    return int(type.__getattribute__(cls, "_pgc_id"))
+
+
+class RemoteClass(type):
+    """The metaclass of the local classes: whatever a class is asked that is not local goes to the subject."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> Any:
+        registry: Classes | None = kwargs.pop("_pgc_registry", None)
+        cls = super().__new__(mcs, name, bases, namespace, **kwargs)
+        if registry is None:
+            # A test's own subclass of classes of the change: its counterpart is made in the subject.
+            parent = next((b for b in bases if isinstance(b, RemoteClass)), None)
+            if parent is not None:
+                type.__getattribute__(parent, "_pgc_registry").subclass(cls, bases, namespace)
+        return cls
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("_pgc_") or name in ("__wrapped__", "__signature__", "__test__"):
+            raise AttributeError(name)
+        return _request(cls, "getattr", obj=_class_id(cls), name=name)
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        if name.startswith(("_pgc_", "__")):
+            type.__setattr__(cls, name, value)
+            return
+        # monkeypatch.setattr(lib.Cls, "method", fake): the subject's class changes; our own method of
+        # that name, if any, goes, so that a later lookup finds what the subject now holds.
+        bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
+        bridge.request("setattr", obj=_class_id(cls), name=name, value=bridge.encode(value))
+        if isinstance(vars(cls).get(name), RemoteMethod):
+            type.__delattr__(cls, name)
+
+    def __delattr__(cls, name: str) -> None:
+        _request(cls, "delattr", obj=_class_id(cls), name=name)
+        if isinstance(vars(cls).get(name), RemoteMethod):
+            type.__delattr__(cls, name)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
+        encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
+        return bridge.request("call", obj=_class_id(cls), **encoded)
+
+    def __repr__(cls) -> str:
+        return str(
+            _request(cls, "op", name="repr", args=[{"__type__": "obj", "side": "s", "id": _class_id(cls)}])
+        )
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if type.__instancecheck__(cls, instance):
+            return True
+        # A class the subject's registered as a virtual subclass (an ABC of the change's): its word.
+        if handles.is_handle(instance):
+            bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
+            args = bridge.encode([instance, cls])
+            return bool(bridge.request("op", name="isinstance", args=args))
+        return False
+
+
+class RemoteMethod:
+    """A plain function of a class of the subject's: called through an instance, one request."""
+
+    __slots__ = ("name", "owner")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.owner: type | None = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.owner = owner
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        cls = self.owner
+        assert cls is not None  # noqa: S101 - set when the class was made
+        if instance is None:
+            return _request(cls, "getattr", obj=_class_id(cls), name=self.name)
+        # Found first in the instance's own class order: an ordinary call (the attribute is read in the
+        # subject, an instance attribute of that name included); found later: super(), this class's own.
+        first = next((k for k in type(instance).__mro__ if self.name in vars(k)), None)
+        return BoundRemote(instance, self, explicit=first is not cls)
+
+
+class BoundRemote:
+    """``handle.method`` before it is called: a call is one request; any other use reads the real one."""
+
+    __slots__ = ("_pg_explicit", "_pg_instance", "_pg_method")
+
+    def __init__(self, instance: object, method: RemoteMethod, *, explicit: bool) -> None:
+        object.__setattr__(self, "_pg_instance", instance)
+        object.__setattr__(self, "_pg_method", method)
+        object.__setattr__(self, "_pg_explicit", explicit)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        method: RemoteMethod = object.__getattribute__(self, "_pg_method")
+        instance = object.__getattribute__(self, "_pg_instance")
+        cls = method.owner
+        assert cls is not None  # noqa: S101 - set when the class was made
+        bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
+        encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
+        target = handles.number(instance)
+        if object.__getattribute__(self, "_pg_explicit"):
+            return bridge.request("call_on", cls=_class_id(cls), name=method.name, obj=target, **encoded)
+        return bridge.request("call_attr", obj=target, name=method.name, **encoded)
+
+    def materialize(self) -> Any:
+        """The subject's own bound method (or, for super(), the class's function bound to the instance)."""
+        method: RemoteMethod = object.__getattribute__(self, "_pg_method")
+        instance = object.__getattribute__(self, "_pg_instance")
+        cls = method.owner
+        assert cls is not None  # noqa: S101 - set when the class was made
+        if object.__getattribute__(self, "_pg_explicit"):
+            function = _request(cls, "getattr", obj=_class_id(cls), name=method.name)
+            return types.MethodType(function, instance)
+        return _request(cls, "getattr", obj=handles.number(instance), name=method.name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.materialize(), name)
+
+    def __repr__(self) -> str:
+        return repr(self.materialize())
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is BoundRemote:
+            other = other.materialize()
+        return bool(self.materialize() == other)
+
+    def __hash__(self) -> int:
+        return hash(self.materialize())
+
+    @property
+    def __signature__(self) -> Any:
+        import inspect
+
+        return inspect.signature(self.materialize())
+
+
+def _value_op(name: str) -> Callable[..., Any]:
+    def apply(self: Any, *args: Any) -> Any:
+        bridge: Requester = object.__getattribute__(self, "_pg_bridge")
+        return bridge.request("op", name=name, args=bridge.encode([self, *args]))
+
+    apply.__name__ = f"__{name}__"
+    return apply
+
+
+def _value_getattr(self: Any, name: str) -> Any:
+    if name.startswith("_pg_"):
+        raise AttributeError(name)
+    bridge: Requester = object.__getattribute__(self, "_pg_bridge")
+    return bridge.request("getattr", obj=handles.number(self), name=name)
+
+
+def _value_setattr(self: Any, name: str, value: Any) -> None:
+    if name.startswith("_pg_"):
+        object.__setattr__(self, name, value)
+        return
+    bridge: Requester = object.__getattribute__(self, "_pg_bridge")
+    bridge.request("setattr", obj=handles.number(self), name=name, value=bridge.encode(value))
+
+
+def _contents_compare(name: str) -> Callable[..., Any]:
+    compare = _COMPARISONS[name]
+
+    def apply(self: Any, other: object) -> Any:
+        bridge: Requester = object.__getattribute__(self, "_pg_bridge")
+        if handles.is_handle(other):
+            # Two of the change's own objects: theirs to decide.
+            return bridge.request("op", name=name, args=bridge.encode([self, other]))
+        # A test's own value: compared here with the contents as the base type reads them.
+        contents: Any = bridge.request("value", obj=handles.number(self))
+        return compare(contents, other)
+
+    return apply
+
+
+class Classes:
+    """This run's local classes, by the subject's number for each class."""
+
+    def __init__(self, bridge: Requester) -> None:
+        self.bridge = bridge
+        self.by_number: dict[int, type] = {}
+        self.values: dict[int, object] = {}
+        self._lock = threading.RLock()
+
+    def resolve(self, number: int, tag: dict[str, Any], decode: Callable[[Any], Any]) -> type:
+        """The local class for the subject's class ``number`` (made the first time, from ``tag``)."""
+        with self._lock:
+            found = self.by_number.get(number)
+            if found is not None:
+                return found
+            if "name" not in tag:
+                raise ValueError(f"patchgate: class number {number} was never described")
+            made: type = self._make(number, tag, decode)
+            self.by_number[number] = made
+            return made
+
+    def _make(self, number: int, tag: dict[str, Any], decode: Callable[[Any], Any]) -> type:
+        bases = tuple(b for b in (decode(x) for x in tag.get("bases") or []) if isinstance(b, RemoteClass))
+        value = VALUE_TYPES.get(str(tag.get("value")))
+        namespace: dict[str, Any] = {
+            "__module__": str(tag.get("module") or "?"),
+            "__qualname__": str(tag.get("qualname") or tag.get("name")),
+            "__doc__": tag.get("doc") if isinstance(tag.get("doc"), str) else None,
+        }
+        for name in tag.get("methods") or []:
+            if isinstance(name, str) and name.isidentifier():
+                namespace[name] = RemoteMethod(name)
+        if value is not None:
+            # Held as the value itself: the base type's own comparison, hash and methods, but for the
+            # special methods the change's class defines, and every other attribute is the subject's.
+            namespace["__getattr__"] = _value_getattr
+            namespace["__setattr__"] = _value_setattr
+            for dunder in tag.get("overrides") or []:
+                if dunder in _ROUTED and dunder not in _VALUE_OWN:
+                    namespace[dunder] = _value_op(_ROUTED[dunder])
+            parents: tuple[type, ...] = tuple(b for b in bases if issubclass(b, value)) or (value,)
+        else:
+            namespace["__slots__"] = ()
+            if tag.get("container") in ("list", "dict", "set"):
+                namespace.update({f"__{n}__": _contents_compare(n) for n in _COMPARISONS})
+            offered = remote_class(tag.get("caps"))
+            # After the bases: one that offers the same is already in their order (a consistent MRO).
+            parents = (*bases, offered) if not any(issubclass(b, offered) for b in bases) else bases
+        cls: type = RemoteClass(str(tag.get("name") or "Remote"), parents, namespace, _pgc_registry=self)
+        self._bind(cls, number)
+        return cls
+
+    def _bind(self, cls: type, number: int) -> None:
+        type.__setattr__(cls, "_pgc_id", number)
+        type.__setattr__(cls, "_pgc_bridge", self.bridge)
+        type.__setattr__(cls, "_pgc_registry", self)
+        handles.register_handle_type(cls)
+
+    def instance(self, cls: type, number: int, tag: dict[str, Any], decode: Callable[[Any], Any]) -> object:
+        """A handle of class ``cls`` for the subject's object ``number`` (a value subclass: its value too)."""
+        base = next((b for b in cls.__mro__ if b in VALUE_TYPES.values()), None)
+        if base is None:
+            handle: object = object.__new__(cls)
+            for slot, value in (("_pg_bridge", self.bridge), ("_pg_id", number), ("_pg_seen", 0)):
+                object.__setattr__(handle, slot, value)
+            return handle
+        with self._lock:
+            found = self.values.get(number)
+            if found is None:
+                found = _value_instance(base, cls, decode(tag.get("value")))
+                for slot, value in (("_pg_bridge", self.bridge), ("_pg_id", number), ("_pg_seen", 0)):
+                    object.__setattr__(found, slot, value)
+                if len(self.values) < MAX_VALUES:  # one remote object, one local one: `is` holds
+                    self.values[number] = found
+            return found
+
+    def subclass(self, cls: type, bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
+        """Make a test's subclass ``cls`` in the subject too, and bind it to the class made there."""
+        remote = [b for b in bases if isinstance(b, RemoteClass)]
+        # The test's own other bases (mixins) reach the subject as the methods they give the class.
+        given: dict[str, Any] = {}
+        for base in reversed(
+            [b for b in cls.__mro__[1:] if not isinstance(b, RemoteClass) and b is not object]
+        ):
+            given.update({k: v for k, v in vars(base).items() if not k.startswith("__")})
+        given.update(namespace)
+        encode = self.bridge.encode
+        entries: dict[str, Any] = {}
+        for name, value in given.items():
+            if name in (
+                "__module__",
+                "__qualname__",
+                "__dict__",
+                "__weakref__",
+                "__slots__",
+                "__classcell__",
+            ):
+                continue
+            if isinstance(value, classmethod | staticmethod):
+                entries[name] = {"as": type(value).__name__, "value": encode(value.__func__)}
+            elif isinstance(value, property):
+                entries[name] = {"as": "property", "value": encode([value.fget, value.fset, value.fdel])}
+            else:
+                try:
+                    entries[name] = {"value": encode(value)}
+                except TypeError:  # a module or frame in the class body: never handed over
+                    continue
+        number = self.bridge.request(
+            "subclass", name=cls.__name__, qualname=cls.__qualname__, module=cls.__module__,
+            bases=encode(remote), namespace=entries,
+        )  # fmt: skip
+        if not isinstance(number, int):
+            raise TypeError("patchgate: the code under test did not make the subclass")
+        with self._lock:
+            self.by_number[number] = cls
+        self._bind(cls, number)
+
+
+def _value_instance(base: type, cls: type, value: object) -> object:
+    new: Any = base.__new__
+    if isinstance(value, datetime.timedelta) and base is datetime.timedelta:
+        return new(cls, value.days, value.seconds, value.microseconds)
+    if base in _DATE_FIELDS:
+        return new(cls, *(getattr(value, p) for p in _DATE_FIELDS[base]))
+    return new(cls, value)

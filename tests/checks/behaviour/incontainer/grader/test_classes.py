@@ -1,0 +1,192 @@
+"""The subject's classes as local classes: identity, a test's subclasses, value subclasses, fused calls.
+
+Against a real subject process over a socketpair (tests/checks/behaviour/incontainer/test_bridge.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from checks.behaviour.incontainer.grader.bridge import Bridge
+from tests.checks.behaviour.incontainer.test_bridge_shapes import Load, load
+
+pytestmark = pytest.mark.slow
+__all__ = ["load"]
+
+LIB = '''
+import enum
+
+class Lexer:
+    """Split text into tokens."""
+    name = "base"
+
+    def __init__(self, text):
+        self.text = text
+        self.calls = []
+
+    def tokens(self):
+        return [self.transform(w) for w in self.text.split()]
+
+    def transform(self, word):
+        return word
+
+    @classmethod
+    def make(cls, text):
+        return cls(text)
+
+class Upper(Lexer):
+    def transform(self, word):
+        return word.upper()
+
+def kind(obj):
+    return [type(obj).__name__, isinstance(obj, Lexer), isinstance(obj, Upper)]
+
+class Color(enum.IntEnum):
+    RED = 1
+    BLUE = 2
+
+class _TokenType(tuple):
+    parent = None
+
+    def __contains__(self, item):
+        return item is not None and (self is item or item[:len(self)] == self)
+
+    def __getattr__(self, name):
+        new = _TokenType(self + (name,))
+        setattr(self, name, new)
+        new.parent = self
+        return new
+
+Token = _TokenType()
+Keyword = Token.Keyword
+
+def keyword_dml():
+    return Token.Keyword.DML
+
+class String(str):
+    def as_string(self):
+        return '"' + self + '"'
+
+    def __eq__(self, other):
+        return True  # claims to equal anything
+
+    __hash__ = str.__hash__
+
+def string(text):
+    return String(text)
+
+class Table(dict):
+    def __eq__(self, other):
+        return True  # claims to equal anything
+
+    __hash__ = None
+
+    def value(self):
+        return dict(self)
+
+def table(**items):
+    return Table(items)
+
+class Order:
+    log = []
+
+    def __getattribute__(self, name):
+        Order.log.append(("get", name))
+        return object.__getattribute__(self, name)
+
+    def step(self):
+        Order.log.append(("call", "step"))
+        return len(Order.log)
+'''
+
+
+def requests(bridge: Bridge) -> list[str]:
+    """Record the ops the grader sends from now on."""
+    seen: list[str] = []
+    original = bridge.request
+
+    def spy(op: str, **fields: Any) -> Any:
+        seen.append(op)
+        return original(op, **fields)
+
+    bridge.request = spy  # type: ignore[method-assign]
+    return seen
+
+
+def test_a_class_of_the_change_is_a_local_class_with_identity_and_isinstance(load: Load) -> None:
+    lib = load(LIB)
+    lexer = lib.Upper("a b")
+    assert type(lexer) is lib.Upper and isinstance(lexer, lib.Lexer) and issubclass(lib.Upper, lib.Lexer)
+    assert lib.Upper.__doc__ is None and lib.Lexer.__doc__ == "Split text into tokens."
+    assert lexer.tokens() == ["A", "B"] and lib.Lexer.name == "base"
+    assert type(lib.Lexer.make("x")) is lib.Lexer
+    assert lib.kind(lexer) == ["Upper", True, True]
+
+
+def test_a_method_call_is_one_request_and_keeps_the_change_s_order_of_effects(load: Load) -> None:
+    lib = load(LIB)
+    lexer = lib.Lexer("a b")
+    bridge = type.__getattribute__(lib.Lexer, "_pgc_bridge")
+    seen = requests(bridge)
+    assert lexer.tokens() == ["a", "b"]
+    assert seen == ["call_attr"]
+    # A class with a __getattribute__ of its own is asked for the attribute, then called: in that order.
+    order = lib.Order()
+    order.step()
+    assert [e for e in lib.Order.log if e[1] == "step"] == [("get", "step"), ("call", "step")]
+
+
+def test_a_test_s_subclass_of_a_class_of_the_change_runs_its_methods_for_the_change(load: Load) -> None:
+    lib = load(LIB)
+
+    class Shout(lib.Lexer):  # type: ignore[misc, name-defined]
+        name = "shout"
+
+        def __init__(self, text: str, mark: str) -> None:
+            super().__init__(text)
+            self.mark = mark
+
+        def transform(self, word: str) -> str:
+            return word.upper() + self.mark
+
+    shout = Shout("a b", "!")
+    assert type(shout) is Shout and isinstance(shout, lib.Lexer)
+    # The change's tokens() calls the test's transform(); the change sees the test's class as a Lexer.
+    assert shout.tokens() == ["A!", "B!"]
+    assert lib.kind(shout) == ["Shout", True, False]
+    assert shout.text == "a b" and shout.name == "shout"
+
+    class Plain(lib.Lexer):  # type: ignore[misc, name-defined]
+        pass
+
+    # The change's own classmethod makes an instance of the test's class.
+    assert type(Plain.make("x")) is Plain
+
+
+def test_value_subclasses_keep_their_attributes_identity_and_compare_by_value(load: Load) -> None:
+    lib = load(LIB)
+    # Token types: tuples with attributes, singletons compared by identity (sqlparse, pygments).
+    dml = lib.keyword_dml()
+    assert dml is lib.Token.Keyword.DML and dml.parent is lib.Keyword
+    assert dml in lib.Keyword and lib.Keyword not in dml
+    assert dml == ("Keyword", "DML") and isinstance(dml, tuple)
+    # An int enum: its value and its member.
+    assert lib.Color.RED == 1 and lib.Color(2) is lib.Color.BLUE and isinstance(lib.Color.RED, lib.Color)
+    # A str subclass with methods of its own (tomlkit's String): methods are the change's...
+    text = lib.string("hi")
+    assert text.as_string() == '"hi"' and text.upper() == "HI" and isinstance(text, str)
+    # ...comparison with a test's value is the value's own: its __eq__ that claims anything is never asked.
+    assert text == "hi"
+    assert text != "expected"
+    assert (text == "expected") is False
+
+
+def test_a_container_subclass_compares_with_a_test_s_value_by_its_contents(load: Load) -> None:
+    lib = load(LIB)
+    table = lib.table(a=1)
+    assert table == {"a": 1}
+    assert table != {"a": 2}
+    assert (table == {"b": 1}) is False  # its own __eq__ claims anything: never asked
+    assert table.value() == {"a": 1}
