@@ -48,7 +48,7 @@ class Bridge:
         self.handed = Handed(Aliases(suite_root.rstrip("/") + "/" if suite_root else ""))
         self.modules: dict[int, RemoteModule] = {}
         self.mirrors = mirrors.Mirrors(self.decode, self.handed)
-        self.classes = Classes(self)
+        self.classes = Classes(self, self.handed.aliases)
         self.released: list[list[int]] = []
         self.deadline_at: float | None = None
         self.default_deadline_s = DEFAULT_DEADLINE_S

@@ -40,6 +40,7 @@ from typing import Any
 
 from ..channel.protocol import OPERATORS
 from . import handles
+from .aliases import Aliases
 from .handles import Requester, remote_class
 
 VALUE_TYPES: dict[str, type] = {
@@ -254,8 +255,9 @@ def _contents_compare(name: str) -> Callable[..., Any]:
 class Classes:
     """This run's local classes, by the subject's number for each class."""
 
-    def __init__(self, bridge: Requester) -> None:
+    def __init__(self, bridge: Requester, aliases: Aliases) -> None:
         self.bridge = bridge
+        self.aliases = aliases
         self.by_number: dict[int, type] = {}
         self.values: dict[int, object] = {}
         self._lock = threading.RLock()
@@ -281,7 +283,13 @@ class Classes:
             "__doc__": tag.get("doc") if isinstance(tag.get("doc"), str) else None,
         }
         for name in tag.get("methods") or []:
-            if isinstance(name, str) and name.isidentifier():
+            # The subject's list, so never a special method but __init__ (super().__init__): a local
+            # __eq__ of the subject's would hand it a test's expected value.
+            if (
+                isinstance(name, str)
+                and name.isidentifier()
+                and (not name.startswith("__") or name == "__init__")
+            ):
                 namespace[name] = RemoteMethod(name)
         if value is not None:
             # Held as the value itself: the base type's own comparison, hash and methods, but for the
@@ -358,8 +366,12 @@ class Classes:
                     entries[name] = {"value": encode(value)}
                 except TypeError:  # a module or frame in the class body: never handed over
                     continue
+        # The test's names reach the subject as aliases (aliases.py): test_x.<locals>.Shout names its test.
+        module = cls.__module__
         number = self.bridge.request(
-            "subclass", name=cls.__name__, qualname=cls.__qualname__, module=cls.__module__,
+            "subclass", name=self.aliases.name(cls.__name__),
+            qualname=self.aliases.attribute(module, "__qualname__", cls.__qualname__),
+            module=self.aliases.attribute(module, "__module__", module),
             bases=encode(remote), namespace=entries,
         )  # fmt: skip
         if not isinstance(number, int):

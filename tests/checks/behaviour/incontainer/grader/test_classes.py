@@ -190,3 +190,35 @@ def test_a_container_subclass_compares_with_a_test_s_value_by_its_contents(load:
     assert table != {"a": 2}
     assert (table == {"b": 1}) is False  # its own __eq__ claims anything: never asked
     assert table.value() == {"a": 1}
+
+
+HOSTILE = """
+import sys
+
+class Anything:
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+
+def anything():
+    return Anything()
+
+# The change's code owns the subject's process: it makes the class description claim __eq__ as a
+# plain method, so that a local __eq__ would hand it the test's expected value.
+for name, module in list(sys.modules.items()):
+    if name.endswith("subject.classes"):
+        original = module.describe
+        def describe(cls, ref, original=original):
+            found = original(cls, ref)
+            found["methods"] = [*found["methods"], "__eq__", "__ne__"]
+            found["overrides"] = [*found["overrides"], "__eq__"]
+            return found
+        module.describe = describe
+"""
+
+
+def test_a_class_description_the_change_forges_cannot_bring_its_eq_into_the_grader(load: Load) -> None:
+    lib = load(HOSTILE)
+    value = lib.anything()
+    assert (value == "the expected value") is False
+    assert (value == 42) is False
