@@ -95,6 +95,15 @@ def decide(
         # Not proven wrong, but the suite is not proven able to tell either: a maintainer decides.
         why = "; ".join(behaviour.strength.too_weak)
         maintainer.append(f"behaviour: hidden suite too weak for this change ({why})")
+    share = policy.behaviour.max_in_process_share
+    for suite in behaviour.suites if behaviour.status == "passed" else []:
+        if suite.total and suite.in_process_tier / suite.total > share:
+            label = "held-out" if suite.kind == "held_out" else "hidden"
+            maintainer.append(
+                f"behaviour: {suite.in_process_tier} of {suite.total} {label} tests measured in-process "
+                f"({percent(suite.in_process_tier / suite.total)}, the policy allows {percent(share)}): "
+                "the code under test could forge them"
+            )
     if behaviour.forgeable and behaviour.status == "passed" and not policy.behaviour.allow_in_process_success:
         maintainer.append(
             "behaviour: a suite ran in-process (isolation: in-process): the code under test can forge it"

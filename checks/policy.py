@@ -112,6 +112,10 @@ class Behaviour(_Model):
     # Whether a suite that opted in to `isolation: in-process` (its numbers can be forged by the code
     # under test) may give `success`; when it may not, a passing run is action_required.
     allow_in_process_success: bool = False
+    # Tests that cannot cross the isolation (trusted base runs decide) are measured in-process in a
+    # run of their own, labelled forgeable; above this share of a suite a passing behaviour asks a
+    # maintainer (action_required).
+    max_in_process_share: float = Field(default=0.05, ge=0, le=1)
 
     def min_pass_rate(self, kind: Literal["hidden", "held_out"]) -> float:
         """Return the pass rate a suite of ``kind`` must reach."""

@@ -90,6 +90,8 @@ class SuiteResult(_Model):
     isolation: Literal["subject", "in-process"] = "subject"
     # Its base runs came from an earlier job with the same base, suites, policy and image.
     base_reused: bool = False
+    # Of its tests, how many were measured in-process (they cannot cross the isolation): forgeable.
+    in_process_tier: int = 0
     # Hidden suites only; a held-out suite never carries ids or messages.
     failures: list[TestFailure] = Field(default_factory=list)
     flaky_ids: list[str] = Field(default_factory=list)

@@ -36,6 +36,7 @@ from checks.behaviour.result import Note, SuiteOutcome, behaviour_result
 from checks.behaviour.strength import PendingMutants, measure_strength
 from checks.behaviour.suites import SUITE_NAMES, Suite, Suites, load_suite
 from checks.behaviour.tamper import restore_infra
+from checks.behaviour.tier import TierRuns, candidates, measure
 from checks.behaviour.views import PIDS_LIMIT, run_view
 from checks.policy import Behaviour
 from checks.report import BehaviourResult, SuiteKind
@@ -120,10 +121,17 @@ def start_behaviour(
         try:
             outcome = grade_runs(suite, plans, results, trees, policy)
             again = _base_again(stagings[suite.kind], outcome, trees)
+            graded = [*plans, *again]
             if again:
                 # Flakiness is decided by trusted runs: base again, for the parts with a flaky test.
                 results.update(_run_all(ctx.runner, again))
-                outcome = grade_runs(suite, [*plans, *again], results, trees, policy)
+                outcome = grade_runs(suite, graded, results, trees, policy)
+            if not suite.in_process and suite.pytest_files and outcome.grade is not None:
+                # What the isolation cannot carry, measured in-process, decided by base (tier.py).
+                ids = candidates(outcome.pytest_ids, outcome.base_passed, outcome.head_passed)
+                tier = measure(stagings[suite.kind], trees, ids, lambda runs: _run_all(ctx.runner, runs))
+                if tier is not None:
+                    outcome = grade_runs(suite, graded, results, trees, policy, tier=tier)
         except SuiteError as exc:
             outcome = _config_error(suite.kind, str(exc))
         if any(id(plan) in stored.found for plan in plans):
@@ -218,8 +226,14 @@ def grade_runs(
     results: Mapping[int, RunResult],
     trees: Mapping[Tree, Path],
     policy: Behaviour,
+    *,
+    tier: TierRuns | None = None,
 ) -> SuiteOutcome:
-    """Grade one suite from its runs; raise SuiteError when the suite itself is at fault."""
+    """Grade one suite from its runs; raise SuiteError when the suite itself is at fault.
+
+    With ``tier``, its tests' outcomes are its in-process runs' (base and head), and nothing else of
+    those runs is read.
+    """
     logs = []
     for plan in plans:
         result = results[id(plan)]
@@ -269,6 +283,13 @@ def grade_runs(
         head_maps.append({i: _outcome(views, i, i in case_ids) for i in expected})
         for plan, result, run_log in runs:
             notes += _notes(plan, result, run_log, policy)
+    base_passed = frozenset(i for i, o in base_map.items() if o.passed)
+    isolated_passed = frozenset(i for i in expected if all(m[i].passed for m in head_maps))
+    measured = frozenset(tier.ids & set(expected)) if tier is not None else frozenset()
+    if tier is not None:
+        base_map.update({i: tier.base.outcome(i) for i in measured})
+        for outcomes, view in zip(head_maps, tier.heads, strict=False):
+            outcomes.update({i: view.outcome(i) for i in measured})
     head_results = [r for _, r, _ in heads]
     head_logs = [lg for _, _, lg in heads if not lg.problems]
     covered: dict[str, frozenset[int]] | None = None
@@ -285,7 +306,11 @@ def grade_runs(
         wall_s=wall,
         peak_memory_bytes=max((r.peak_memory_bytes or 0 for r in head_results), default=0) or None,
         in_process=suite.in_process,
-        head_passed=frozenset(i for i in expected if all(m[i].passed for m in head_maps)),
+        # What a mutant's isolated run must pass to survive: the tier's tests are not measured there.
+        head_passed=isolated_passed - measured,
+        pytest_ids=frozenset(i for i in expected if i not in case_ids),
+        base_passed=base_passed,
+        in_process_tier=measured,
         covered=covered,
         head_wall_s=wall,
     )

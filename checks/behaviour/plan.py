@@ -234,8 +234,22 @@ def plan_one(
     return RunPlan(label, tree, part, spec, nonce, GRADER_REPORT)
 
 
+def plan_in_process(staging: Staging, label: str, tree: Tree, root: Path, *, staged: Path,
+                    select: Sequence[str]) -> RunPlan:  # fmt: skip
+    """Plan an in-process run of the tests ``select`` (node ids) of a suite staged (readable) at ``staged``.
+
+    The in-process tier of an isolated suite: tests the isolation cannot carry, measured in a run of
+    their own, whose report is read for those tests only.
+    """
+    limits = Limits(timeout_s=staging.policy.timeout_s, memory_mb=staging.policy.memory_mb)
+    messages = staging.messages and tree == "head"
+    return _in_process(label, tree, root, staging, nonce=secrets.token_hex(16), limits=limits,
+                       messages=messages, staged=staged, select=select)  # fmt: skip
+
+
 def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: str, limits: Limits,
-                messages: bool, overlay: tuple[Mount, ...] = ()) -> RunPlan:  # fmt: skip
+                messages: bool, overlay: tuple[Mount, ...] = (), staged: Path | None = None,
+                select: Sequence[str] = ()) -> RunPlan:  # fmt: skip
     """Plan a run of an in-process suite: pytest and the change's code share a process (forgeable)."""
     # A random name: nothing in the tree can have planted a file there in advance.
     report = f"/tmp/pg-{secrets.token_hex(12)}.jsonl"  # noqa: S108 - a path inside the container
@@ -246,9 +260,10 @@ def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: 
     own = next((o.partition("=")[2].split() for o in suite_options if o.startswith("pythonpath=")), [])
     overrides = [f"pythonpath={' '.join([*paths, *own])}"]
     overrides += [o for o in suite_options if not o.startswith("pythonpath=")]
+    selected = [f"{CONTAINER_SUITE}/{test_id}" for test_id in select] or options.paths(CONTAINER_SUITE)
     argv = (
         *LAUNCH, "pytest-in-process",
-        *_pytest_args(CONTAINER_SUITE, overrides, options.paths(CONTAINER_SUITE)),
+        *_pytest_args(CONTAINER_SUITE, overrides, selected),
     )  # fmt: skip
     env = {
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
@@ -260,7 +275,7 @@ def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: 
         image=staging.image,
         argv=argv,
         copy_in=(Mount(root, CONTAINER_REPO), *overlay),
-        mounts=(Mount(staging.harness, CONTAINER_HARNESS), Mount(staging.staged, CONTAINER_SUITE)),
+        mounts=(Mount(staging.harness, CONTAINER_HARNESS), Mount(staged or staging.staged, CONTAINER_SUITE)),
         workdir=CONTAINER_REPO,
         env=env,
         limits=limits,

@@ -49,6 +49,11 @@ class SuiteOutcome:
     head_wall_s: float = 0.0
     # Its base runs came from an earlier job with the same base, suites, policy and patchgate.
     base_reused: bool = False
+    # The pytest part's expected ids and those that passed on base (isolated): the tier's candidates.
+    pytest_ids: frozenset[str] = frozenset()
+    base_passed: frozenset[str] = frozenset()
+    # Tests measured in-process (the isolation cannot carry them): the code under test could forge them.
+    in_process_tier: frozenset[str] = frozenset()
 
 
 FORGEABLE = "in-process: the code under test can forge this"
@@ -105,9 +110,16 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         timed_out=len(grade.timed_out),
         isolation="in-process" if outcome.in_process else "subject",
         base_reused=outcome.base_reused,
+        in_process_tier=len(outcome.in_process_tier),
     )
     if outcome.in_process:
         notes.insert(0, FORGEABLE)
+    if outcome.in_process_tier:
+        n = len(outcome.in_process_tier)
+        these = "these" if n != 1 else "this"
+        notes.insert(
+            0, f"{n} test{'s' if n != 1 else ''} measured in-process: the code under test could forge {these}"
+        )
     if outcome.base_reused:
         notes.append(BASE_REUSED)
     if not private and policy.show_hidden_failures != "counts":

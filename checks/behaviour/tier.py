@@ -1,0 +1,146 @@
+"""The in-process tier: the tests the isolation cannot carry, measured apart and labelled forgeable.
+
+Isolated runs are the strong tier and the default. A test of an isolated
+suite's pytest part that fails there for the bridge's sake, not the
+change's, would otherwise count against every change. Which tests those
+are is decided by trusted runs only:
+
+1. *candidates*: the tests that pass neither on base nor in every head run,
+   isolated (the change's word only decides whether a run is spent);
+2. base runs them **in-process** (base is trusted: no code of the change
+   in it); those that pass there and not isolated on base are the tier;
+3. head runs the tier in-process, twice, in containers holding those tests
+   alone (the other tests' definitions removed from their modules, modules
+   with none of them left out): the change's code in that process can
+   forge what it reports, so only the tier's own ids are read from those
+   reports, and the suite's line says how many tests were measured so
+   ("N tests measured in-process: the code under test could forge these").
+
+Above ``behaviour.max_in_process_share`` of a suite a passing behaviour asks
+a maintainer (``checks/decide.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from checks.behaviour.collection import Modules, PytestOptions
+from checks.behaviour.grade import TestOutcome
+from checks.behaviour.outcomes import RunView, parse_log
+from checks.behaviour.plan import RunPlan, Staging, Tree, plan_in_process
+from checks.behaviour.suites import Suite
+from checks.behaviour.views import run_view
+from sandbox.spec import RunResult
+
+RunAll = Callable[[Sequence[RunPlan]], Mapping[int, RunResult]]
+
+
+@dataclass(frozen=True)
+class TierRuns:
+    """The tier's tests and their trusted base run and head runs, in-process."""
+
+    ids: frozenset[str]
+    base: RunView
+    heads: tuple[RunView, ...]
+
+    def outcomes(self, view: RunView) -> dict[str, TestOutcome]:
+        return {i: view.outcome(i) for i in self.ids}
+
+
+def candidates(
+    pytest_ids: Collection[str], base_passed: Collection[str], head_passed: Collection[str]
+) -> list[str]:
+    """The pytest ids that passed neither on base nor in every head run, isolated."""
+    return sorted(set(pytest_ids) - set(base_passed) - set(head_passed))
+
+
+def measure(
+    staging: Staging, trees: Mapping[Tree, Path], ids: Sequence[str], run_all: RunAll
+) -> TierRuns | None:
+    """Decide the tier from base in-process, then run it on head twice; None when the tier is empty."""
+    if not ids:
+        return None
+    suite = staging.suite
+    staged_base = stage_tier(suite, staging.work / "tier-base", ids)
+    base_plan = plan_in_process(staging, "base (in-process tier)", "base", trees["base"], staged=staged_base,
+                                select=ids)  # fmt: skip
+    base_result = run_all([base_plan])[id(base_plan)]
+    base_view = _view(base_plan, base_result, suite, staging)
+    tier = sorted(i for i in ids if base_view.outcome(i).passed)
+    if not tier:
+        return None
+    staged = stage_tier(suite, staging.work / "tier-head", tier)
+    heads = [plan_in_process(staging, f"head {n} (in-process tier)", "head", trees["head"], staged=staged,
+                             select=tier) for n in (1, 2)]  # fmt: skip
+    results = run_all(heads)
+    views = tuple(_view(plan, results[id(plan)], suite, staging) for plan in heads)
+    return TierRuns(frozenset(tier), base_view, views)
+
+
+def _view(plan: RunPlan, result: RunResult, suite: Suite, staging: Staging) -> RunView:
+    run_log = parse_log(result.files.get(plan.report), plan.nonce, "pytest")
+    return run_view(plan, result, run_log, suite, staging.policy)
+
+
+def stage_tier(suite: Suite, dest: Path, keep: Collection[str]) -> Path:
+    """Copy the suite to ``dest`` with the tests ``keep`` (node ids) its only tests, readable by every uid."""
+    shutil.copytree(suite.root, dest, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", "*.pyc"))
+    by_module: dict[str, set[str]] = {}
+    for test_id in keep:
+        module, _, rest = test_id.partition("::")
+        by_module.setdefault(module, set()).add(rest.split("[", 1)[0])
+    sources = [p.relative_to(suite.root).as_posix() for p in sorted(suite.root.rglob("*.py"))]
+    trees = {rel: ast.parse((suite.root / rel).read_bytes()) for rel in sources if "__pycache__" not in rel}
+    modules = Modules(trees)
+    for rel in suite.pytest_files:
+        path = dest / rel
+        if rel not in by_module:
+            path.unlink()
+            continue
+        stripped = _strip(trees[rel], by_module[rel], modules, rel, suite.options)
+        path.write_text(ast.unparse(stripped) + "\n", encoding="utf-8")
+    for p in [dest, *dest.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return dest
+
+
+def _strip(
+    tree: ast.Module, keep: set[str], modules: Modules, rel: str, options: PytestOptions
+) -> ast.Module:
+    """Drop every test of the module but ``keep`` (``test_a``, ``TestX::test_b``); keep the rest."""
+    kept_top = {k.split("::", 1)[0] for k in keep}
+    body: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and options.function_name(node.name):
+            if node.name in kept_top or _fixture(node):
+                body.append(node)
+            continue
+        if isinstance(node, ast.ClassDef) and _test_class(node, modules, rel, options):
+            if node.name not in kept_top:
+                continue
+            methods = {k.split("::", 1)[1].split("::")[0] for k in keep if k.startswith(node.name + "::")}
+            node.body = [
+                n for n in node.body
+                if not (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")
+                        and n.name not in methods)
+            ] or [ast.Pass()]  # fmt: skip
+        body.append(node)
+    tree.body = body
+    return tree
+
+
+def _fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if (target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")) == "fixture":
+            return True
+    return False
+
+
+def _test_class(node: ast.ClassDef, modules: Modules, rel: str, options: PytestOptions) -> bool:
+    found = modules.classes.get((modules.names[rel], node.name))
+    return options.class_name(node.name) or (found is not None and modules.is_testcase(found))

@@ -1,0 +1,105 @@
+# ruff: noqa: E501 - suites and hostile patches read best as the source they are
+"""The in-process tier: tests the isolation cannot carry, decided by base, measured apart, labelled forgeable."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from checks.behaviour.suites import load_suite
+from checks.behaviour.tier import candidates, stage_tier
+from checks.decide import decide
+from checks.policy import Policy
+from checks.report import QualityResult, ShapeResult
+from tests.checks.behaviour.test_layer import HIDDEN, RIGHT, WRONG, WRONG_NUMBERS, Files, Gate, gate, numbers
+
+__all__ = ["gate"]
+
+# datetime() checks its tzinfo in C: a handle of the change's tzinfo is refused, in one process it is not.
+TZ = "\n\nimport datetime\n\n\nclass UTC(datetime.tzinfo):\n    def utcoffset(self, dt):\n        return datetime.timedelta(0)\n\n    def tzname(self, dt):\n        return 'UTC'\n\n    def dst(self, dt):\n        return datetime.timedelta(0)\n"
+TZ_TEST = {
+    "test_tz.py": "import datetime\n\nfrom calc import UTC\n\n\ndef test_aware():\n    assert datetime.datetime(2020, 1, 1, tzinfo=UTC()).tzname() == 'UTC'\n",
+}
+BASE_WITH_TZ: Files = {
+    "calc/__init__.py": "def double(x):\n    return x * 2\n\n\ndef half(x):\n    raise NotImplementedError\n"
+    + TZ
+}
+
+
+def test_candidates_are_what_failed_isolated_on_base_and_in_a_head_run() -> None:
+    assert candidates(["a", "b", "c", "d"], base_passed=["a"], head_passed=["a", "b"]) == ["c", "d"]
+
+
+def test_a_tier_run_holds_the_tier_s_tests_alone(tmp_path: Path) -> None:
+    root = tmp_path / "suite"
+    root.mkdir()
+    (root / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef x():\n    return 1\n")
+    (root / "helpers.py").write_text("EXPECTED = 4\n")
+    (root / "test_a.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef y():\n    return 2\n\n\ndef test_keep(y):\n    pass\n\n\n"
+        "def test_secret():\n    assert 1 == 99\n\n\nclass TestK:\n    def test_in(self):\n        pass\n\n    def test_out(self):\n        assert 2 == 98\n"
+    )
+    (root / "test_other.py").write_text("def test_elsewhere():\n    assert 3 == 97\n")
+    suite = load_suite(root, "hidden")
+    staged = stage_tier(suite, tmp_path / "staged", ["test_a.py::test_keep", "test_a.py::TestK::test_in[1]"])
+    assert not (staged / "test_other.py").exists()
+    assert (staged / "conftest.py").is_file() and (staged / "helpers.py").is_file()
+    text = (staged / "test_a.py").read_text()
+    names = {n.name for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef)}
+    assert names == {"y", "test_keep", "test_in"}
+    assert "99" not in text and "98" not in text
+
+
+@pytest.mark.docker
+def test_a_test_the_isolation_cannot_carry_is_measured_in_process_and_labelled(gate: Gate) -> None:
+    suite = gate.suite("hidden", {**HIDDEN, **TZ_TEST})
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT + TZ}, base=BASE_WITH_TZ), suite)
+    assert result.status == "passed", result
+    hidden = result.suites[0]
+    assert numbers(hidden) == (7, 7) and hidden.in_process_tier == 1
+    assert hidden.detail.startswith("1 test measured in-process: the code under test could forge this")
+    # 1 of 7 is over the default share of 5%: a maintainer looks; a policy allowing it lets it pass.
+    decision = decide(ShapeResult(status="passed"), result, QualityResult(), Policy())
+    assert decision.conclusion == "action_required"
+    assert decision.reasons[0].startswith("behaviour: 1 of 7 hidden tests measured in-process (14.2%")
+    lenient = Policy.model_validate({"behaviour": {"max_in_process_share": 0.2}})
+    assert decide(ShapeResult(status="passed"), result, QualityResult(), lenient).conclusion == "success"
+
+
+# In-process, the change's code owns the test runner: it turns every record into a pass and invents
+# passing records for tests it knows from the hidden failures it was shown.
+FORGE_IN_PROCESS = """
+import json, sys
+for module in list(sys.modules.values()):
+    recorder = getattr(module, "Recorder", None)
+    if recorder is not None and hasattr(recorder, "pytest_runtest_logfinish"):
+        original = recorder.write
+        def write(self, record, original=original):
+            if record.get("kind") == "test":
+                record = {**record, "outcome": "passed", "message": ""}
+            original(self, record)
+            if record.get("kind") == "collected":
+                for test_id in ("test_calc.py::test_half[4-2]", "test_calc.py::test_half[10-5]"):
+                    original(self, {"kind": "begin", "id": test_id})
+                    original(self, {"kind": "test", "id": test_id, "outcome": "passed", "message": ""})
+        recorder.write = write
+"""
+
+
+@pytest.mark.docker
+def test_forging_in_the_tier_changes_no_other_test_s_outcome(gate: Gate) -> None:
+    suite = gate.suite("hidden", {**HIDDEN, **TZ_TEST})
+    wrong = WRONG + TZ + FORGE_IN_PROCESS
+    result = gate.run(gate.change({"calc/__init__.py": wrong}, base=BASE_WITH_TZ), suite)
+    assert result.status == "failed", result
+    hidden = result.suites[0]
+    # The wrong code's own numbers for every test the isolation carries; the tier's one test is all the
+    # forging could reach (and a report that breaks the protocol is not believed: it errs).
+    assert hidden.passed <= WRONG_NUMBERS[0] + 1 and hidden.total == 7
+    assert hidden.in_process_tier == 1
+    assert {f.id for f in hidden.failures} >= {
+        "test_calc.py::test_half[4-2]",
+        "test_calc.py::test_half[10-5]",
+    }
