@@ -17,7 +17,10 @@ are is decided by trusted runs only:
    ("N tests measured in-process: the code under test could forge these").
 
 Above ``behaviour.max_in_process_share`` of a suite a passing behaviour asks
-a maintainer (``checks/decide.py``).
+a maintainer (``checks/decide.py``). In those runs the change's code can read
+what the container holds - the tier's tests and the suite's helpers and
+conftest - so no message of a tier test is ever shown, and what it learns
+there can only reach the tier's own outcomes (the isolated runs are over).
 """
 
 from __future__ import annotations
