@@ -122,7 +122,8 @@ ABCS: dict[str, type] = {
     "Mapping": collections.abc.Mapping, "MutableMapping": collections.abc.MutableMapping,
     "Sequence": collections.abc.Sequence, "MutableSequence": collections.abc.MutableSequence,
     "Set": collections.abc.Set, "MutableSet": collections.abc.MutableSet,
-    "IOBase": io.IOBase, "Number": numbers.Number, "Real": numbers.Real, "Integral": numbers.Integral,
+    "IOBase": io.IOBase, "TextIOBase": io.TextIOBase, "BufferedIOBase": io.BufferedIOBase,
+    "RawIOBase": io.RawIOBase, "Number": numbers.Number, "Real": numbers.Real, "Integral": numbers.Integral,
 }  # fmt: skip
 _BY_TYPE: dict[type, list[str]] = {}
 _MAX_TYPES = 10_000

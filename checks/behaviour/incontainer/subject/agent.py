@@ -92,6 +92,8 @@ class Agent:
         self.described: dict[int, type] = {}
         self.grader_class_ids: dict[type, int] = {}
         self._busy_since: float | None = None
+        # The main thread's outermost requests, one at a time, share one capture (reset for each).
+        self._capture = ambient.Capture()
         self._deadline = 0.0
 
     # -- encoding -------------------------------------------------------------------------------
@@ -241,9 +243,10 @@ class Agent:
         # prints and runs against a deadline (the alarm reaches the main thread alone); a request
         # nested in a callback from one of the change's own threads is served on that thread.
         outer = depth == 1 and threading.current_thread() is threading.main_thread()
-        capture = ambient.Capture()
+        capture = self._capture
         try:
             if outer:
+                capture.reset()
                 ambient.apply(request, self.decode)
                 self.objects.release(request.get("release"))
                 self._arm(request.get("deadline"))

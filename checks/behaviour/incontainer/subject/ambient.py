@@ -13,6 +13,7 @@ import io
 import os
 import random
 import sys
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -58,12 +59,59 @@ def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
                 getattr(random, {"seed": "seed", "setstate": "setstate"}[name])(*args)
 
 
+class _Stream(io.TextIOWrapper):
+    """``sys.stdout`` or ``sys.stderr`` during one request: text, ``.buffer`` bytes, and a real descriptor.
+
+    ``fileno()`` (a CLI that opens its own writer on ``sys.stdout.fileno()``) points the process's
+    descriptor at a temporary file until the request ends, so what is written there is relayed too.
+    """
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(io.BytesIO(), encoding="utf-8", errors="backslashreplace", write_through=True)
+        self._fd = fd
+        self._saved: int | None = None
+        self._file: Any = None
+
+    def fileno(self) -> int:
+        if self._saved is None:
+            self.flush()
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed in text()
+            self._saved = os.dup(self._fd)
+            os.dup2(self._file.fileno(), self._fd)
+        return self._fd
+
+    def isatty(self) -> bool:
+        return False
+
+    def reset(self) -> None:
+        self.seek(0)
+        self.truncate()
+
+    def text(self) -> str:
+        """What the request wrote, either way; the descriptor is the process's own again."""
+        self.flush()
+        data = self.buffer.getvalue()  # type: ignore[attr-defined]
+        if self._saved is not None:
+            os.dup2(self._saved, self._fd)
+            os.close(self._saved)
+            self._saved = None
+            self._file.seek(0)
+            data += self._file.read(CAPTURE_CHARS * 4)
+            self._file.close()
+        return bytes(data).decode("utf-8", "replace")
+
+
 class Capture:
     """The subject's side: prints and warnings of one request, for its answer."""
 
     def __init__(self) -> None:
-        self.out, self.err = io.StringIO(), io.StringIO()
+        self.out, self.err = _Stream(1), _Stream(2)
         self.caught: list[warnings.WarningMessage] = []
+
+    def reset(self) -> None:
+        self.out.reset()
+        self.err.reset()
+        self.caught = []
 
     @contextlib.contextmanager
     def during(self) -> Iterator[None]:
@@ -83,5 +131,5 @@ class Capture:
             with contextlib.suppress(Exception):  # a category we cannot describe is left out
                 found.append({"category": encode(w.category), "message": str(w.message)[:2000],
                               "filename": str(w.filename), "lineno": int(w.lineno)})  # fmt: skip
-        out = {"out": self.out.getvalue()[:CAPTURE_CHARS], "err": self.err.getvalue()[:CAPTURE_CHARS]}
+        out = {"out": self.out.text()[:CAPTURE_CHARS], "err": self.err.text()[:CAPTURE_CHARS]}
         return {**out, "warnings": found} if found else out

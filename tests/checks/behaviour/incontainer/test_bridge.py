@@ -110,6 +110,18 @@ def cli():
     import sys
     return [sys.argv[1:], sys.stdin.readline()]
 
+def write_every_way():
+    import os, sys
+    print("printed")
+    sys.stdout.buffer.write(b"bytes\\n")
+    with open(sys.stdout.fileno(), "w", encoding="utf-8", closefd=False) as out:
+        out.write("descriptor\\n")
+    return sys.stdout.encoding
+
+def is_text_stream(stream):
+    import io
+    return isinstance(stream, io.TextIOBase) and stream.read()
+
 def tag(fn):
     fn.__cli_params__ = ["opt"]
     return fn
@@ -300,6 +312,20 @@ def test_a_cli_test_s_arguments_and_input_reach_the_code_under_test(
     monkeypatch.setattr(sys, "argv", ["prog", "--flag", "x"])
     monkeypatch.setattr(sys, "stdin", io.StringIO("typed line\n"))
     assert calc.cli() == [["--flag", "x"], "typed line\n"]
+
+
+def test_what_the_code_under_test_writes_reaches_the_test_whichever_way_it_writes(
+    bridge: Bridge, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    import calc
+
+    assert calc.write_every_way() == "utf-8"
+    assert capsys.readouterr().out == "printed\nbytes\ndescriptor\n"
+    assert calc.write_every_way() == "utf-8"  # again: each request's capture starts empty
+    assert capsys.readouterr().out == "printed\nbytes\ndescriptor\n"
+    assert calc.is_text_stream(io.StringIO("text")) == "text"
 
 
 def test_the_code_under_test_may_keep_its_own_attributes_on_a_test_s_function(bridge: Bridge) -> None:
