@@ -84,15 +84,17 @@ PROJECTS = (
             Bug("more_itertools/more.py", "                if len(chunk) != n:",
                 "                if len(chunk) > n:")),
     Project("boltons", "26.2.0", (("tests", ""),), "many small modules, containers with methods",
-            Bug("boltons/strutils.py", "    return _camel2under_re.sub(r'_\\1', camel_string).lower()",
-                "    return _camel2under_re.sub(r'_\\1', camel_string)")),
+            # (first choice, strutils.camel2under without `.lower()`: no test fails bare)
+            Bug("boltons/iterutils.py", "        return list(chunk_iter)",
+                "        return list(chunk_iter)[:-1]")),
     Project("toolz", "1.2.0", (("toolz/tests", ""), ("toolz/sandbox/tests", "sandbox")),
             "curried functions, a test subclassing a library class",
             Bug("toolz/itertoolz.py", "        d[item] += 1", "        d[item] += 2")),
     Project("inflection", "0.5.1", (("test_inflection.py", "test_inflection.py"),),
             "one module, module-level tables",
-            Bug("inflection/__init__.py", '    word = word.replace("-", "_")',
-                '    word = word.replace("-", "")')),
+            # (first choice, underscore's `replace("-", "_")` -> `replace("-", "")`: no test fails bare)
+            Bug("inflection/__init__.py", "    return word.replace('_', '-')",
+                "    return word.replace('_', '')")),
     Project("parse", "1.22.4", (("tests", ""),), "regular expressions, datetime and tzinfo",
             Bug("parse/__init__.py", "            sign = -1", "            sign = 1")),
 )  # fmt: skip
