@@ -21,9 +21,10 @@ Run as ``bench/isolation.py --corpus``. Per project (bench/isolation.py's CORPUS
   the defaults); its conclusion, the hidden suite's passed/failed/errors/total and its wall time.
 
 Printed per project: tests (collected bare), passing bare, passing isolated (of those passing
-bare), the in-process tier (it does not exist yet: 0), the conclusions on both heads, the gate's
-wall time on the unchanged head against the bare run's; then the tests lost isolated grouped by
-their first failure line. ``--json`` appends one JSON object per project to a file as it ends.
+bare), the in-process tier (the unchanged head's report; 0 in code without it), the conclusions
+on both heads, the gate's wall time on the unchanged head against the bare run's; then the tests
+lost isolated grouped by their first failure line. ``--json`` appends one JSON object per
+project to a file as it ends.
 """
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ class Gate:
     errors: int = 0
     total: int = 0
     regressions: int = 0
+    # Tests measured in-process (the report's in_process_tier; 0 in code before the tier existed).
+    in_process_tier: int = 0
     reasons: list[str] = field(default_factory=list)
     detail: str = ""
 
@@ -242,6 +245,7 @@ def gate(repo: Path, head: str, suite: Path, policy: Path, work: Path) -> Gate:
         if suite_result.get("kind") == "hidden":
             result.passed, result.failed = suite_result["passed"], suite_result["failed"]
             result.errors, result.total = suite_result["errors"], suite_result["total"]
+            result.in_process_tier = int(suite_result.get("in_process_tier") or 0)
             result.detail = str(suite_result.get("detail") or result.detail)
     return result
 
@@ -350,9 +354,10 @@ def print_table(rows: list[Row]) -> None:
         heads[1] += f" ({bug.regressions}; {row.bare_bug_lost})"
         unchanged = row.gates["unchanged"].seconds
         ratio = f"{unchanged:.0f}/{row.bare_s:.1f} s {unchanged / row.bare_s:.0f}x" if row.bare_s else "-"
-        print(f"{row.project:<24} {row.bare_collected:>6} {bare_n:>6} {share:>15} {0:>7} "
+        tier = row.gates["unchanged"].in_process_tier
+        print(f"{row.project:<24} {row.bare_collected:>6} {bare_n:>6} {share:>15} {tier:>7} "
               f"{heads[0]:>26} {heads[1]:>34} {ratio:>22}")  # fmt: skip
-    print("in-process tier: 0 everywhere - the tier does not exist in this code yet")
+    print("in-process tier: the unchanged head's report (in_process_tier; 0 when the code has no tier)")
 
 
 def main(args: argparse.Namespace) -> None:
