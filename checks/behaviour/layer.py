@@ -37,6 +37,7 @@ from checks.behaviour.strength import PendingMutants, measure_strength
 from checks.behaviour.suites import SUITE_NAMES, Suite, Suites, load_suite
 from checks.behaviour.tamper import restore_infra
 from checks.behaviour.tier import TierRuns, candidates, measure
+from checks.behaviour.tier import outcome as tier_outcome
 from checks.behaviour.views import PIDS_LIMIT, run_view
 from checks.policy import Behaviour
 from checks.report import BehaviourResult, SuiteKind
@@ -287,10 +288,10 @@ def grade_runs(
     isolated_passed = frozenset(i for i in expected if all(m[i].passed for m in head_maps))
     measured = frozenset(tier.ids & set(expected)) if tier is not None else frozenset()
     if tier is not None:
-        base_map.update({i: tier.base.outcome(i) for i in measured})
+        base_map.update({i: tier_outcome(tier.base, i) for i in measured})
         for outcomes, view in zip(head_maps, tier.heads, strict=False):
             # The code under test could read the tier's files in that process: no text of its is shown.
-            outcomes.update({i: _wordless(view.outcome(i)) for i in measured})
+            outcomes.update({i: _wordless(tier_outcome(view, i)) for i in measured})
     head_results = [r for _, r, _ in heads]
     head_logs = [lg for _, _, lg in heads if not lg.problems]
     covered: dict[str, frozenset[int]] | None = None
