@@ -13,6 +13,7 @@ callback; nothing is ever evaluated or unpickled.
 
 from __future__ import annotations
 
+import argparse
 import builtins
 import collections
 import datetime
@@ -183,7 +184,7 @@ class Encoder:
             return None
         if type(value) in (fractions.Fraction, uuid.UUID, slice, range) or type(value) in _PATHS:
             return None
-        if value is Ellipsis:
+        if value is Ellipsis or type(value) in _NAMESPACES:
             return None
         if _exact_builtin_subclass(value) or self.ref is None:
             return None
@@ -251,12 +252,19 @@ class Encoder:
                 return {TYPE: "range", "parts": [value.start, value.stop, value.step]}
             if value is Ellipsis:
                 return {TYPE: "ellipsis"}
+            if type(value) in _NAMESPACES:
+                # Plain attribute bags of the standard library (argparse's parse_args(), SimpleNamespace)
+                # compare by their attributes: they cross by value, read from their own __dict__.
+                attrs = dict(object.__getattribute__(value, "__dict__"))
+                bag = {str(k): self(v, depth + 1) for k, v in attrs.items() if type(k) is str}
+                return {TYPE: "namespace", "kind": _NAMESPACES[type(value)], "items": bag}
         if self.ref is not None:
             return self.ref(value)
         raise Unserializable(f"a result of type {type_name(type(value))} has no JSON encoding")
 
 
 _COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+_NAMESPACES: dict[type, str] = {argparse.Namespace: "argparse", types.SimpleNamespace: "simple"}
 _PATHS = (pathlib.PosixPath, pathlib.PurePosixPath)
 _PLAIN = (type(None), bool, int, float, str, bytes, bytearray, complex, list, tuple, dict, set, frozenset)
 _BASES = (int, float, str, bytes, list, tuple, dict, set, frozenset)
@@ -401,6 +409,14 @@ def _namedtuple(data: dict[str, Any], resolve: Resolve | None, depth: int) -> tu
     return cls(*items)  # type: ignore[no-any-return]
 
 
+def _namespace(data: dict[str, Any], resolve: Resolve | None, depth: int) -> object:
+    kind = {"argparse": argparse.Namespace, "simple": types.SimpleNamespace}[str(data.get("kind"))]
+    items = data.get("items")
+    if not isinstance(items, dict):
+        raise ValueError("a namespace needs a mapping of attributes")
+    return kind(**{str(k): decode(v, resolve, depth + 1) for k, v in items.items() if str(k).isidentifier()})
+
+
 _DECODERS: dict[str, Callable[[dict[str, Any], Resolve | None, int], Any]] = {
     "float": _float,
     "bytes": lambda d, *_: bytes.fromhex(str(d["hex"])),
@@ -423,5 +439,6 @@ _DECODERS: dict[str, Callable[[dict[str, Any], Resolve | None, int], Any]] = {
     "slice": lambda d, r, n: slice(*_parts(d, r, n)),
     "range": lambda d, r, n: range(*(int(v) for v in _parts(d, None, n))),
     "ellipsis": lambda *_: Ellipsis,
+    "namespace": _namespace,
     "builtin": _builtin,
 }

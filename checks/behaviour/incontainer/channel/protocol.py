@@ -39,7 +39,7 @@ SUBJECT_SERVES = frozenset({
     "import", "reload", "unpickle", "names", "getattr", "setattr", "delattr", "call", "op",
     "case", "lines", "lines_report",
     # a method call in one request; super()'s; a container subclass's contents; a test's subclass
-    "call_attr", "call_on", "value", "subclass",
+    "call_attr", "call_on", "call_classmethod", "value", "subclass",
 })  # fmt: skip
 GRADER_SERVES = frozenset({"getattr", "setattr", "delattr", "call", "op", "signature"})
 

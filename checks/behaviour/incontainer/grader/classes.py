@@ -159,6 +159,38 @@ class RemoteMethod:
         return BoundRemote(instance, self, explicit=first is not cls)
 
 
+class RemoteClassMethod:
+    """A class method of a class of the subject's: bound to the class it is read through, as in one process.
+
+    ``super().parse(text)`` in a test's subclass's own class method calls the base's function with
+    the subclass as ``cls``, so it makes an instance of the subclass.
+    """
+
+    __slots__ = ("name", "owner")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.owner: type | None = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.owner = owner
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        cls = self.owner
+        assert cls is not None  # noqa: S101 - set when the class was made
+        bind = owner if owner is not None else type(instance)
+        bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
+        name = self.name
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
+            return bridge.request("call_classmethod", cls=_class_id(cls), name=name, bind=bridge.encode(bind),
+                                  **encoded)  # fmt: skip
+
+        call.__name__ = name
+        return call
+
+
 class BoundRemote:
     """``handle.method`` before it is called: a call is one request; any other use reads the real one."""
 
@@ -291,6 +323,9 @@ class Classes:
                 and (not name.startswith("__") or name == "__init__")
             ):
                 namespace[name] = RemoteMethod(name)
+        for name in tag.get("classmethods") or []:
+            if isinstance(name, str) and name.isidentifier() and not name.startswith("__"):
+                namespace[name] = RemoteClassMethod(name)
         if value is not None:
             # Held as the value itself: the base type's own comparison, hash and methods, but for the
             # special methods the change's class defines, and every other attribute is the subject's.

@@ -313,6 +313,10 @@ class Agent:
             cls = self.objects.get(request.get("cls"))
             args, kwargs = self.decode(request.get("args", [])), self.decode(request.get("kwargs", {}))
             return self.encode(getattr(cls, str(request["name"]))(target, *args, **kwargs))
+        if op == "call_classmethod":  # super().parse(...) in a subclass's class method: bound to that class
+            cls, bind = self.objects.get(request.get("cls")), self.decode(request.get("bind"))
+            args, kwargs = self.decode(request.get("args", [])), self.decode(request.get("kwargs", {}))
+            return self.encode(classes.call_classmethod(cls, str(request["name"]), bind, args, kwargs))  # type: ignore[arg-type]
         if op == "value":  # a container subclass's contents as its base type reads them
             return self._as_value(target)
         if op == "subclass":  # a test's subclass of classes of the change's, made here

@@ -59,9 +59,15 @@ def describe(cls: type, ref: Callable[[object], Any]) -> dict[str, Any]:
         if isinstance(v, types.FunctionType) and (not name.startswith("__") or name == "__init__")
         and _resolves_to(cls, name, v)
     }) if plain_getattr else []  # fmt: skip
+    classmethods = sorted({
+        name for k in own for name, v in vars(k).items()
+        if isinstance(v, classmethod) and isinstance(v.__func__, types.FunctionType)
+        and _resolves_to(cls, name, v)
+    }) if plain_getattr else []  # fmt: skip
     return {
         "kind": "class",
         "name": cls.__name__,
+        "classmethods": classmethods,
         "qualname": getattr(cls, "__qualname__", cls.__name__),
         "module": getattr(cls, "__module__", "") or "",
         "bases": [ref(b) for b in cls.__bases__ if proxied(b)],
@@ -93,6 +99,15 @@ def _resolves_to(cls: type, name: str, value: object) -> bool:
         if name in vars(k):
             return vars(k)[name] is value
     return False
+
+
+def call_classmethod(cls: type, name: str, bind: type, args: Any, kwargs: Any) -> Any:
+    """Call ``cls``'s class method ``name`` with ``bind`` as its class (what super() does)."""
+    for klass in cls.__mro__:
+        found = vars(klass).get(name)
+        if isinstance(found, classmethod):
+            return found.__func__(bind, *args, **kwargs)
+    raise AttributeError(f"{cls.__name__} has no class method {name!r}")
 
 
 def make_subclass(request: dict[str, Any], decode: Callable[[Any], Any]) -> type:
