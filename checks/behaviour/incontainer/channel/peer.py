@@ -15,9 +15,13 @@ thread of the grader, never on a test's thread that happens to be
 waiting; calls from a test's own threads run at once in the subject, as
 they would in one process).
 
-One reader thread per end takes every message off the socket and routes
-it. An answer no thread waits for (its request was abandoned) is dropped.
-``{"dead": reason}`` says the sender is going away.
+Whoever waits reads: a thread waiting for an answer (or ``serve_forever``
+waiting for a request) takes the socket's read lock and reads and routes
+messages itself until what it waits for is there, so a round trip costs no
+hand-over between threads of one end. A reader thread per end reads only
+when nobody else does (a request from the other side while every thread of
+ours is busy). An answer no thread waits for (its request was abandoned) is
+dropped. ``{"dead": reason}`` says the sender is going away.
 """
 
 from __future__ import annotations
@@ -37,6 +41,10 @@ from . import wire
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 Box = queue.SimpleQueue[dict[str, Any] | None]
 _POLL_S = 0.5
+_EMPTY: Any = object()  # _wait's "nothing before the deadline"
+_TAKE_OVER_S = 0.005
+# How long the reader thread reads (or stays out) at a time: a request nobody else reads waits at most this.
+_IDLE_S = 0.002
 
 
 class PeerGone(Exception):
@@ -70,6 +78,12 @@ class Peer:
         self._idle = 0
         self._local = threading.local()
         self._pid = os.getpid()
+        # Whoever holds it reads from the socket; the buffer of what was read is theirs meanwhile.
+        self._read_lock = threading.Lock()
+        self._reader = wire.Reader(sock)
+        # Threads of ours waiting on the channel (they read it): while there are any, the reader thread
+        # keeps out of the way.
+        self._waiting_count = 0
         threading.Thread(target=self._read, name="patchgate-peer", daemon=True).start()
 
     def send(self, message: dict[str, Any]) -> None:
@@ -98,9 +112,8 @@ class Peer:
             self._send_or_break(outgoing)
             while True:
                 left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-                try:
-                    incoming = box.get(timeout=left)
-                except queue.Empty:
+                incoming = self._wait(box, left)
+                if incoming is _EMPTY:
                     self.broken = f"the other side did not answer in time (no answer within {timeout:g}s)"
                     raise PeerTimeout(self.broken) from None
                 if incoming is None:
@@ -108,7 +121,8 @@ class Peer:
                 if "q" in incoming:
                     self._serve(incoming)
                     continue
-                return incoming
+                answer: dict[str, Any] = incoming
+                return answer
         finally:
             with self._lock:
                 self._waiting.pop(seq, None)
@@ -116,13 +130,56 @@ class Peer:
     def serve_forever(self) -> None:
         """Serve free requests on this thread until the other side closes the channel."""
         while True:
-            incoming = self._free.get()
+            incoming = self._wait(self._free, None)
             if incoming is None:
                 return
             try:
                 self._serve(incoming)
             except PeerGone:
                 return
+
+    def _wait(self, box: Box, timeout: float | None) -> Any:
+        """Return the next item of ``box`` (_EMPTY at ``timeout``), reading the socket if nobody else does."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            self._waiting_count += 1
+        try:
+            while True:
+                try:
+                    return box.get_nowait()
+                except queue.Empty:
+                    pass
+                left = _POLL_S if deadline is None else min(deadline - time.monotonic(), _POLL_S)
+                if left <= 0:
+                    return _EMPTY
+                if self._read_lock.acquire(blocking=False):
+                    try:
+                        if box.empty() and self.broken is None:
+                            self._pump(left)
+                    finally:
+                        self._read_lock.release()
+                    continue
+                # Another waiter is reading: it routes what comes, ours included; should it leave first,
+                # we take over within a few milliseconds.
+                try:
+                    return box.get(timeout=min(left, _TAKE_OVER_S))
+                except queue.Empty:
+                    continue
+        finally:
+            with self._lock:
+                self._waiting_count -= 1
+
+    def _pump(self, timeout: float) -> None:
+        """Route what is buffered or arrives within ``timeout`` (the read lock is held)."""
+        try:
+            if not self._reader.pending():
+                ready, _, _ = select.select([self.sock], [], [], timeout)
+                if ready:
+                    self._reader.fill()
+            while self._reader.pending():
+                self._route(self._reader.next())
+        except (wire.ChannelClosed, OSError, ValueError) as exc:
+            self._close(str(exc) or type(exc).__name__)
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -149,17 +206,24 @@ class Peer:
             raise PeerGone(self.broken or "the channel closed") from None
 
     def _read(self) -> None:
-        reader = wire.Reader(self.sock)
-        try:
-            while True:
-                while reader.pending():
-                    self._route(reader.next())
-                # A socket closed by another thread of ours does not wake a blocked recv: poll.
-                ready, _, _ = select.select([self.sock], [], [], _POLL_S)
-                if ready:
-                    reader.fill()
-        except (wire.ChannelClosed, OSError, ValueError) as exc:
-            self._close(str(exc) or type(exc).__name__)
+        """Read when nobody else does: wait for the socket outside the lock, read and route under it."""
+        while self.broken is None:
+            if self._waiting_count:
+                # A thread of ours waits on the channel, and reads it: staying out of its way saves a
+                # hand-over between threads for every message (no wake-up for us, no contention).
+                time.sleep(_IDLE_S)
+                continue
+            try:
+                # Waiting for data outside the lock: a thread that starts waiting meanwhile reads it.
+                ready, _, _ = select.select([self.sock], [], [], _IDLE_S)
+            except (OSError, ValueError) as exc:
+                self._close(str(exc) or type(exc).__name__)
+                return
+            if ready and not self._waiting_count and self._read_lock.acquire(blocking=False):
+                try:
+                    self._pump(0.0)
+                finally:
+                    self._read_lock.release()
 
     def _route(self, message: dict[str, Any]) -> None:
         if "dead" in message:

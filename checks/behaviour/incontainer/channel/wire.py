@@ -21,9 +21,13 @@ class ChannelTimeout(Exception):
     """No whole message arrived before the deadline."""
 
 
+# One encoder for every message: json.dumps with arguments of its own builds a new one each call.
+_ENCODE = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+
+
 def send(sock: socket.socket, message: dict[str, Any]) -> None:
     """Send one message (a JSON object) as a single framed write."""
-    payload = json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode()
+    payload = _ENCODE(message).encode()
     if len(payload) > MAX_MESSAGE:
         raise ValueError(f"a message of {len(payload)} bytes is over the {MAX_MESSAGE}-byte cap")
     sock.sendall(_HEADER.pack(len(payload)) + payload)
@@ -75,9 +79,11 @@ class Reader:
         )
 
     def fill(self) -> None:
-        """Read what has arrived (the caller saw the socket readable); raise ChannelClosed at its end."""
+        """Read what has arrived, without waiting; raise ChannelClosed at the connection's end."""
         try:
-            count = self.sock.recv_into(self._chunk)
+            count = self.sock.recv_into(self._chunk, 0, socket.MSG_DONTWAIT)
+        except BlockingIOError:  # another thread of ours read it first
+            return
         except OSError as exc:
             raise ChannelClosed(f"the connection failed: {exc}") from None
         if not count:

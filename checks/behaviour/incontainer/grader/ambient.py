@@ -45,6 +45,7 @@ from typing import Any
 
 MAX_WARNINGS = 100
 _GETCWD = os.getcwd
+_CHDIRS = [0]  # how many times this process changed its working directory (install() counts)
 _SEEDS: list[tuple[str, tuple[Any, ...]]] = []
 _SEED_LOCK = threading.Lock()
 _SEEDABLE = (int, float, str, bytes, bytearray, type(None))
@@ -156,6 +157,16 @@ def install(suite_prefix: str) -> None:
 
     environ_type.__setitem__ = setitem  # type: ignore[method-assign]
     environ_type.__delitem__ = delitem  # type: ignore[method-assign]
+    for name in ("chdir", "fchdir"):
+        original = getattr(os, name)
+
+        def counted(*args: Any, original: Callable[..., Any] = original, **kwargs: Any) -> Any:
+            try:
+                return original(*args, **kwargs)
+            finally:
+                _CHDIRS[0] += 1
+
+        setattr(os, name, counted)
     install_seed_hooks()
 
 
@@ -172,6 +183,7 @@ class Outbound:
         self._swapped: object = None
         self._sent: dict[str, list[str]] = {}
         self._cwd: str | None = None
+        self._chdirs = -1
         self._argv: list[str] | None = None
         self._stdin: object = _STARTED["stdin"]
 
@@ -186,11 +198,13 @@ class Outbound:
             if changed:
                 message["env"] = changed
                 self._sent.update(changed)
-        # Our own getcwd: a test that patches os.getcwd to see whether the change calls it sees only
-        # the change's calls.
-        cwd = _GETCWD()
-        if cwd != self._cwd:
-            message["cwd"], self._cwd = cwd, cwd
+        # Read again only after a chdir (counted by install()); our own getcwd: a test that patches
+        # os.getcwd to see whether the change calls it sees only the change's calls.
+        if _CHDIRS[0] != self._chdirs:
+            self._chdirs = _CHDIRS[0]
+            cwd = _GETCWD()
+            if cwd != self._cwd:
+                message["cwd"], self._cwd = cwd, cwd
         argv = [str(a) for a in sys.argv] if sys.argv != _STARTED["argv"] else None
         if argv != self._argv:
             message["argv"], self._argv = {"set": argv} if argv is not None else {"revert": True}, argv
@@ -198,6 +212,8 @@ class Outbound:
             self._stdin = sys.stdin
             replaced = sys.stdin is not _STARTED["stdin"]
             message["stdin"] = {"set": encode(sys.stdin)} if replaced else {"revert": True}
+        if not _SEEDS:
+            return
         with _SEED_LOCK:
             seeds, _SEEDS[:] = list(_SEEDS), []
         kept = [

@@ -94,6 +94,7 @@ class Agent:
         self._busy_since: float | None = None
         # The main thread's outermost requests, one at a time, share one capture (reset for each).
         self._capture = ambient.Capture()
+        ambient.install_warning_hook()
         self._deadline = 0.0
 
     # -- encoding -------------------------------------------------------------------------------
@@ -155,6 +156,9 @@ class Agent:
         }
 
     def encode(self, value: object) -> Any:
+        kind = type(value)
+        if kind is int or kind is str or kind is bool or value is None:  # as they are, the most common answer
+            return value
         try:
             return codec.Encoder(self._ref, extended=True, handle=classes.proxied_instance)(value)
         except codec.Unserializable:

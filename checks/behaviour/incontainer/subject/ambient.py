@@ -59,6 +59,21 @@ def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
                 getattr(random, {"seed": "seed", "setstate": "setstate"}[name])(*args)
 
 
+_CAPTURING: list[Capture] = []
+
+
+def install_warning_hook() -> None:
+    """Show every warning, and keep those shown while a request runs for its answer (any thread's)."""
+    warnings.simplefilter("always")
+
+    def show(*shown: Any) -> None:  # showwarning's (message, category, filename, lineno, file, line)
+        for capture in _CAPTURING[:1]:
+            if len(capture.caught) < MAX_WARNINGS:
+                capture.caught.append(warnings.WarningMessage(*shown[:6]))
+
+    warnings.showwarning = show  # type: ignore[assignment]
+
+
 class _Stream(io.TextIOWrapper):
     """``sys.stdout`` or ``sys.stderr`` during one request: text, ``.buffer`` bytes, and a real descriptor.
 
@@ -89,6 +104,8 @@ class _Stream(io.TextIOWrapper):
 
     def text(self) -> str:
         """What the request wrote, either way; the descriptor is the process's own again."""
+        if self._saved is None and not self.tell():
+            return ""
         self.flush()
         data = self.buffer.getvalue()  # type: ignore[attr-defined]
         if self._saved is not None:
@@ -102,27 +119,32 @@ class _Stream(io.TextIOWrapper):
 
 
 class Capture:
-    """The subject's side: prints and warnings of one request, for its answer."""
+    """The subject's side: prints and warnings of one request, for its answer.
+
+    Warnings are caught by one hook for the whole process (``install_warning_hook``: every warning
+    shown, the test's own filters decide on the grader's side), not a ``catch_warnings`` per request.
+    """
 
     def __init__(self) -> None:
         self.out, self.err = _Stream(1), _Stream(2)
         self.caught: list[warnings.WarningMessage] = []
 
     def reset(self) -> None:
-        self.out.reset()
-        self.err.reset()
+        if self.out.tell():
+            self.out.reset()
+        if self.err.tell():
+            self.err.reset()
         self.caught = []
 
     @contextlib.contextmanager
     def during(self) -> Iterator[None]:
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = self.out, self.err
+        _CAPTURING[:] = [self]
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")  # the test's filters decide, on the grader's side
-                yield
-            self.caught = caught
+            yield
         finally:
+            _CAPTURING[:] = []
             sys.stdout, sys.stderr = saved
 
     def fields(self, encode: Callable[[object], Any]) -> dict[str, Any]:
