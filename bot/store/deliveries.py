@@ -160,8 +160,19 @@ class Deliveries(Database):
             req = replace(req, head_sha=head)
         key = run_key(req.repository, number, req.head_sha)
         if not req.rerun:
+            # The key's fields too: a LIKE on the key alone scanned every job ever recorded (neither
+            # SQLite's case-insensitive LIKE nor PostgreSQL's collation can use the key's index);
+            # these narrow it to the sha's jobs through ix_jobs_sha.
             existing = s.scalar(
-                select(Job).where(Job.key.startswith(key, autoescape=True)).order_by(Job.id.desc()).limit(1)
+                select(Job)
+                .where(
+                    Job.repository == req.repository,
+                    Job.head_sha == req.head_sha,
+                    Job.pr_number == number,
+                    Job.key.startswith(key, autoescape=True),
+                )
+                .order_by(Job.id.desc())
+                .limit(1)
             )
             if existing is not None and existing.state in _SETTLED_OR_LIVE and not existing.cancel_reason:
                 return None, f"{req.trigger}: {key} is already {existing.state} (job {existing.id})"

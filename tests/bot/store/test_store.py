@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -362,5 +363,38 @@ def test_a_connection_that_died_right_after_use_fails_once_then_the_pool_is_fres
         # SQLAlchemy replaced the pool's connections on that disconnect: the retry goes through
         # (the intake retries a failed delivery alone, bot/web/intake.py).
         assert store.record_delivery("p1", "ping", "", [Ignore("ping")]).outcome == "ignored"
+    finally:
+        store.close()
+
+
+def test_recording_a_delivery_never_scans_every_job(tmp_path: object) -> None:
+    # The intake's statements must stay cheap as the jobs table grows: each goes through an index.
+    from sqlalchemy import event
+
+    store = Store(f"sqlite:///{tmp_path}/plans.db")
+    try:
+        store.migrate()
+        statements: list[tuple[str, Any]] = []
+
+        @event.listens_for(store.engine, "before_cursor_execute")
+        def _seen(_conn: object, _cursor: object, statement: str, parameters: Any, *_: object) -> None:
+            statements.append((statement, parameters))
+
+        store.record_delivery("d1", "pull_request", "opened", [opened(SHA1)])
+        store.record_delivery("d2", "pull_request", "synchronize", [opened(SHA2, supersedes=True)])
+        store.record_delivery("d3", "check_run", "rerequested", [opened(SHA2, rerun=True)])
+        store.record_delivery("d4", "pull_request", "closed", [CancelRequest("octo/repo", 7, "closed")])
+        event.remove(store.engine, "before_cursor_execute", _seen)
+        plans = []
+        raw = store.engine.raw_connection()
+        try:
+            for statement, parameters in statements:
+                if " jobs" in statement and not statement.startswith(("BEGIN", "INSERT")):
+                    plan = raw.cursor().execute(f"EXPLAIN QUERY PLAN {statement}", parameters).fetchall()
+                    plans.append((statement.split()[0], [row[-1] for row in plan]))
+        finally:
+            raw.close()
+        assert plans  # the lookups were seen
+        assert not [p for p in plans if any(step.startswith("SCAN jobs") for step in p[1])], plans
     finally:
         store.close()
