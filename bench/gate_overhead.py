@@ -146,8 +146,9 @@ class Recorder:
             return self._shape(spec, number)
         grader = spec.grader
         if grader is not None:
-            # python3 -I -B launch.py PART ...: the grader runs pytest or the declarative cases
-            part, suite = grader.argv[4], grader.private[0].source.name.removeprefix("suite-")
+            # python3 [flags] /patchgate/launch.py PART ...: the grader runs pytest or the declarative cases
+            launch = next(i for i, arg in enumerate(grader.argv) if arg.endswith("/launch.py"))
+            part, suite = grader.argv[launch + 1], grader.private[0].source.name.removeprefix("suite-")
         else:  # isolation: in-process, pytest only
             part, suite = "pytest", spec.mounts[1].source.name.removeprefix("suite-")
         tree = spec.copy_in[0].source.name  # "base", or "head" (the behaviour layer's head copy)
