@@ -274,8 +274,10 @@ def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: 
     spec = RunSpec(
         image=staging.image,
         argv=argv,
-        copy_in=(Mount(root, CONTAINER_REPO), *overlay),
-        mounts=(Mount(staging.harness, CONTAINER_HARNESS), Mount(staged or staging.staged, CONTAINER_SUITE)),
+        # The suite is copied in, writable, as bare pytest has it (a test writing beside its own files):
+        # nothing in this container is trusted, and the host's copy never changes.
+        copy_in=(Mount(root, CONTAINER_REPO), Mount(staged or staging.staged, CONTAINER_SUITE), *overlay),
+        mounts=(Mount(staging.harness, CONTAINER_HARNESS),),
         workdir=CONTAINER_REPO,
         env=env,
         limits=limits,

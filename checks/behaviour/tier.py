@@ -9,11 +9,13 @@ are is decided by trusted runs only:
    isolated (the change's word only decides whether a run is spent);
 2. base runs them **in-process** (base is trusted: no code of the change
    in it); those that pass there and not isolated on base are the tier;
-3. head runs the tier in-process, twice, in containers holding those tests
-   alone (the other tests' definitions removed from their modules, modules
-   with none of them left out): the change's code in that process can
-   forge what it reports, so only the tier's own ids are read from those
-   reports, and the suite's line says how many tests were measured so
+3. head runs the same tests in-process, twice, in containers holding those
+   candidates alone as base's run did (the other tests' definitions removed
+   from their modules, modules with none of them left out), so a test that
+   leans on another's state meets on head what it met on base: the change's
+   code in that process can forge what it reports, so only the tier's own
+   ids are read from those reports, and the suite's line says how many
+   tests were measured so
    ("N tests measured in-process: the code under test could forge these").
 
 Above ``behaviour.max_in_process_share`` of a suite a passing behaviour asks
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+import tempfile
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +82,8 @@ def measure(
     if not ids:
         return None
     suite = staging.suite
-    staged_base = stage_tier(suite, staging.work / "tier-base", ids)
+    # A folder of its own per suite: a hidden and a held-out suite may both have a tier.
+    staged_base = stage_tier(suite, Path(tempfile.mkdtemp(prefix="tier-", dir=staging.work)) / "suite", ids)
     # Whole modules, which hold these tests alone now: a node id pytest cannot find would end the run.
     base_plan = plan_in_process(staging, "base (in-process tier)", "base", trees["base"], staged=staged_base,
                                 select=_modules(ids))  # fmt: skip
@@ -88,9 +92,10 @@ def measure(
     tier = sorted(i for i in ids if outcome(base_view, i).passed)
     if not tier:
         return None
-    staged = stage_tier(suite, staging.work / "tier-head", tier)
-    heads = [plan_in_process(staging, f"head {n} (in-process tier)", "head", trees["head"], staged=staged,
-                             select=_modules(tier)) for n in (1, 2)]  # fmt: skip
+    # The same tests as base's run, in the same modules: a test that leans on another's state (a class
+    # attribute an earlier test set, the modules imported so far) meets on head what it met on base.
+    heads = [plan_in_process(staging, f"head {n} (in-process tier)", "head", trees["head"],
+                             staged=staged_base, select=_modules(ids)) for n in (1, 2)]  # fmt: skip
     results = run_all(heads)
     views = tuple(_view(plan, results[id(plan)], suite, staging) for plan in heads)
     return TierRuns(frozenset(tier), base_view, views)

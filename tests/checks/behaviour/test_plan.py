@@ -8,6 +8,7 @@ from checks.behaviour.owners import module_names
 from checks.behaviour.plan import (
     CONTAINER_HARNESS,
     CONTAINER_REPO,
+    CONTAINER_SUITE,
     GRADER_PLAN,
     GRADER_REPORT,
     GRADER_SUITE,
@@ -149,7 +150,9 @@ def test_a_mutant_overlay_reaches_both_kinds_of_run(tmp_path: Path) -> None:
         staging = Staging(suite=suite, image="img", harness=tmp_path, staged=tmp_path, work=tmp_path,
                           policy=Behaviour(), messages=False)  # fmt: skip
         plan = plan_one(staging, "pytest", "mutant 1", "head", tmp_path, overlay=overlay, timeout_s=30)
-        assert plan.spec.copy_in == (Mount(tmp_path, CONTAINER_REPO), *overlay)
+        # In-process, the suite is copied in too (writable, as bare pytest has it), before the overlay.
+        suite_copy = (Mount(tmp_path, CONTAINER_SUITE),) if in_process else ()
+        assert plan.spec.copy_in == (Mount(tmp_path, CONTAINER_REPO), *suite_copy, *overlay)
         assert plan.spec.limits.timeout_s == 30
 
 

@@ -103,3 +103,32 @@ def test_forging_in_the_tier_changes_no_other_test_s_outcome(gate: Gate) -> None
         "test_calc.py::test_half[4-2]",
         "test_calc.py::test_half[10-5]",
     }
+
+
+# A module whose tier test leans on state an earlier test leaves (a class attribute, a module global),
+# as pathspec's symlink tests lean on the first one's probe, and a test that writes beside its own files.
+STATEFUL_TZ_TEST = {
+    "test_tz.py": (
+        "import datetime\nfrom pathlib import Path\n\nimport pytest\n\nfrom calc import UTC\n\nSEEN = []\n\n\n"
+        "@pytest.mark.xfail(strict=True, reason='known broken, after it has probed')\n"
+        "def test_probe():\n    SEEN.append(datetime.datetime(2020, 1, 1, tzinfo=UTC()))\n    assert False\n\n\n"
+        "def test_uses_the_probe():\n    assert SEEN and SEEN[0].tzname() == 'UTC'\n\n\n"
+        "def test_writes_beside_itself():\n"
+        "    out = Path(__file__).with_name('written.txt')\n"
+        "    out.write_text(datetime.datetime(2020, 1, 1, tzinfo=UTC()).tzname())\n"
+        "    assert out.read_text() == 'UTC'\n"
+    ),
+}
+
+
+@pytest.mark.docker
+def test_head_s_tier_runs_meet_what_base_s_met(gate: Gate) -> None:
+    # Without the same tests in head's tier runs as in base's, test_uses_the_probe passes on base and
+    # fails on unchanged code; without a writable copy of the suite, test_writes_beside_itself fails
+    # on base in-process too and counts against every change.
+    suite = gate.suite("hidden", {**HIDDEN, **STATEFUL_TZ_TEST})
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT + TZ}, base=BASE_WITH_TZ), suite)
+    assert result.status == "passed", result
+    hidden = result.suites[0]
+    assert hidden.in_process_tier == 2 and hidden.skipped_on_base == 1
+    assert numbers(hidden) == (8, 8)

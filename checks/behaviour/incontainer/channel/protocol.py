@@ -127,6 +127,8 @@ ABCS: dict[str, type] = {
 }  # fmt: skip
 _BY_TYPE: dict[type, list[str]] = {}
 _MAX_TYPES = 10_000
+# Mutable built-in containers, when one crosses by handle (kept on a test's object, or cyclic).
+CONTENTS = (list, dict, set, bytearray)
 # Capabilities ``caps`` reports from the special method alone; ``get`` and ``method`` are told apart below.
 _OFFERED_BY_DUNDER = {name: dunder for name, dunder in CAPABILITIES.items() if name != "get"}
 
@@ -141,8 +143,9 @@ def caps_of_type(t: type) -> list[str]:
 
     Besides capability names: ``-name`` (the type sets that special method
     to None: ``__iter__ = None`` is not iterable, even with ``__getitem__``),
-    ``unhashable``, ``abc:Name`` (registered ABCs it belongs to), ``get``
-    (a descriptor) and ``method`` (a plain function: it binds as a method).
+    ``unhashable``, ``contents`` (a mutable built-in container), ``abc:Name``
+    (registered ABCs it belongs to), ``get`` (a descriptor) and ``method``
+    (a plain function: it binds as a method).
     """
     found = _BY_TYPE.get(t)
     if found is None:
@@ -153,6 +156,8 @@ def caps_of_type(t: type) -> list[str]:
         found += [f"abc:{name}" for name, abc in ABCS.items() if issubclass(t, abc)]
         if _offers(t, "__get__"):
             found.append("get")
+        if t in CONTENTS:
+            found.append("contents")  # compared with a test's value by its contents, read by value
         if t is types.FunctionType:
             found.append("method")  # binds as a method when the change keeps it on a class
         if len(_BY_TYPE) < _MAX_TYPES:

@@ -32,7 +32,6 @@ instantiation is a request (``RemoteClass``).
 from __future__ import annotations
 
 import datetime
-import operator
 import threading
 import types
 from collections.abc import Callable
@@ -47,10 +46,6 @@ VALUE_TYPES: dict[str, type] = {
     "int": int, "float": float, "complex": complex, "str": str, "bytes": bytes, "tuple": tuple,
     "frozenset": frozenset, "datetime": datetime.datetime, "date": datetime.date, "time": datetime.time,
     "timedelta": datetime.timedelta,
-}  # fmt: skip
-_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
-    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
-    "le": operator.le, "gt": operator.gt, "ge": operator.ge,
 }  # fmt: skip
 # Special methods a value subclass's own class may define that still go to the subject (the change's
 # ``__contains__`` on a token type); comparison and hashing never do (see the module's docstring).
@@ -269,21 +264,6 @@ def _value_setattr(self: Any, name: str, value: Any) -> None:
     bridge.request("setattr", obj=handles.number(self), name=name, value=bridge.encode(value))
 
 
-def _contents_compare(name: str) -> Callable[..., Any]:
-    compare = _COMPARISONS[name]
-
-    def apply(self: Any, other: object) -> Any:
-        bridge: Requester = object.__getattribute__(self, "_pg_bridge")
-        if handles.is_handle(other):
-            # Two of the change's own objects: theirs to decide.
-            return bridge.request("op", name=name, args=bridge.encode([self, other]))
-        # A test's own value: compared here with the contents as the base type reads them.
-        contents: Any = bridge.request("value", obj=handles.number(self))
-        return compare(contents, other)
-
-    return apply
-
-
 class Classes:
     """This run's local classes, by the subject's number for each class."""
 
@@ -338,7 +318,7 @@ class Classes:
         else:
             namespace["__slots__"] = ()
             if tag.get("container") in ("list", "dict", "set"):
-                namespace.update({f"__{n}__": _contents_compare(n) for n in _COMPARISONS})
+                namespace.update(handles.CONTENTS_COMPARED)
             offered = remote_class(tag.get("caps"))
             # After the bases: one that offers the same is already in their order (a consistent MRO).
             parents = (*bases, offered) if not any(issubclass(b, offered) for b in bases) else bases

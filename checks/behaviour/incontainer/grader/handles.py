@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import operator
 import pickle
 import types
 from collections.abc import Callable, Iterator, Mapping
@@ -74,6 +75,31 @@ def _compare(name: str) -> Callable[..., Any]:
         return _bridge(self).request("op", name=name, args=_bridge(self).encode([self, other]))
 
     return compare
+
+
+_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+    "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+}  # fmt: skip
+
+
+def _contents_compare(name: str) -> Callable[..., Any]:
+    """A mutable container of the subject's (a subclass of one, or one held by handle) against a value."""
+    compare = _COMPARISONS[name]
+
+    def apply(self: Any, other: object) -> Any:
+        bridge: Requester = object.__getattribute__(self, "_pg_bridge")
+        if is_handle(other):
+            # Two of the change's own objects: theirs to decide.
+            return bridge.request("op", name=name, args=bridge.encode([self, other]))
+        # A test's own value: compared here with the contents as the base type reads them.
+        contents: Any = bridge.request("value", obj=number(self))
+        return compare(contents, other)
+
+    return apply
+
+
+CONTENTS_COMPARED = {f"__{n}__": _contents_compare(n) for n in _COMPARISONS}
 
 
 class Remote:
@@ -193,6 +219,8 @@ def remote_class(caps: object) -> type[Remote]:
             namespace.update(_OFFERED[cap])
         for cap in sorted(c[1:] for c in wanted if c.startswith("-") and c[1:] in _OFFERED):
             namespace.update(dict.fromkeys(_OFFERED[cap], None))
+        if "contents" in wanted:
+            namespace.update(CONTENTS_COMPARED)
         if "unhashable" in wanted:
             namespace["__hash__"] = None
         elif key is not None and "hash" not in key:

@@ -29,7 +29,7 @@ import pytest
 
 from ..channel import rendezvous
 from ..channel.peer import Peer
-from . import lines
+from . import lines, tempfiles
 from .bridge import Bridge
 from .errors import SubjectGone, SubjectTimeout
 from .names import Importer, Owners, SuiteImports, importable, runner_names
@@ -111,6 +111,7 @@ def main(argv: list[str]) -> int:
     owners = Owners.of(plan["modules"], plan.get("suite_names") or (), importable(sys.path), runner_names())
     sys.meta_path.insert(0, Importer(bridge, owners))
     SuiteImports(bridge, owners.suite_only, plan["suite_root"]).install()
+    tempfiles.install()
     deadlines = Deadlines(bridge, budget, float(plan.get("test_timeout_s", DEFAULT_TEST_TIMEOUT_S)))
     # The suite's own configuration (its python_classes, markers...) as overrides of ours, and what to
     # collect in place of the whole folder (its testpaths): from the private plan, never argv.

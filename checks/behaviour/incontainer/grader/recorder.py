@@ -45,8 +45,14 @@ def _first_line(text: str) -> str:
     return (lines[0] if lines else "")[:MESSAGE_CHARS]
 
 
-def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[str, str, bool]:
-    """Return (outcome, message, timed_out) for one phase of one test."""
+def _classify(
+    call: pytest.CallInfo[None], report: pytest.TestReport, marked_xfail: bool = False
+) -> tuple[str, str, bool]:
+    """Return (outcome, message, timed_out) for one phase of one test.
+
+    ``marked_xfail``: the suite's own ``xfail`` marker is on the test - its failing is what pytest
+    turned into an xfail, as the suite said (a change raising ``pytest.xfail()`` is not that).
+    """
     exc = call.excinfo
     failed_kind = "failed" if call.when == "call" else "error"
     if exc is None:
@@ -63,6 +69,8 @@ def _classify(call: pytest.CallInfo[None], report: pytest.TestReport) -> tuple[s
         reported = "xfailed" if hasattr(report, "wasxfail") else "skipped"
     else:
         reported = failed_kind
+    if marked_xfail and reported == "xfailed" and raised == failed_kind == "failed":
+        raised = "xfailed"
     outcome = max(raised, reported, key=lambda k: _RANK[k])
     message = ""
     timed_out = False
@@ -148,7 +156,8 @@ class Recorder:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        self._phases.setdefault(item.nodeid, []).append(_classify(call, report))
+        marked = item.get_closest_marker("xfail") is not None
+        self._phases.setdefault(item.nodeid, []).append(_classify(call, report, marked))
         return report
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:

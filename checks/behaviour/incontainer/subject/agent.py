@@ -24,7 +24,7 @@ from typing import Any
 
 from ..channel import codec
 from ..channel.peer import Peer, PeerGone
-from ..channel.protocol import ENVIRON, OPERATORS, caps
+from ..channel.protocol import CONTENTS, ENVIRON, OPERATORS, caps
 from . import ambient, cases, classes, tracer, tree
 from .standins import GraderObject, Standins
 
@@ -365,7 +365,11 @@ class Agent:
             request = {"op": "op", "name": name, "obj": self.encode(target), "args": self.encode(list(args))}
         elif kind == "setattr":
             target, name, value = parts
-            request = {"op": "setattr", "obj": self.encode(target), "name": name, "value": self.encode(value)}
+            # A container set on a test's object stays ours, held there by handle: the code under test
+            # goes on changing it through the attribute (click appends each option to a function's
+            # __click_params__ list it set), which a copy would lose.
+            held = self._ref(value) if type(value) in CONTENTS else self.encode(value)
+            request = {"op": "setattr", "obj": self.encode(target), "name": name, "value": held}
         elif kind in ("getattr", "delattr"):
             target, name = parts
             request = {"op": kind, "obj": self.encode(target), "name": name}

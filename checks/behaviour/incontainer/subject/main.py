@@ -52,6 +52,9 @@ def main(argv: list[str]) -> int:
     tracer.TOOL_PATH[:] = sys.path  # the tools load from here, never from the tree
     sys.path[:0] = [p for p in (os.path.join(repo, "src"), repo) if os.path.isdir(p)]
     os.chdir(repo)
+    # What we create in a test's shared folders the grader may remove (a TemporaryDirectory's
+    # cleanup, as the test's uid): nothing of ours is kept from the grader.
+    os.umask(0)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)

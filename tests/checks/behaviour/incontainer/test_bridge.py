@@ -129,6 +129,17 @@ def tag(fn):
 def tags_of(fn):
     return fn.__cli_params__
 
+def option(name):
+    def decorate(fn):
+        if not hasattr(fn, "__opts__"):
+            fn.__opts__ = []
+        fn.__opts__.append(name)
+        return fn
+    return decorate
+
+def opts_of(fn):
+    return list(fn.__opts__)
+
 def poke(obj, name, value):
     setattr(obj, name, value)
 
@@ -337,6 +348,9 @@ def test_the_code_under_test_may_keep_its_own_attributes_on_a_test_s_function(br
     assert calc.tag(command) is command
     assert command.__cli_params__ == ["opt"]
     assert calc.tags_of(command) == ["opt"]
+    # A container it set there is its own, changed through the attribute as click adds each option.
+    options = calc.option("--b")(calc.option("--a")(command))
+    assert options is command and calc.opts_of(command) == ["--a", "--b"]
     # Never one the object has already, nor anything on a class (a special method would change them all).
     with pytest.raises(AttributeError, match="may not set '__code__'"):
         calc.poke(command, "__code__", 1)
