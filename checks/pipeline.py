@@ -40,7 +40,7 @@ from checks.report import (
     StrengthResult,
 )
 from checks.runner import ChangeContext, LayerContext, Runner
-from checks.shape import run_shape
+from checks.shape import ShapeCache, run_shape
 from checks.workspace import Workspace
 from sandbox.errors import SandboxError
 from sandbox.spec import RunResult, RunSpec
@@ -68,6 +68,8 @@ class PipelineInputs:
     suites: Suites = field(default_factory=Suites)
     # Clean base runs of the suites kept across jobs (checks.behaviour.baseruns); None: run every one.
     base_runs: BaseRuns | None = None
+    # Shape results kept across jobs by content (checks.shape.cache); None: examine everything afresh.
+    shape_cache: ShapeCache | None = None
     task: Task = field(default_factory=Task)
     # None: no judge configured, quality is reported as skipped.
     judge: JudgeSettings | None = None
@@ -233,7 +235,7 @@ def _gate(
                 "shape",
                 lambda d: ShapeResult(status="error", notices=[d]),
                 lambda exc: ShapeResult(status="failed", findings=[tree_finding(exc)]),
-                lambda: _shape(ctx),
+                lambda: _shape(ctx, inputs.shape_cache),
             )
         )
         report.shape.findings = mark_changed_lines(report.shape.findings, ws)
@@ -311,8 +313,8 @@ def _timed(fn: Callable[[], _T]) -> tuple[_T, float]:
     return result, time.monotonic() - start
 
 
-def _shape(ctx: LayerContext) -> ShapeResult:
-    return run_shape(ctx)
+def _shape(ctx: LayerContext, cache: ShapeCache | None) -> ShapeResult:
+    return run_shape(ctx, cache=cache)
 
 
 def _behaviour(

@@ -22,13 +22,14 @@ from checks.policy import Policy
 from checks.report import ShapeResult, ToolRun
 from checks.runner import LayerContext
 from checks.shape import bandit, hygiene, loads, mypy, ruff, semgrep
+from checks.shape.cache import ShapeCache
 from checks.shape.container import ToolFailure
 from checks.shape.gate import Gate, GateResult
 from checks.shape.thresholds import failure_reason
 from sandbox.errors import SandboxError
 from sandbox.trees import TreeBoundExceeded
 
-__all__ = ["GATES", "run_shape"]
+__all__ = ["GATES", "ShapeCache", "run_shape"]
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +61,10 @@ def _names(gates: Sequence[str] | None) -> list[str]:
     return [n for n in GATES if n in gates]
 
 
-def _run_one(name: str, ctx: LayerContext) -> GateResult:
+def _run_one(name: str, ctx: LayerContext, cache: ShapeCache | None) -> GateResult:
     start = time.monotonic()
     try:
-        result = GATES[name].run(ctx)
+        result = GATES[name].run(ctx, cache)
     except TreeBoundExceeded:
         # The PR's tree broke a bound: its failure, decided by the pipeline, never a tool error.
         raise
@@ -79,8 +80,13 @@ def _run_one(name: str, ctx: LayerContext) -> GateResult:
     return result
 
 
-def run_shape(ctx: LayerContext, *, gates: Sequence[str] | None = None) -> ShapeResult:
+def run_shape(
+    ctx: LayerContext, *, gates: Sequence[str] | None = None, cache: ShapeCache | None = None
+) -> ShapeResult:
     """Run the enabled shape gates (all registered, or just ``gates``) and judge their findings.
+
+    ``cache`` keeps results across jobs (checks.shape.cache): semgrep's and bandit's per
+    base file, mypy's incremental cache per base; None examines everything afresh.
 
     ``status`` is ``failed`` when a gate's introduced findings cross the
     policy's threshold, else ``error`` when a gate could not run, else
@@ -91,7 +97,7 @@ def run_shape(ctx: LayerContext, *, gates: Sequence[str] | None = None) -> Shape
     results: dict[str, GateResult] = {}
     if runs:
         with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="shape") as pool:
-            futures = {n: pool.submit(_run_one, n, ctx) for n in runs}
+            futures = {n: pool.submit(_run_one, n, ctx, cache) for n in runs}
             results = {n: f.result() for n, f in futures.items()}
 
     shape = ShapeResult(status="passed")

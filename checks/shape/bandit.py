@@ -1,4 +1,8 @@
-"""The bandit gate: security findings the change introduces, with the base branch's bandit configuration."""
+"""The bandit gate: security findings the change introduces, with the base branch's bandit configuration.
+
+bandit's findings in a file depend on that file alone: they are kept per file
+across jobs (checks.shape.byfile).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,10 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checks.report import Finding
+from checks.shape.byfile import FileCachedGate
 from checks.shape.config import bandit_config
 from checks.shape.container import Batch, ToolFailure
-from checks.shape.static import Parsed, Plan, Targets, ToolGate, check_batches, per_side, plain_path
+from checks.shape.static import Parsed, Plan, Side, Targets, check_batches, per_side, plain_path
 from checks.shape.thresholds import BANDIT_SEVERITY
 from checks.workspace import Workspace
 from sandbox.spec import Limits
@@ -38,10 +43,12 @@ class _Report(BaseModel):
     model_config = ConfigDict(extra="ignore")
     results: list[_Issue] = []
     errors: list[_Error] = []
+    # Per file examined (and "_totals"): which files bandit read through.
+    metrics: dict[str, object] = {}
 
 
-def parse_bandit(text: str) -> tuple[list[Finding], list[str]]:
-    """Parse ``bandit -f json`` into findings, and the files bandit could not parse."""
+def parse_bandit(text: str) -> tuple[list[Finding], list[str], set[str]]:
+    """Parse ``bandit -f json`` into findings, the files it could not parse, and those it examined whole."""
     try:
         report = _Report.model_validate(json.loads(text))
     except (ValueError, ValidationError) as exc:
@@ -63,7 +70,9 @@ def parse_bandit(text: str) -> tuple[list[Finding], list[str]]:
                 message=f"{issue.issue_text} ({issue.test_name}, confidence {confidence})",
             )
         )
-    return findings, [plain_path(e.filename) for e in report.errors]
+    errors = [plain_path(e.filename) for e in report.errors]
+    examined = {plain_path(name) for name in report.metrics if name != "_totals"} - set(errors)
+    return findings, errors, examined
 
 
 class BanditTool:
@@ -80,17 +89,20 @@ class BanditTool:
     def parse(self, outputs: Mapping[str, list[Batch]]) -> Parsed:
         found: dict[str, list[Finding]] = {"base": [], "head": []}
         unparsed: list[str] = []
-        for side in ("base", "head"):
+        settled: set[tuple[Side, str]] = set()
+        sides: tuple[Side, ...] = ("base", "head")
+        for side in sides:
             batches = outputs.get(side, [])
             # bandit exits 1 when it found something.
             check_batches("bandit", batches, ok_codes=(0, 1))
             for b in batches:
-                findings, errors = parse_bandit(b.stdout)
+                findings, errors, examined = parse_bandit(b.stdout)
                 found[side] += findings
+                settled |= {(side, path) for path in examined}
                 if side == "head":
                     unparsed += errors
         detail = f"could not parse {len(unparsed)} file(s): {', '.join(unparsed[:5])}" if unparsed else ""
-        return Parsed(found["base"], found["head"], detail)
+        return Parsed(found["base"], found["head"], detail, frozenset(settled))
 
 
-gate = ToolGate(BanditTool())
+gate = FileCachedGate(BanditTool())

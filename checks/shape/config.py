@@ -26,6 +26,8 @@ from typing import Any
 SOURCES_MOUNT = "/src"
 BASE_MOUNT = f"{SOURCES_MOUNT}/base"
 HEAD_MOUNT = f"{SOURCES_MOUNT}/head"
+# One side's tree where a tool's cache kept across jobs expects it: base and head at the same path.
+TREE_MOUNT = f"{SOURCES_MOUNT}/tree"
 STAGE_MOUNT = "/patchgate"
 CONTAINER_TMP = "/tmp"  # noqa: S108 - the container's private tmpfs, the only writable place
 DEFAULTS_DIR = Path(__file__).resolve().parent.parent / "defaults"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -90,27 +90,44 @@ class ProbeRun:
 
     stdout: str
     seconds: float
+    # The collected files, by container path.
+    files: Mapping[str, bytes] = field(default_factory=dict)
+
+
+def both_trees(ctx: LayerContext) -> tuple[Mount, ...]:
+    """Return the usual mounts of a probe run: the base tree at /src/base, the head tree at /src/head."""
+    return (Mount(ctx.workspace.base_dir, BASE_MOUNT), Mount(ctx.workspace.head_dir, HEAD_MOUNT))
 
 
 def run_probe(
-    ctx: LayerContext, staged: Path, plan: Mapping[str, Any], *, limits: Limits, what: str
+    ctx: LayerContext,
+    staged: Path,
+    plan: Mapping[str, Any],
+    *,
+    limits: Limits,
+    what: str,
+    trees: Sequence[Mount] | None = None,
+    copy_in: Sequence[Mount] = (),
+    collect: Sequence[str] = (),
 ) -> ProbeRun:
-    """Run the probe with ``plan`` and return its output; raise ToolFailure when the run broke."""
+    """Run the probe with ``plan`` and return its output; raise ToolFailure when the run broke.
+
+    ``trees`` are the read-only mounts of the trees (default: both, :func:`both_trees`); a run
+    whose output is kept for other jobs mounts the base alone. ``copy_in`` and ``collect`` go to
+    the RunSpec as they are.
+    """
     plan_path = staged / "plan.json"
     plan_path.write_text(json.dumps(plan), encoding="utf-8")
     plan_path.chmod(0o644)
-    ws = ctx.workspace
     spec = RunSpec(
         image=ctx.image,
         argv=("python3", "-I", f"{STAGE_MOUNT}/probe.py", f"{STAGE_MOUNT}/plan.json"),
-        mounts=(
-            Mount(ws.base_dir, BASE_MOUNT),
-            Mount(ws.head_dir, HEAD_MOUNT),
-            Mount(staged, STAGE_MOUNT),
-        ),
+        mounts=(*(both_trees(ctx) if trees is None else trees), Mount(staged, STAGE_MOUNT)),
+        copy_in=tuple(copy_in),
         workdir=CONTAINER_TMP,
         env=dict(QUIET_ENV),
         limits=limits,
+        collect=tuple(collect),
     )
     result = ctx.runner.run(spec)
     if result.timed_out:
@@ -122,7 +139,7 @@ def run_probe(
     if result.exit_code != 0:
         tail = result.stderr.decode("utf-8", "replace").strip()[-1500:]
         raise ToolFailure(f"{what} failed (exit code {result.exit_code}): {tail}")
-    return ProbeRun(result.stdout.decode("utf-8", "replace"), round(result.wall_s, 3))
+    return ProbeRun(result.stdout.decode("utf-8", "replace"), round(result.wall_s, 3), result.files)
 
 
 def parse_batches(text: str, what: str) -> BatchOutput:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from checks.report import Finding, Severity
 from checks.shape.pysource import SourceTooLarge, decode_source, import_aliases, parse_module, read_source
 from checks.shape.testcode import ModuleFacts, module_facts
+from checks.testfiles import is_test_module
 from checks.workspace import ChangedFile, Workspace
 
 TOOL = "hygiene"
@@ -92,7 +93,10 @@ def _source(raw: bytes | None, path: str | None, exam: Examination) -> Source | 
     if tree is None:
         return Source(text, None, None)
     try:
-        return Source(text, tree, module_facts(tree), import_aliases(tree))
+        aliases = import_aliases(tree)
+        # Only a test module's tests and helpers are ever compared (checks.shape.testrules).
+        tests = path is not None and is_test_module(path)
+        return Source(text, tree, module_facts(tree, tests=tests, aliases=aliases), aliases)
     except RecursionError:
         exam.notices.append(f"hygiene: {path} is nested too deeply to examine")
         return Source(text, None, None)

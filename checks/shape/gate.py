@@ -11,6 +11,7 @@ from typing import Protocol
 
 from checks.report import Finding, ToolRun
 from checks.runner import LayerContext
+from checks.shape.cache import ShapeCache
 
 
 @dataclass(frozen=True)
@@ -23,8 +24,11 @@ class GateResult:
 
 
 class Gate(Protocol):
-    """A shape gate: examines the workspace and reports findings the PR introduced."""
+    """A shape gate: examines the workspace and reports findings the PR introduced.
+
+    ``cache`` holds results kept across jobs (checks.shape.cache); a gate that keeps none ignores it.
+    """
 
     name: str
 
-    def run(self, ctx: LayerContext) -> GateResult: ...
+    def run(self, ctx: LayerContext, cache: ShapeCache | None = None) -> GateResult: ...

@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from checks.report import ToolRun
 from checks.runner import LayerContext
+from checks.shape.cache import ShapeCache
 from checks.shape.examination import TOOL, Examination, Side, Source, changed_span, python_sides
 from checks.shape.gate import GateResult
 from checks.shape.pluginuse import hook_definitions, plugin_loads
@@ -45,7 +46,7 @@ class HygieneGate:
 
     name = TOOL
 
-    def run(self, ctx: LayerContext) -> GateResult:
+    def run(self, ctx: LayerContext, cache: ShapeCache | None = None) -> GateResult:
         """Examine the change; reads files only, so ``ctx.runner`` and ``ctx.image`` go unused."""
         start = time.monotonic()
         try:
@@ -215,7 +216,10 @@ def _new(
     changed: frozenset[int],
     exam: Examination,
 ) -> list[Hit]:
-    fresh, old = new_hits(find(base) if base is not None else [], find(head), changed)
+    found = find(head)
+    if not any(line in changed for h in found for line in range(h.line, h.end_line + 1)):
+        return []  # nothing on a changed line: the base's hits could neither vouch nor count
+    fresh, old = new_hits(find(base) if base is not None else [], found, changed)
     exam.preexisting += old
     return fresh
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from checks.report import Finding, ToolRun
 from checks.runner import LayerContext
+from checks.shape.cache import ShapeCache
 from checks.shape.config import BASE_MOUNT, HEAD_MOUNT
 from checks.shape.container import LoadRecord, parse_loads, run_probe, stage
 from checks.shape.gate import GateResult
@@ -90,7 +91,7 @@ class LoadsGate:
             output_bytes=16 * 1024 * 1024,
         )
 
-    def run(self, ctx: LayerContext) -> GateResult:
+    def run(self, ctx: LayerContext, cache: ShapeCache | None = None) -> GateResult:
         """Compile and import every changed module; compare failures with the base."""
         ws = ctx.workspace
         items = plan_items(ws)

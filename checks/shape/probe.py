@@ -20,9 +20,11 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 import warnings
 from typing import Any
@@ -117,10 +119,44 @@ def _batches(files: list[str], max_chars: int) -> list[list[str]]:
     return batches
 
 
+def unpack(archive: str, into: str) -> None:
+    """Unpack a tool's cache the host kept (a tarball it copied in); a broken one is no cache at all."""
+    if not os.path.isfile(archive):
+        return
+    try:
+        with tarfile.open(archive) as tar:
+            # Regular files and folders inside ``into`` only (this Python predates tarfile's filters).
+            members = [
+                m for m in tar.getmembers()
+                if (m.isreg() or m.isdir()) and not os.path.isabs(m.name) and ".." not in m.name.split("/")
+            ]  # fmt: skip
+            tar.extractall(into, members=members)  # noqa: S202 - members checked above
+    except (OSError, tarfile.TarError):
+        shutil.rmtree(into, ignore_errors=True)
+
+
+def pack(folder: str, archive: str, max_bytes: int) -> None:
+    """Write ``folder`` to ``archive`` for the host to collect, unless it holds more than ``max_bytes``."""
+    total = 0
+    for root, _, names in os.walk(folder):
+        total += sum(os.path.getsize(os.path.join(root, n)) for n in names)
+    if total == 0 or total > max_bytes:
+        return
+    os.makedirs(os.path.dirname(archive), exist_ok=True)
+    with tarfile.open(archive, "w") as tar:
+        tar.add(folder, arcname=".")
+
+
 def run_batches(plan: dict[str, Any]) -> dict[str, Any]:
-    """Run every step of a batch plan and return their outputs by step name."""
+    """Run every step of a batch plan and return their outputs by step name.
+
+    ``unpack`` (archive, folder) pairs are unpacked first; ``pack`` (folder, archive,
+    max_bytes) is written last: a tool's cache in and out.
+    """
     scratch = plan.get("scratch", SCRATCH)
     os.makedirs(scratch, exist_ok=True)
+    for archive, into in plan.get("unpack", []):
+        unpack(archive, into)
     results: dict[str, Any] = {}
     for step in plan["steps"]:
         env = {**os.environ, **step.get("env", {})}
@@ -142,6 +178,9 @@ def run_batches(plan: dict[str, Any]) -> dict[str, Any]:
         results[step["name"]] = [
             _run([*step["argv"], *group], step["cwd"], env, float(step["timeout"])) for group in groups
         ]
+    if "pack" in plan:
+        folder, archive, max_bytes = plan["pack"]
+        pack(folder, archive, int(max_bytes))
     return {"steps": results}
 
 

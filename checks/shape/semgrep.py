@@ -1,23 +1,30 @@
 """The semgrep gate: patchgate's own rules (checks/rules/*.yml), never a registry, never the repo's.
 
-semgrep runs once over both trees (it starts slowly; one start serves base
-and head): from ``/src`` its targets are ``base/<path>`` and ``head/<path>``,
-which also keeps any ``.semgrepignore`` in either tree out of play. Its JSON
-hides matched lines ("requires login"); the comparison reads lines from the
-files instead.
+semgrep runs as its OCaml command line (``--experimental``): the default one
+execs back into a Python wrapper that imports some 1,800 modules and starts
+semgrep-core five more times (once per rule file to validate it, then the
+scan), 4-8 s of CPU before the first file is read, against 0.3 s here, with
+the same results (tests/checks/shape/test_semgrep.py compares the two). From
+``/src`` its targets are ``base/<path>`` and ``head/<path>``, which also
+keeps any ``.semgrepignore`` in either tree out of play. Its JSON hides
+matched lines ("requires login"); the comparison reads lines from the files
+instead. A file's findings depend on that file alone: they are kept per
+file across jobs (checks.shape.byfile).
 """
 
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checks.report import Finding
+from checks.shape.byfile import FileCachedGate
 from checks.shape.config import SOURCES_MOUNT, STAGE_MOUNT
 from checks.shape.container import Batch, ToolFailure
-from checks.shape.static import Parsed, Plan, Targets, ToolGate, check_batches
+from checks.shape.static import Parsed, Plan, Side, Targets, check_batches
 from checks.shape.thresholds import SEMGREP_SEVERITY
 from checks.workspace import Workspace
 from sandbox.spec import Limits
@@ -51,10 +58,16 @@ class _Error(BaseModel):
     path: str | None = None
 
 
+class _Paths(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    scanned: list[str] = []
+
+
 class _Report(BaseModel):
     model_config = ConfigDict(extra="ignore")
     results: list[_Result] = []
     errors: list[_Error] = []
+    paths: _Paths = _Paths()
 
 
 def rule_id(check_id: str) -> str:
@@ -62,11 +75,18 @@ def rule_id(check_id: str) -> str:
     return check_id.rsplit(".", 1)[-1]
 
 
-def parse_semgrep(text: str) -> tuple[list[Finding], list[Finding], list[str]]:
+def _side(path: str) -> tuple[str, str]:
+    """Split ``base/<path>`` (or ``./base/<path>``) into its side and the path in that tree."""
+    side, _, rest = posixpath.normpath(path).partition("/")
+    return side, rest
+
+
+def parse_semgrep(text: str) -> tuple[list[Finding], list[Finding], list[str], set[tuple[Side, str]]]:
     """Parse ``semgrep --json`` over ``base/...`` and ``head/...`` targets into base and head findings.
 
-    Returns the files semgrep could not fully parse (head side) as the third
-    element. A rule or configuration error raises ToolFailure.
+    Also returns the head files semgrep could not fully parse, and the files
+    (side, path) it scanned with no error of their own. A rule or
+    configuration error raises ToolFailure.
     """
     try:
         report = _Report.model_validate(json.loads(text))
@@ -77,7 +97,7 @@ def parse_semgrep(text: str) -> tuple[list[Finding], list[Finding], list[str]]:
         raise ToolFailure(f"semgrep failed: {'; '.join(fatal)[:800]}")
     sides: dict[str, list[Finding]] = {"base": [], "head": []}
     for r in report.results:
-        side, _, path = r.path.partition("/")
+        side, path = _side(r.path)
         if side not in sides:
             continue
         start = max(r.start.line, 0)
@@ -92,8 +112,14 @@ def parse_semgrep(text: str) -> tuple[list[Finding], list[Finding], list[str]]:
                 message=" ".join(r.extra.message.split()),
             )
         )
-    unparsed = sorted({e.path[5:] for e in report.errors if e.path and e.path.startswith("head/")})
-    return sides["base"], sides["head"], unparsed
+    troubled = {_side(e.path) for e in report.errors if e.path}
+    unparsed = sorted(path for side, path in troubled if side == "head")
+    settled: set[tuple[Side, str]] = set()
+    for scanned in report.paths.scanned:
+        side, path = _side(scanned)
+        if side in ("base", "head") and (side, path) not in troubled:
+            settled.add(("base" if side == "base" else "head", path))
+    return sides["base"], sides["head"], unparsed, settled
 
 
 class SemgrepTool:
@@ -104,8 +130,8 @@ class SemgrepTool:
 
     def plan(self, ws: Workspace, files: Targets) -> Plan:
         argv = [
-            "semgrep", "scan", "--json", "--quiet", "--metrics=off", "--disable-version-check",
-            "--config", f"{STAGE_MOUNT}/rules", "--jobs", "1", "--timeout", "30",
+            "semgrep", "scan", "--experimental", "--json", "--quiet", "--metrics=off",
+            "--disable-version-check", "--config", f"{STAGE_MOUNT}/rules", "--jobs", "1", "--timeout", "30",
             "--max-target-bytes", "2000000",
         ]  # fmt: skip
         targets = [f"base/{p}" for p in files.base] + [f"head/{p}" for p in files.head]
@@ -118,13 +144,15 @@ class SemgrepTool:
         base: list[Finding] = []
         head: list[Finding] = []
         unparsed: list[str] = []
+        settled: set[tuple[Side, str]] = set()
         for b in batches:
-            more_base, more_head, more_unparsed = parse_semgrep(b.stdout)
+            more_base, more_head, more_unparsed, more_settled = parse_semgrep(b.stdout)
             base += more_base
             head += more_head
             unparsed += more_unparsed
+            settled |= more_settled
         detail = f"could not fully parse: {', '.join(unparsed[:5])}" if unparsed else ""
-        return Parsed(base, head, detail)
+        return Parsed(base, head, detail, frozenset(settled))
 
 
-gate = ToolGate(SemgrepTool())
+gate = FileCachedGate(SemgrepTool())

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
 from checks.policy import ToolSwitch
 from checks.report import Finding, ToolRun
 from checks.runner import LayerContext
-from checks.shape.config import BASE_MOUNT, HEAD_MOUNT
+from checks.shape.cache import ShapeCache
+from checks.shape.config import BASE_MOUNT, HEAD_MOUNT, TREE_MOUNT
 from checks.shape.container import Batch, ToolFailure, parse_batches, run_probe, stage
 from checks.shape.gate import GateResult
 from checks.shape.introduced import Comparison, compare
 from checks.workspace import Workspace
-from sandbox.spec import Limits
+from sandbox.spec import Limits, Mount
 
 Side = Literal["base", "head"]
 # Beyond this many findings per gate the rest are counted in a notice, not listed.
@@ -79,7 +80,7 @@ def argument(path: str) -> str:
 def plain_path(path: str) -> str:
     """Return a tool's path relative to its tree: without the mount prefix or a leading ``./``."""
     path = posixpath.normpath(path)
-    for prefix in (f"{HEAD_MOUNT}/", f"{BASE_MOUNT}/"):
+    for prefix in (f"{HEAD_MOUNT}/", f"{BASE_MOUNT}/", f"{TREE_MOUNT}/"):
         if path.startswith(prefix):
             return path[len(prefix) :]
     return path
@@ -121,11 +122,16 @@ class Plan:
 
 @dataclass(frozen=True)
 class Parsed:
-    """One tool's findings on each side (paths relative to their trees) and anything worth saying."""
+    """One tool's findings on each side (paths relative to their trees) and anything worth saying.
+
+    ``settled`` names the files (side, path) the tool examined whole - read, parsed, no
+    error or timeout of its own: only their findings may be kept for other jobs.
+    """
 
     base: list[Finding]
     head: list[Finding]
     detail: str = ""
+    settled: frozenset[tuple[Side, str]] = frozenset()
 
 
 class Tool(Protocol):
@@ -161,6 +167,17 @@ def select(comparison: Comparison, ws: Workspace, limit: int = MAX_FINDINGS) -> 
     return kept[:limit], f"{len(kept) - limit} more findings not listed"
 
 
+@dataclass(frozen=True)
+class Examined:
+    """What the tool found on both sides, how long it ran in the sandbox, and how it was configured."""
+
+    parsed: Parsed
+    seconds: float
+    detail: str
+    # Files the run collected, by container path.
+    files: Mapping[str, bytes] = field(default_factory=dict)
+
+
 class ToolGate:
     """A shape gate that runs one static tool on base and head and keeps what the PR introduced."""
 
@@ -168,22 +185,14 @@ class ToolGate:
         self.tool = tool
         self.name = tool.name
 
-    def run(self, ctx: LayerContext) -> GateResult:
-        """Run the tool on both trees in one sandbox run and compare the findings."""
+    def run(self, ctx: LayerContext, cache: ShapeCache | None = None) -> GateResult:
+        """Run the tool on both trees and compare the findings; ``cache`` keeps base files' results."""
         ws = ctx.workspace
         files = targets(ws)
         if not files.head:
             return GateResult(ToolRun(tool=self.name, status="skipped", detail="no changed Python files"))
-        plan = self.tool.plan(ws, files)
-        limits, steps = budget(self.tool.limits, plan.steps, getattr(ctx.policy.gates, self.name, None))
-        with stage() as staged:
-            probe_plan = {"mode": "batch", "steps": steps}
-            probe = run_probe(ctx, staged, probe_plan, limits=limits, what=self.name)
-        outputs = parse_batches(probe.stdout, self.name).steps
-        missing = sorted({str(step["name"]) for step in plan.steps} - set(outputs))
-        if missing:
-            raise ToolFailure(f"{self.name}: the probe reported nothing for {', '.join(missing)}")
-        parsed = self.tool.parse(outputs)
+        examined = self.examine_all(ctx, files, cache)
+        parsed = examined.parsed
         comparison = compare(
             parsed.base,
             parsed.head,
@@ -197,10 +206,43 @@ class ToolGate:
         if files.unsafe:
             shown = ", ".join(repr(p) for p in files.unsafe[:5])
             notices.append(f"{self.name}: skipped file(s) with control characters in the name: {shown}")
-        detail = "; ".join(d for d in (plan.detail, parsed.detail) if d)
+        detail = "; ".join(d for d in (examined.detail, parsed.detail) if d)
         # The tool's time in the sandbox, not the wait for a free sandbox slot.
-        run = ToolRun(tool=self.name, status="ok", seconds=probe.seconds, detail=detail)
+        run = ToolRun(tool=self.name, status="ok", seconds=examined.seconds, detail=detail)
         return GateResult(run, tuple(findings), comparison.preexisting, tuple(notices))
+
+    def examine_all(self, ctx: LayerContext, files: Targets, cache: ShapeCache | None) -> Examined:
+        """Examine both sides: here in one sandbox run; a gate that keeps results across jobs says how."""
+        return self.examine(ctx, files)
+
+    def examine(
+        self,
+        ctx: LayerContext,
+        files: Targets,
+        *,
+        trees: Sequence[Mount] | None = None,
+        tool: Tool | None = None,
+        probe: Mapping[str, object] | None = None,
+        copy_in: Sequence[Mount] = (),
+        collect: Sequence[str] = (),
+    ) -> Examined:
+        """Run ``tool`` (default: the gate's) over ``files`` in one sandbox run and parse its output.
+
+        ``trees``, ``copy_in`` and ``collect`` go to run_probe; ``probe`` adds to the batch plan.
+        """
+        tool = tool or self.tool
+        plan = tool.plan(ctx.workspace, files)
+        limits, steps = budget(tool.limits, plan.steps, getattr(ctx.policy.gates, self.name, None))
+        with stage() as staged:
+            ran = run_probe(
+                ctx, staged, {**(probe or {}), "mode": "batch", "steps": steps}, limits=limits,
+                what=self.name, trees=trees, copy_in=copy_in, collect=collect,
+            )  # fmt: skip
+        outputs = parse_batches(ran.stdout, self.name).steps
+        missing = sorted({str(step["name"]) for step in plan.steps} - set(outputs))
+        if missing:
+            raise ToolFailure(f"{self.name}: the probe reported nothing for {', '.join(missing)}")
+        return Examined(tool.parse(outputs), ran.seconds, plan.detail, ran.files)
 
 
 def budget(

@@ -81,15 +81,21 @@ class ModuleFacts:
     helpers: dict[str, CollectedHelper] = field(default_factory=dict)
 
 
-def module_facts(tree: ast.Module) -> ModuleFacts:
-    """Collect the tests and skip markers of one parsed module."""
-    aliases = import_aliases(tree)
-    tests: dict[str, CollectedTest] = {}
+def module_facts(
+    tree: ast.Module, *, tests: bool = True, aliases: dict[str, str] | None = None
+) -> ModuleFacts:
+    """Collect the skip markers of one parsed module, and its tests and helpers unless ``tests`` is False.
+
+    ``aliases`` are the module's import aliases when the caller has them already.
+    """
+    aliases = import_aliases(tree) if aliases is None else aliases
+    found: dict[str, CollectedTest] = {}
     helpers: dict[str, CollectedHelper] = {}
-    _collect_tests(tree.body, "", aliases, tests, helpers)
+    if tests:
+        _collect_tests(tree.body, "", aliases, found, helpers)
     finder = _SkipFinder(aliases)
     finder.visit(tree)
-    return ModuleFacts(tests, {scope: tuple(marks) for scope, marks in finder.found.items()}, helpers)
+    return ModuleFacts(found, {scope: tuple(marks) for scope, marks in finder.found.items()}, helpers)
 
 
 def _collect_tests(

@@ -14,6 +14,7 @@ from tests.checks.shape.conftest import of, rules_at
 # Trimmed from bandit 1.9 `-f json`.
 BANDIT_OUTPUT = {
     "errors": [{"filename": "./s.py", "reason": "syntax error while parsing AST from file"}],
+    "metrics": {"./s.py": {}, "./pkg/core.py": {"loc": 30}, "./pkg/util.py": {"loc": 9}, "_totals": {}},
     "results": [
         {
             "code": "24     subprocess.run(cmd, shell=True)\n",
@@ -41,13 +42,15 @@ BANDIT_OUTPUT = {
 
 
 def test_parse_bandit() -> None:
-    findings, unparsed = parse_bandit(json.dumps(BANDIT_OUTPUT))
+    findings, unparsed, examined = parse_bandit(json.dumps(BANDIT_OUTPUT))
     assert [(f.path, f.rule, f.start_line, f.end_line, f.severity) for f in findings] == [
         ("pkg/core.py", "B602", 24, 25, "error"),
         ("pkg/util.py", "B110", 7, 8, "info"),
     ]
     assert "confidence high" in findings[0].message
     assert unparsed == ["s.py"]
+    # Only files bandit read through may have their findings kept across jobs.
+    assert examined == {"pkg/core.py", "pkg/util.py"}
 
 
 @pytest.mark.parametrize("text", ["", "[main] ERROR something", "[]"])

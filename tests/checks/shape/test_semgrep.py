@@ -29,14 +29,16 @@ def test_parse_semgrep_splits_base_and_head() -> None:
             {"level": "warn", "type": "Syntax error", "message": "bad", "path": "head/pkg/s.py"},
             {"level": "warn", "type": "Syntax error", "message": "bad", "path": "base/pkg/s.py"},
         ],
-        "paths": {"scanned": []},
+        "paths": {"scanned": ["base/pkg/a.py", "./head/pkg/a.py", "head/pkg/s.py", "head/pkg/b.py"]},
     }
-    base, head, unparsed = parse_semgrep(json.dumps(report))
+    base, head, unparsed, settled = parse_semgrep(json.dumps(report))
     assert [(f.path, f.start_line, f.end_line) for f in base] == [("pkg/a.py", 5, 8)]
     assert [(f.path, f.rule, f.severity, f.message) for f in head] == [
         ("pkg/a.py", "swallowed-exception", "warning", "A broad `except`")
     ]
     assert unparsed == ["pkg/s.py"]
+    # Scanned with no error of their own: the files whose findings may be kept across jobs.
+    assert settled == {("base", "pkg/a.py"), ("head", "pkg/a.py"), ("head", "pkg/b.py")}
 
 
 def test_a_rule_error_is_a_tool_failure() -> None:
