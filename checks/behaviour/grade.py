@@ -58,6 +58,8 @@ def expected_ids(
     base_ids: Collection[str],
     head_ids: Sequence[Collection[str]],
     base_broken: Collection[str] | None = None,
+    *,
+    beyond: Collection[str] = (),
 ) -> tuple[str, ...]:
     """Return the ids a suite must report, from trusted sources only.
 
@@ -72,8 +74,13 @@ def expected_ids(
     nothing). ``base_broken`` None: base's collection is unknown, every
     static function counts. An id only head reports, under no known test
     function, is not expected: a change cannot add tests to the suite.
+
+    ``beyond`` holds the ids base's own process collected (trusted, like
+    ``base_ids``): those under a test function base's isolated collection
+    found nothing of are expected too (a class deriving from a library's
+    ``TestCase``, which isolation sees as a plain class, and pytest skips).
     """
-    out: set[str] = set(exact) | set(base_ids)
+    out: set[str] = set(exact) | set(base_ids) | beyond_isolation(beyond, base_ids)
     for fn in functions:
         under_base = _under(fn, base_ids)
         if under_base:
@@ -83,6 +90,13 @@ def expected_ids(
         under_head = set().union(*(_under(fn, ids) for ids in head_ids)) if head_ids else set()
         out |= under_head or {fn}
     return tuple(sorted(out))
+
+
+def beyond_isolation(in_process: Collection[str], isolated: Collection[str]) -> set[str]:
+    """The ids of ``in_process`` (base's own process collected them) under a test function of which
+    ``isolated`` (base's isolated collection) has no id: tests the isolation cannot even collect."""
+    functions = {i.partition("[")[0] for i in isolated}
+    return {i for i in in_process if i.partition("[")[0] not in functions}
 
 
 def _within(module: str, broken: Collection[str]) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
@@ -19,7 +19,7 @@ from pathlib import Path
 from checks.behaviour.baseruns import BaseRuns, keepable
 from checks.behaviour.changedlines import executable_changes
 from checks.behaviour.errors import SuiteError
-from checks.behaviour.grade import TestOutcome, expected_ids, flaky_ids, grade_suite
+from checks.behaviour.grade import TestOutcome, beyond_isolation, expected_ids, flaky_ids, grade_suite
 from checks.behaviour.outcomes import Part, RunLog, RunView, parse_log
 from checks.behaviour.owners import module_names, suite_shadows, unservable_changes
 from checks.behaviour.plan import (
@@ -27,6 +27,7 @@ from checks.behaviour.plan import (
     Staging,
     Tree,
     parts,
+    plan_collection,
     plan_one,
     plan_runs,
     stage_suite,
@@ -91,6 +92,8 @@ def start_behaviour(
     outcomes: dict[SuiteKind, SuiteOutcome] = {}
     jobs: list[tuple[Suite, list[RunPlan]]] = []
     stagings: dict[SuiteKind, Staging] = {}
+    # pytest's own collection of each isolated suite on base, in-process: what isolation may not see.
+    collections: dict[SuiteKind, RunPlan] = {}
     harness = write_harness(work / "harness", policy)
     executable = executable_changes(ctx.workspace, head_tree)
     for kind, path in wanted:
@@ -113,26 +116,31 @@ def start_behaviour(
         stagings[kind] = staging
         plans = [plan for part in parts(suite) for plan in plan_runs(staging, part, trees)]
         jobs.append((suite, plans))
+        if not suite.in_process and suite.pytest_files:
+            collections[kind] = plan_collection(staging, trees["base"])
     stored = _StoredBase(base_runs, ctx.image, stagings)
     jobs = [(suite, [stored.lookup(suite, plan) for plan in plans]) for suite, plans in jobs]
     to_run = [p for _, plans in jobs for p in plans if id(p) not in stored.found]
-    results = {**_run_all(ctx.runner, to_run), **stored.found}
+    results = {**_run_all(ctx.runner, [*to_run, *collections.values()]), **stored.found}
     for suite, plans in jobs:
         stored.keep(suite, plans, results, policy)
         try:
-            outcome = grade_runs(suite, plans, results, trees, policy)
+            collected = _collected(suite, collections.get(suite.kind), results)
+            outcome = grade_runs(suite, plans, results, trees, policy, in_process=collected)
             again = _base_again(stagings[suite.kind], outcome, trees)
             graded = [*plans, *again]
             if again:
                 # Flakiness is decided by trusted runs: base again, for the parts with a flaky test.
                 results.update(_run_all(ctx.runner, again))
-                outcome = grade_runs(suite, graded, results, trees, policy)
+                outcome = grade_runs(suite, graded, results, trees, policy, in_process=collected)
             if not suite.in_process and suite.pytest_files and outcome.grade is not None:
                 # What the isolation cannot carry, measured in-process, decided by base (tier.py).
                 ids = candidates(outcome.pytest_ids, outcome.base_passed, outcome.head_passed)
-                tier = measure(stagings[suite.kind], trees, ids, lambda runs: _run_all(ctx.runner, runs))
+                tier = measure(stagings[suite.kind], trees, ids, lambda runs: _run_all(ctx.runner, runs),
+                               uncollectable=outcome.uncollectable)  # fmt: skip
                 if tier is not None:
-                    outcome = grade_runs(suite, graded, results, trees, policy, tier=tier)
+                    outcome = grade_runs(suite, graded, results, trees, policy,
+                                         tier=tier, in_process=collected)  # fmt: skip
         except SuiteError as exc:
             outcome = _config_error(suite.kind, str(exc))
         if any(id(plan) in stored.found for plan in plans):
@@ -215,6 +223,20 @@ def _base_again(staging: Staging, outcome: SuiteOutcome, trees: Mapping[Tree, Pa
     ]
 
 
+def _collected(suite: Suite, plan: RunPlan | None, results: Mapping[int, RunResult]) -> frozenset[str]:
+    """The ids pytest collected of an isolated suite on base in its own process (none: not known)."""
+    if plan is None:
+        return frozenset()
+    result = results[id(plan)]
+    run_log = parse_log(result.files.get(plan.report), plan.nonce, plan.part)
+    if not run_log.collection_done or run_log.problems:
+        # Base is trusted, so this is a fault of the suite's or ours: the isolated collection stands.
+        log.warning("%s: base's in-process collection left no list (exit %s): the isolated one stands",
+                    suite.name, result.exit_code)  # fmt: skip
+        return frozenset()
+    return run_log.collected
+
+
 def _run_all(runner: Runner, plans: Sequence[RunPlan]) -> dict[int, RunResult]:
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS, thread_name_prefix="behaviour") as pool:
         futures = {id(plan): pool.submit(runner.run, plan.spec) for plan in plans}
@@ -229,11 +251,13 @@ def grade_runs(
     policy: Behaviour,
     *,
     tier: TierRuns | None = None,
+    in_process: Collection[str] = (),
 ) -> SuiteOutcome:
     """Grade one suite from its runs; raise SuiteError when the suite itself is at fault.
 
     With ``tier``, its tests' outcomes are its in-process runs' (base and head), and nothing else of
-    those runs is read.
+    those runs is read. ``in_process``: the ids base's in-process collection found (``plan_collection``);
+    those under a test function the isolated base run collected nothing of are expected too.
     """
     logs = []
     for plan in plans:
@@ -261,12 +285,14 @@ def grade_runs(
     heads = [x for x in logs if x[0].tree == "head"]
     labels = list(dict.fromkeys(plan.label for plan, _, _ in heads))
     base_labels = list(dict.fromkeys(plan.label for plan, _, _ in base))
+    isolated = _reported(base, "pytest")
     expected = expected_ids(
         suite.functions,
         suite.case_ids,
-        _reported(base, "pytest"),
+        isolated,
         [_reported([x for x in heads if x[0].label == label], "pytest") for label in labels],
         _base_broken(base),
+        beyond=in_process,
     )
     case_ids = set(suite.case_ids)
     base_maps = []
@@ -312,6 +338,7 @@ def grade_runs(
         head_passed=isolated_passed - measured,
         pytest_ids=frozenset(i for i in expected if i not in case_ids),
         base_passed=base_passed,
+        uncollectable=frozenset(beyond_isolation(in_process, isolated)),
         in_process_tier=measured,
         covered=covered,
         head_wall_s=wall,

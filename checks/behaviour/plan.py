@@ -247,9 +247,21 @@ def plan_in_process(staging: Staging, label: str, tree: Tree, root: Path, *, sta
                        messages=messages, staged=staged, select=select)  # fmt: skip
 
 
+def plan_collection(staging: Staging, root: Path) -> RunPlan:
+    """Plan pytest's own collection of an isolated suite on base, in-process (``--collect-only``).
+
+    Base is trusted: what pytest collects there with the base's code in its own process is the
+    truth the isolated collection is checked against (tier.py: tests it could not collect at all -
+    a test class deriving from a library's TestCase, tests a library's metaclass generates).
+    """
+    limits = Limits(timeout_s=staging.policy.timeout_s, memory_mb=staging.policy.memory_mb)
+    return _in_process("base (collection)", "base", root, staging, nonce=secrets.token_hex(16), limits=limits,
+                       messages=False, collect_only=True)  # fmt: skip
+
+
 def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: str, limits: Limits,
                 messages: bool, overlay: tuple[Mount, ...] = (), staged: Path | None = None,
-                select: Sequence[str] = ()) -> RunPlan:  # fmt: skip
+                select: Sequence[str] = (), collect_only: bool = False) -> RunPlan:  # fmt: skip
     """Plan a run of an in-process suite: pytest and the change's code share a process (forgeable)."""
     # A random name: nothing in the tree can have planted a file there in advance.
     report = f"/tmp/pg-{secrets.token_hex(12)}.jsonl"  # noqa: S108 - a path inside the container
@@ -263,6 +275,7 @@ def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: 
     selected = [f"{CONTAINER_SUITE}/{test_id}" for test_id in select] or options.paths(CONTAINER_SUITE)
     argv = (
         *LAUNCH, "pytest-in-process",
+        *(("--collect-only",) if collect_only else ()),
         *_pytest_args(CONTAINER_SUITE, overrides, selected),
     )  # fmt: skip
     env = {

@@ -52,6 +52,8 @@ class SuiteOutcome:
     # The pytest part's expected ids and those that passed on base (isolated): the tier's candidates.
     pytest_ids: frozenset[str] = frozenset()
     base_passed: frozenset[str] = frozenset()
+    # Expected ids base's isolated run could not collect (base in-process did): the tier takes them all.
+    uncollectable: frozenset[str] = frozenset()
     # Tests measured in-process (the isolation cannot carry them): the code under test could forge them.
     in_process_tier: frozenset[str] = frozenset()
 

@@ -76,9 +76,18 @@ def candidates(
 
 
 def measure(
-    staging: Staging, trees: Mapping[Tree, Path], ids: Sequence[str], run_all: RunAll
+    staging: Staging,
+    trees: Mapping[Tree, Path],
+    ids: Sequence[str],
+    run_all: RunAll,
+    *,
+    uncollectable: Collection[str] = (),
 ) -> TierRuns | None:
-    """Decide the tier from base in-process, then run it on head twice; None when the tier is empty."""
+    """Decide the tier from base in-process, then run it on head twice; None when the tier is empty.
+
+    The tier is what passes there, and the ``uncollectable`` ids whatever their outcome: isolation
+    cannot run them at all, so one that fails on base (a new feature's test) is measured here too.
+    """
     if not ids:
         return None
     suite = staging.suite
@@ -89,7 +98,7 @@ def measure(
                                 select=_modules(ids))  # fmt: skip
     base_result = run_all([base_plan])[id(base_plan)]
     base_view = _view(base_plan, base_result, suite, staging)
-    tier = sorted(i for i in ids if outcome(base_view, i).passed)
+    tier = sorted(i for i in ids if i in uncollectable or outcome(base_view, i).passed)
     if not tier:
         return None
     # The same tests as base's run, in the same modules: a test that leans on another's state (a class

@@ -132,3 +132,35 @@ def test_head_s_tier_runs_meet_what_base_s_met(gate: Gate) -> None:
     hidden = result.suites[0]
     assert hidden.in_process_tier == 2 and hidden.skipped_on_base == 1
     assert numbers(hidden) == (8, 8)
+
+
+# markdown's tests derive from the library's own TestCase: isolated, the class is the change's (held by
+# handle), so pytest sees a plain class with an __init__ and collects none of its tests.
+LIBRARY_TESTCASE = (
+    "\n\nimport unittest\n\n\nclass TestCase(unittest.TestCase):\n"
+    "    def assertHalves(self, x, y):\n        self.assertEqual(half(x), y)\n"
+)
+LIBRARY_TESTCASE_TEST = {
+    "test_cls.py": (
+        "from calc import TestCase\n\n\nclass TestHalves(TestCase):\n"
+        "    def test_eight(self):\n        self.assertHalves(8, 4)\n\n"
+        "    def test_six(self):\n        self.assertHalves(6, 3)\n"
+    ),
+}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(("code", "status", "passed"), [(RIGHT, "passed", 8), (WRONG, "failed", WRONG_NUMBERS[0])])
+def test_tests_of_a_class_deriving_from_the_library_s_testcase_count(
+    gate: Gate, code: str, status: str, passed: int
+) -> None:
+    # Without base's in-process collection the two tests leave the denominator unseen: the wrong
+    # change's halves are never checked there, and the suite's count is 6.
+    suite = gate.suite("hidden", {**HIDDEN, **LIBRARY_TESTCASE_TEST})
+    base = {"calc/__init__.py": BASE_WITH_TZ["calc/__init__.py"].replace(TZ, "") + LIBRARY_TESTCASE}
+    result = gate.run(gate.change({"calc/__init__.py": code + LIBRARY_TESTCASE}, base=base), suite)
+    assert result.status == status, result.model_dump_json(indent=1)
+    hidden = result.suites[0]
+    assert numbers(hidden) == (passed, WRONG_NUMBERS[1] + 2) and hidden.in_process_tier == 2
+    if status == "failed":
+        assert {f.id for f in hidden.failures} >= {"test_cls.py::TestHalves::test_eight"}
