@@ -61,12 +61,15 @@ from checks.quality.inputs import JudgeSettings, Task
 from checks.refusal import refused_report
 from checks.report import Report
 from checks.runner import Runner
+from checks.shape import ShapeCache
 from checks.workspace import TreeRefused
 from sandbox.trees import scratch
 
 log = logging.getLogger(__name__)
 # Under the work folder: the suites' clean base runs, kept across jobs (checks.behaviour.baseruns).
 BASE_RUNS_DIR = "base-runs"
+# semgrep's and bandit's findings per base file, mypy's cache per base (checks/shape/cache.py).
+SHAPE_CACHE_DIR = "shape-cache"
 
 
 def _image_id(image: str) -> str:
@@ -238,9 +241,13 @@ class JobRun:
         base_runs = BaseRuns(
             self.s.settings.work_dir / BASE_RUNS_DIR, base_salt(inputs), read=not fresh, identify=identify
         )
-        outcome = await self._gate(
-            pr, policy, check_run_id, suites=suites, task=task, provenance=provenance, base_runs=base_runs
+        shape_cache = ShapeCache(
+            self.s.settings.work_dir / SHAPE_CACHE_DIR, identify=identify, read=not fresh
         )
+        outcome = await self._gate(
+            pr, policy, check_run_id, suites=suites, task=task, provenance=provenance, base_runs=base_runs,
+            shape_cache=shape_cache,
+        )  # fmt: skip
         if outcome is not None:
             report, shadows = outcome
             await self._deliver(
@@ -300,6 +307,7 @@ class JobRun:
         task: Task,
         provenance: tuple[str, ...],
         base_runs: BaseRuns,
+        shape_cache: ShapeCache,
     ) -> tuple[Report, list[JudgeRow]] | None:
         """Fetch the trees and run the pipeline; None when the outcome is already delivered."""
         job, base_sha = self.job, pr.base.sha
@@ -328,6 +336,7 @@ class JobRun:
                     runner=self.s.runner(),
                     suites=suites,
                     base_runs=base_runs,
+                    shape_cache=shape_cache,
                     task=task,
                     provenance=provenance,
                     judge=self.s.judge,

@@ -6,7 +6,7 @@ is a commit: e.g. ``{"findings": 120}``, ``{"hold": "/tmp/x"}`` (wait until that
 file exists, after touching ``<hold>.started``), ``{"raise": "SandboxError"}``,
 ``{"behaviour": "failed"}``, ``{"hidden": [2, 3]}`` (hidden 2/3), ``{"reasons": 200}`` (200 reasons of
 1000 bytes), ``{"count": "/tmp/n"}`` (append a line to that file per run: how often the PR's code ran),
-``{"base_runs": "/tmp/b"}`` (append the job's base-runs store as a JSON line),
+``{"base_runs": "/tmp/b"}`` (append the job's base-runs store and shape cache as a JSON line),
 ``{"tool_error": true}`` (ruff could not run: neutral), ``{"claim_head": SHA}`` (the report names
 another head, as code that forged its report would).
 """
@@ -62,6 +62,9 @@ def findings_gate(
     if isinstance(base_file := conf.get("base_runs"), str):
         kept = inputs.base_runs
         seen = None if kept is None else {"root": str(kept.root), "salt": kept.salt, "read": kept.read}
+        shape = inputs.shape_cache
+        if seen is not None and shape is not None:
+            seen |= {"shape_root": str(shape.root), "shape_read": shape.read}
         with Path(base_file).open("a") as out:
             out.write(json.dumps(seen) + "\n")
     if conf.get("raise") == "SandboxError":

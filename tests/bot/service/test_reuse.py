@@ -284,6 +284,9 @@ def test_base_runs_are_kept_per_base_and_suites_and_a_rerun_reads_none(
     opened, synchronized, changed = stores()
     assert opened["root"] == str(Path(server.env["PATCHGATE_WORK_DIR"]) / "base-runs")
     assert opened["read"] and synchronized["read"] and changed["read"]
+    # The shape layer's findings per base file are kept beside them, read as the base runs are.
+    assert opened["shape_root"] == str(Path(server.env["PATCHGATE_WORK_DIR"]) / "shape-cache")
+    assert opened["shape_read"] and changed["shape_read"]
     assert opened["salt"] == synchronized["salt"] != changed["salt"]
     # An explicit rerun runs its base afresh (and refreshes the store): it reads nothing.
     rerequest = fixture("check_run.rerequested")
@@ -292,7 +295,7 @@ def test_base_runs_are_kept_per_base_and_suites_and_a_rerun_reads_none(
                               "external_id": last["external_id"], "pull_requests": []}  # fmt: skip
     assert server.post("check_run", rerequest).json()["status"] == "queued"
     wait_for(lambda: len(stores()) == 4, 60, "the rerequested run")
-    assert stores()[3]["read"] is False
+    assert stores()[3]["read"] is False and stores()[3]["shape_read"] is False
 
 
 def test_a_report_forged_by_the_prs_code_is_not_reused_for_the_head_it_names(
