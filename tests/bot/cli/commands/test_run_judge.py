@@ -27,7 +27,9 @@ def test_a_failing_judge_leaves_stdout_to_the_report(
 ) -> None:
     repo, hidden, policy = passing_change
     reply, reason = FAILURES[failure]
-    timeout = "30" if failure == "hanging-past-the-budget" else "1"
+    hanging = failure == "hanging-past-the-budget"
+    # Only the hanging judge meets the budget: the others have a minute, however busy the machine.
+    timeout, budget = ("30", "2") if hanging else ("1", "60")
     with serve(lambda request: reply) as server:
         done = patchgate(
             "run", "--repo", repo.path, "--base", "main", "--head", "agent/sub", "--hidden", hidden,
@@ -37,7 +39,7 @@ def test_a_failing_judge_leaves_stdout_to_the_report(
                 "PATCHGATE_JUDGE_API_KEY": "sk-never-printed",
                 "PATCHGATE_JUDGE_TIMEOUT_S": timeout,
                 "PATCHGATE_JUDGE_NUM_RETRIES": "0",
-                "PATCHGATE_JUDGE_BUDGET_S": "2",
+                "PATCHGATE_JUDGE_BUDGET_S": budget,
             },
         )  # fmt: skip
         assert server.calls >= 1
