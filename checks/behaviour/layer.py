@@ -120,10 +120,12 @@ def start_behaviour(
             collections[kind] = plan_collection(staging, trees["base"])
     stored = _StoredBase(base_runs, ctx.image, stagings)
     jobs = [(suite, [stored.lookup(suite, plan) for plan in plans]) for suite, plans in jobs]
-    to_run = [p for _, plans in jobs for p in plans if id(p) not in stored.found]
-    results = {**_run_all(ctx.runner, [*to_run, *collections.values()]), **stored.found}
+    collections = {kind: stored.lookup(stagings[kind].suite, plan) for kind, plan in collections.items()}
+    every = [*(p for _, plans in jobs for p in plans), *collections.values()]
+    results = {**_run_all(ctx.runner, [p for p in every if id(p) not in stored.found]), **stored.found}
     for suite, plans in jobs:
-        stored.keep(suite, plans, results, policy)
+        stored.keep(suite, [*plans, *([collections[suite.kind]] if suite.kind in collections else [])],
+                    results, policy)  # fmt: skip
         try:
             collected = _collected(suite, collections.get(suite.kind), results)
             outcome = grade_runs(suite, plans, results, trees, policy, in_process=collected)

@@ -128,7 +128,12 @@ def test_a_correct_change_passes_hidden_and_held_out(gate: Gate) -> None:
     assert (held.wall_s, held.peak_memory_bytes) == (None, None)
     # Base once and head twice per part: hidden has pytest and cases, held-out pytest only; then
     # the mutants of the changed lines (a file laid over the head tree), against the hidden suite.
-    mutant_specs = [s for s in recording.specs if len(s.copy_in) == 2]
+    # And each suite's pytest part collected once on base in-process (no grader, the suite copied in).
+    collections = [s for s in recording.specs if s.grader is None]
+    assert [("--collect-only" in s.argv, s.copy_in[0].source) for s in collections] == [
+        (True, ws.base_dir)
+    ] * 2
+    mutant_specs = [s for s in recording.specs if len(s.copy_in) == 2 and s.grader is not None]
     recording.specs[:] = [s for s in recording.specs if len(s.copy_in) == 1]
     assert len(recording.specs) == 9
     strength = result.strength
@@ -325,9 +330,10 @@ def test_flaky_tests_are_listed_and_count_as_failed(gate: Gate) -> None:
     assert hidden.total == 30 and hidden.passed <= 30 - hidden.flaky
     assert len(hidden.flaky_ids) == hidden.flaky
     assert all(i.startswith("test_coin.py::test_coin[") for i in hidden.flaky_ids)
-    # Base, head twice, base again; and base in-process for the tests failing isolated on base and on a
-    # head run (tier.py): they fail there too (coin() does not exist on base), so no head tier run.
-    assert len(recording.specs) == 5
+    # Base, head twice, base again, base's collection in-process; and base in-process for the tests
+    # failing isolated on base and on a head run (tier.py): they fail there too (coin() does not exist
+    # on base), so no head tier run.
+    assert len(recording.specs) == 6
 
 
 def test_slow_tests_time_out_one_by_one(gate: Gate) -> None:

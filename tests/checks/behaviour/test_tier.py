@@ -150,7 +150,9 @@ LIBRARY_TESTCASE_TEST = {
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize(("code", "status", "passed"), [(RIGHT, "passed", 8), (WRONG, "failed", WRONG_NUMBERS[0])])
+@pytest.mark.parametrize(
+    ("code", "status", "passed"), [(RIGHT, "passed", 8), (WRONG, "failed", WRONG_NUMBERS[0])]
+)
 def test_tests_of_a_class_deriving_from_the_library_s_testcase_count(
     gate: Gate, code: str, status: str, passed: int
 ) -> None:
