@@ -38,6 +38,8 @@ class TestOutcome:
     kind: OutcomeKind
     message: str = ""
     timed_out: bool = False
+    # Subtests it skipped (``subTest``, ``subtests``): a pass with more of them than base had is a skip.
+    skipped_subtests: int = 0
 
     @property
     def passed(self) -> bool:
@@ -45,6 +47,25 @@ class TestOutcome:
 
 
 MISSING = TestOutcome("missing", "the test did not run or was not reported")
+
+
+def subtests_as_base(
+    base: Mapping[str, TestOutcome], head: Mapping[str, TestOutcome]
+) -> dict[str, TestOutcome]:
+    """``head`` with a pass that skipped more subtests than base's run of it did made a skip.
+
+    pytest passes a test whose subtests skipped (an optional backend missing, as pathspec's hyperscan):
+    base is trusted to say how many; a change whose code raises ``SkipTest`` in one more would
+    otherwise pass a test without running its assertions.
+    """
+    out = dict(head)
+    for test_id, outcome in head.items():
+        before = base.get(test_id)
+        allowed = before.skipped_subtests if before is not None and before.passed else 0
+        if outcome.passed and outcome.skipped_subtests > allowed:
+            why = f"{outcome.skipped_subtests} subtests skipped, base skipped {allowed}"
+            out[test_id] = TestOutcome("skipped", why, skipped_subtests=outcome.skipped_subtests)
+    return out
 
 
 def worse(a: TestOutcome, b: TestOutcome) -> TestOutcome:

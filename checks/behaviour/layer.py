@@ -19,7 +19,14 @@ from pathlib import Path
 from checks.behaviour.baseruns import BaseRuns, keepable
 from checks.behaviour.changedlines import executable_changes
 from checks.behaviour.errors import SuiteError
-from checks.behaviour.grade import TestOutcome, beyond_isolation, expected_ids, flaky_ids, grade_suite
+from checks.behaviour.grade import (
+    TestOutcome,
+    beyond_isolation,
+    expected_ids,
+    flaky_ids,
+    grade_suite,
+    subtests_as_base,
+)
 from checks.behaviour.outcomes import Part, RunLog, RunView, parse_log
 from checks.behaviour.owners import module_names, suite_shadows, unservable_changes
 from checks.behaviour.plan import (
@@ -312,6 +319,7 @@ def grade_runs(
         head_maps.append({i: _outcome(views, i, i in case_ids) for i in expected})
         for plan, result, run_log in runs:
             notes += _notes(plan, result, run_log, policy)
+    head_maps = [subtests_as_base(base_map, m) for m in head_maps]
     base_passed = frozenset(i for i, o in base_map.items() if o.passed)
     isolated_passed = frozenset(i for i in expected if all(m[i].passed for m in head_maps))
     measured = frozenset(tier.ids & set(expected)) if tier is not None else frozenset()
@@ -320,6 +328,7 @@ def grade_runs(
         for outcomes, view in zip(head_maps, tier.heads, strict=False):
             # The code under test could read the tier's files in that process: no text of its is shown.
             outcomes.update({i: _wordless(tier_outcome(view, i)) for i in measured})
+        head_maps = [subtests_as_base(base_map, m) for m in head_maps]
     head_results = [r for _, r, _ in heads]
     head_logs = [lg for _, _, lg in heads if not lg.problems]
     covered: dict[str, frozenset[int]] | None = None

@@ -120,7 +120,10 @@ class _Parser:
                 if outcome is None:
                     return f"an unknown outcome {record.get('outcome')!r}"
                 message = clean(record.get("message"))
-                self.tests[test_id] = TestOutcome(outcome, message, record.get("timed_out") is True)
+                skipped = record.get("skipped_subtests", 0)
+                if not isinstance(skipped, int) or isinstance(skipped, bool) or skipped < 0:
+                    return f"an unknown skipped_subtests {skipped!r}"
+                self.tests[test_id] = TestOutcome(outcome, message, record.get("timed_out") is True, skipped)
             else:
                 return f"a {kind} record in a {self.part} log"
         elif kind == "collected" and isinstance(ids := record.get("ids"), list) and not self.collection_done:

@@ -378,3 +378,30 @@ def test_a_case_naming_a_module_the_harness_shadows_is_refused_not_substituted(g
     hidden = result.suites[0]
     assert numbers(hidden) == (0, 1)
     assert "is not the tree's" in hidden.failures[0].message
+
+
+# -- a subtest's skip: base says how many a test skips -------------------------------------------------
+
+SUBTEST_SUITE = {
+    "test_doubles.py": (
+        "import unittest\n\nfrom calc import double\n\n\nclass TestDoubles(unittest.TestCase):\n"
+        "    def test_doubles(self):\n        for x in range(5):\n            with self.subTest(x=x):\n"
+        "                self.assertEqual(double(x), 2 * x)\n"
+    ),
+}
+# pytest passes a test whose subTest skipped: the change skips the one subtest it gets wrong.
+SKIPS_ITS_WRONG_SUBTEST = WRONG.replace(
+    "def double(x):\n    return x * 2\n",
+    "def double(x):\n    if x == 3:\n        import unittest\n        raise unittest.SkipTest('optional backend missing')\n    return x * 2\n",
+)
+
+
+def test_a_change_cannot_skip_a_subtest_base_ran(gate: Gate) -> None:
+    suite = gate.suite("hidden", {**HIDDEN, **SUBTEST_SUITE})
+    result = gate.run(gate.change({"calc/__init__.py": SKIPS_ITS_WRONG_SUBTEST}), suite)
+    assert result.status == "failed", result
+    hidden = result.suites[0]
+    # Base ran all five subtests: a pass with one skipped is a skip of a test base passed, a regression.
+    assert numbers(hidden) == (WRONG_NUMBERS[0], WRONG_NUMBERS[1] + 1)
+    assert result.regressions == 1 and hidden.skipped_on_base == 0
+    assert "test_doubles.py::TestDoubles::test_doubles" in {f.id for f in hidden.failures}

@@ -2,7 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from checks.behaviour.grade import MISSING, TestOutcome, expected_ids, flaky_ids, grade_suite, resolve, worse
+from checks.behaviour.grade import (
+    MISSING,
+    TestOutcome,
+    expected_ids,
+    flaky_ids,
+    grade_suite,
+    resolve,
+    subtests_as_base,
+    worse,
+)
 
 P = TestOutcome("passed")
 F = TestOutcome("failed", "assert 1 == 2")
@@ -138,3 +147,29 @@ def test_failures_keep_the_outcome_for_messages() -> None:
     grade = grade_suite({"a": F}, [{"a": F}, {"a": F}])
     assert grade.failures == (("a", F),)
     assert grade.pass_rate == 0.0
+
+
+def test_a_pass_that_skipped_more_subtests_than_base_did_is_a_skip() -> None:
+    base = {
+        "backends": TestOutcome("passed", skipped_subtests=2),  # two optional backends missing on base too
+        "plain": TestOutcome("passed"),
+        "new": TestOutcome("failed"),
+    }
+    head = {
+        "backends": TestOutcome("passed", skipped_subtests=2),
+        "plain": TestOutcome("passed", skipped_subtests=1),  # the change raised SkipTest in a subTest
+        "new": TestOutcome("passed", skipped_subtests=1),  # base ran none of it: no skip is base's
+    }
+    judged = subtests_as_base(base, head)
+    assert judged["backends"] == head["backends"]
+    assert (judged["plain"].kind, judged["new"].kind) == ("skipped", "skipped")
+    assert judged["plain"].message == "1 subtests skipped, base skipped 0"
+    # Graded, the skip of a test base passed is a regression, never left out as "skipped on base".
+    grade = grade_suite(base, [judged, judged])
+    assert (grade.passed, len(grade.regressions)) == (1, 1)
+
+
+def test_fewer_skipped_subtests_than_base_is_a_pass() -> None:
+    base = {"backends": TestOutcome("passed", skipped_subtests=3)}
+    head = {"backends": TestOutcome("passed", skipped_subtests=1)}
+    assert subtests_as_base(base, head) == head

@@ -498,3 +498,18 @@ def test_a_test_s_temporary_files_reach_the_code_under_test(gate: Gate) -> None:
     assert result.status == "passed", result
     hidden = result.suites[0]
     assert numbers(hidden) == (3, 3) and hidden.in_process_tier == 0
+
+
+def test_a_test_whose_subtest_base_skips_too_counts_and_passes(gate: Gate) -> None:
+    # pathspec's shape: a subTest per backend, skipped where the backend's library is missing.
+    suite = gate.suite("hidden", {**HIDDEN, "test_backends.py": (
+        "import unittest\n\nimport calc\n\n\nclass TestBackends(unittest.TestCase):\n"
+        "    def test_each(self):\n        for name in ('double', 'triple'):\n            with self.subTest(name):\n"
+        "                if not hasattr(calc, name):\n                    raise unittest.SkipTest(f'no {name}')\n"
+        "                self.assertEqual(getattr(calc, name)(2), 4)\n"
+    )})  # fmt: skip
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT}), suite)
+    assert result.status == "passed", result
+    hidden = result.suites[0]
+    # Without the subtest's skip counted apart, the test is "skipped on base" and leaves the total.
+    assert numbers(hidden) == (7, 7) and hidden.skipped_on_base == 0

@@ -226,3 +226,55 @@ def test_the_report_survives_the_code_under_test_and_the_budget(tmp_path: Path) 
     assert log.tests == {"test_vandal.py::test_first": TestOutcome("passed")}
     assert log.unfinished == {"test_vandal.py::test_vandal"}
     assert b"garbage" not in report.read_bytes()
+
+
+SUBTESTS = """\
+import unittest
+
+import pytest
+
+
+class TestBackends(unittest.TestCase):
+    def test_all_there(self):
+        for n in range(3):
+            with self.subTest(n=n):
+                self.assertGreaterEqual(n, 0)
+
+    def test_one_backend_missing(self):
+        for name in ("simple", "missing", "other"):
+            with self.subTest(name):
+                if name == "missing":
+                    raise unittest.SkipTest("no module named missing")
+                self.assertTrue(name)
+
+    def test_one_subtest_fails(self):
+        for n in range(3):
+            with self.subTest(n=n):
+                if n == 1:
+                    raise unittest.SkipTest("skipped")
+                self.assertLess(n, 2)
+
+
+def test_subtests_fixture(subtests):
+    for n in range(2):
+        with subtests.test(n=n):
+            if n == 0:
+                pytest.skip("not here")
+            assert n == 1
+"""
+
+
+@pytest.mark.slow
+def test_a_skipped_subtest_is_counted_not_the_test_s_outcome(tmp_path: Path) -> None:
+    # pytest passes a test whose subTest skipped (pathspec's hyperscan backend): it is recorded passed,
+    # with its skipped subtests counted for the host to hold against base's; a failed subtest fails it.
+    result, report = run_plugin(tmp_path, {"test_sub.py": SUBTESTS})
+    log = parse_log(report.read_bytes(), "n0", "pytest")
+    assert log.started and not log.problems, (log.problems, result.stderr.decode())
+    found = {i.partition("::")[2]: (o.kind, o.skipped_subtests) for i, o in log.tests.items()}
+    assert found == {
+        "TestBackends::test_all_there": ("passed", 0),
+        "TestBackends::test_one_backend_missing": ("passed", 1),
+        "TestBackends::test_one_subtest_fails": ("failed", 1),
+        "test_subtests_fixture": ("passed", 1),
+    }
