@@ -159,7 +159,9 @@ def test_tests_of_a_class_deriving_from_the_library_s_testcase_count(
     # Without base's in-process collection the two tests leave the denominator unseen: the wrong
     # change's halves are never checked there, and the suite's count is 6.
     suite = gate.suite("hidden", {**HIDDEN, **LIBRARY_TESTCASE_TEST})
-    base = {"calc/__init__.py": BASE_WITH_TZ["calc/__init__.py"].replace(TZ, "") + LIBRARY_TESTCASE}
+    base: Files = {
+        "calc/__init__.py": WRONG.replace("return 0", "raise NotImplementedError") + LIBRARY_TESTCASE
+    }
     result = gate.run(gate.change({"calc/__init__.py": code + LIBRARY_TESTCASE}, base=base), suite)
     assert result.status == status, result.model_dump_json(indent=1)
     hidden = result.suites[0]
