@@ -45,31 +45,36 @@ METADATA = frozenset({
 
 
 class PublicNamespace(MutableMapping[str, Any]):
-    """A test object's ``__dict__`` as the change may use it: its public names only."""
+    """A test object's ``__dict__`` as the change may use it: its public names, and the private
+    names the change itself put there (the same rule as ``setattr``: a new name, never the test's)."""
 
-    def __init__(self, target: object) -> None:
+    def __init__(self, target: object, handed: Handed) -> None:
         self._target = target
+        self._handed = handed
 
     def _names(self) -> dict[str, Any]:
         return vars(self._target)
 
+    def _shown(self, name: object) -> bool:
+        return isinstance(name, str) and (not name.startswith("_") or self._handed.theirs(self._target, name))
+
     def __getitem__(self, name: str) -> Any:
-        if not isinstance(name, str) or name.startswith("_"):
+        if not self._shown(name):
             raise KeyError(name)
         return self._names()[name]
 
     def __setitem__(self, name: str, value: Any) -> None:
-        if not isinstance(name, str) or name.startswith("_"):
+        if not isinstance(name, str) or (name.startswith("_") and not self._handed.take(self._target, name)):
             raise KeyError(f"patchgate: the code under test may not set {name!r} of a test object")
         self._names()[name] = value
 
     def __delitem__(self, name: str) -> None:
-        if not isinstance(name, str) or name.startswith("_"):
+        if not self._shown(name):
             raise KeyError(name)
         del self._names()[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter([k for k in self._names() if isinstance(k, str) and not k.startswith("_")])
+        return iter([k for k in list(self._names()) if self._shown(k)])
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -141,7 +146,7 @@ class Handed:
             if name == "__dict__" and hasattr(target, "__dict__") and not isinstance(target, type):
                 # What decorators copy (functools.update_wrapper) and caching descriptors write
                 # (boltons cachedproperty): the public attributes, and only those, as a live view.
-                return PublicNamespace(target)
+                return PublicNamespace(target, self)
             theirs = name in self._theirs.get(id(target), ())
             refused = name.startswith("_") and name not in METADATA and not theirs
             if refused or (isinstance(target, _FRAMED) and name.startswith(_FRAME_PREFIXES)):
@@ -151,14 +156,11 @@ class Handed:
             return self.aliases.attribute(getattr(target, "__module__", None), name, getattr(target, name))
         if op in ("setattr", "delattr"):
             name = str(request.get("name"))
-            if name.startswith("_") and not self._may_set(target, name):
+            if name.startswith("_") and not self.take(target, name):
                 raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test object")
             if op == "delattr":
                 return delattr(target, name)
             setattr(target, name, decode(request.get("value")))
-            if name.startswith("_"):
-                with self._lock:
-                    self._theirs.setdefault(id(target), set()).add(name)
             return None
         if op == "call":
             return target(*decode(request.get("args", [])), **decode(request.get("kwargs", {})))  # type: ignore[operator]
@@ -176,6 +178,18 @@ class Handed:
                 return self._aliased_text(target, found)
             return found
         raise ValueError(f"unknown request {op!r}")
+
+    def theirs(self, target: object, name: str) -> bool:
+        """Whether the subject itself put the private attribute ``name`` on ``target``."""
+        return name in self._theirs.get(id(target), ())
+
+    def take(self, target: object, name: str) -> bool:
+        """Let the subject set the private attribute ``name`` of ``target`` if it may (it is then theirs)."""
+        if not self._may_set(target, name):
+            return False
+        with self._lock:
+            self._theirs.setdefault(id(target), set()).add(name)
+        return True
 
     def _may_set(self, target: object, name: str) -> bool:
         """A private attribute the subject may set on a test's object: a new one, on an object not a class.

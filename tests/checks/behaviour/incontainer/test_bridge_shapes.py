@@ -706,6 +706,13 @@ def peek(obj, name):
 
 def as_int(obj):
     return int(obj), float(obj)
+
+def cached_on(obj, value):
+    # cachetools' cachedmethod: state of its own under a private name in the instance's __dict__.
+    return obj.__dict__.setdefault("__cachetools_cachedmethods", value)
+
+def overwrite(obj, name):
+    obj.__dict__[name] = "the change's"
 '''
 
 
@@ -728,6 +735,13 @@ def test_a_test_objects_dict_is_its_public_names_only(load: Load) -> None:
     assert lib.names(proper) == ["shown", "useful"]
     with pytest.raises(KeyError):
         lib.peek(proper, "_secret")
+    # A private name of its own it may put there and read back; the test's own it may not overwrite.
+    assert (lib.cached_on(proper, 1), lib.cached_on(proper, 2)) == (1, 1)
+    assert "__cachetools_cachedmethods" in vars(proper)
+    assert lib.names(proper) == ["__cachetools_cachedmethods", "shown", "useful"]
+    with pytest.raises(KeyError, match="may not set"):
+        lib.overwrite(proper, "_secret")
+    assert proper._secret == 4242
 
     class Number:
         def __int__(self) -> int:
