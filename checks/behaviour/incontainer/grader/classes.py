@@ -249,6 +249,19 @@ def _value_op(name: str) -> Callable[..., Any]:
     return apply
 
 
+class _Doc:
+    """A local class's ``__doc__``: the class's docstring on the class, the subject's word on an instance
+    (toolz's ``curry`` sets the curried function's docstring on itself)."""
+
+    def __init__(self, doc: str | None) -> None:
+        self.doc = doc
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self.doc
+        return handles.remote_attribute(instance, "__doc__")
+
+
 def _value_getattr(self: Any, name: str) -> Any:
     if name.startswith("_pg_"):
         raise AttributeError(name)
@@ -317,6 +330,7 @@ class Classes:
             parents: tuple[type, ...] = tuple(b for b in bases if issubclass(b, value)) or (value,)
         else:
             namespace["__slots__"] = ()
+            namespace["__doc__"] = _Doc(namespace["__doc__"])
             if tag.get("container") in ("list", "dict", "set"):
                 namespace.update(handles.CONTENTS_COMPARED)
             offered = remote_class(tag.get("caps"))

@@ -246,11 +246,13 @@ def _unpickle(data: bytes) -> Any:
     return _CURRENT[0].request("unpickle", data=_CURRENT[0].encode(data))
 
 
-def _remote_attribute(name: str) -> property:
-    def get(self: Remote) -> Any:
-        return _bridge(self).request("getattr", obj=number(self), name=name)
+def remote_attribute(handle: object, name: str) -> Any:
+    """The subject's ``getattr`` of ``name`` on the object ``handle`` stands for."""
+    return _bridge(handle).request("getattr", obj=number(handle), name=name)
 
-    return property(get)
+
+def _remote_attribute(name: str) -> property:
+    return property(lambda self: remote_attribute(self, name))
 
 
 def _remote_signature(self: Remote) -> inspect.Signature:

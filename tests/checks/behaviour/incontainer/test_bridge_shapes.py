@@ -859,3 +859,29 @@ def test_an_in_place_operator_is_the_objects_own(load: Load) -> None:
     bag += [1, 2]
     assert bag is original
     assert bag.items == [1, 2]
+
+
+CURRY = '''
+class curry:
+    """ Curry a callable function """
+    def __init__(self, func):
+        self.func = func
+        self.__doc__ = getattr(func, "__doc__", None)
+
+    def __call__(self, *args):
+        return self.func(*args)
+'''
+
+
+def test_an_instance_s_own_docstring_is_the_subject_s_word(load: Load) -> None:
+    # toolz's curry sets the curried function's docstring on itself: the local class's docstring
+    # answers on the class only.
+    lib = load(CURRY)
+
+    def f(x: int) -> int:
+        """A docstring"""
+        return x
+
+    g = lib.curry(f)
+    assert (g.__doc__, g(3)) == ("A docstring", 3)
+    assert lib.curry.__doc__ == " Curry a callable function "
