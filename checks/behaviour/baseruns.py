@@ -38,7 +38,6 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from checks.behaviour.outcomes import Part, RunLog, RunView, parse_log
+from checks.hostfiles import evict, keyed, write_whole
 from sandbox.spec import RunResult
 
 log = logging.getLogger(__name__)
@@ -153,35 +153,15 @@ class BaseRuns:
             return
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = self._path(key)
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         try:
-            tmp.write_text(text, encoding="utf-8")
-            tmp.replace(path)
+            write_whole(path, text.encode("utf-8"))
         except OSError as exc:
             log.warning("base run %s not stored: %s", key[:12], exc)
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             return
-        self._evict()
+        evict(self.root, "*.json", self.max_entries, self.max_bytes)
 
     def _path(self, key: str) -> Path:
-        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
-            raise ValueError(f"not a base run key: {key!r}")
-        return self.root / f"{key}.json"
-
-    def _evict(self) -> None:
-        """Remove the least recently used entries past ``max_entries`` or ``max_bytes``."""
-        try:
-            entries = sorted(((st.st_mtime, st.st_size, p) for p in self.root.glob("*.json")
-                              for st in (p.stat(),)), reverse=True)  # fmt: skip
-        except OSError:
-            return
-        total = 0
-        for count, (_, size, path) in enumerate(entries, 1):
-            total += size
-            if count > self.max_entries or total > self.max_bytes:
-                with contextlib.suppress(OSError):
-                    path.unlink()
+        return keyed(self.root, key, ".json", "base run key")
 
 
 def _part(data: dict[str, Any]) -> Part:

@@ -26,7 +26,6 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import sqlite3
 import stat
 import time
@@ -36,6 +35,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from checks.hostfiles import evict, keyed, write_whole
 from checks.report import Finding
 from checks.shape.config import BASE_MOUNT, DEFAULTS_DIR, RULES_DIR, STAGE_MOUNT
 
@@ -175,35 +175,15 @@ class ShapeCache:
         """
         path = self._seed_path(key)
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         try:
-            tmp.write_bytes(tarball)
-            tmp.chmod(0o644)
-            tmp.replace(path)
+            write_whole(path, tarball, mode=0o644)
         except OSError as exc:
             log.warning("mypy seed %s not stored: %s", key[:12], exc)
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             return
-        self._evict_seeds()
+        evict(self.root / "mypy", "*.tar", self.max_seeds, self.max_seed_bytes)
 
     def _seed_path(self, key: str) -> Path:
-        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
-            raise ValueError(f"not a cache key: {key!r}")
-        return self.root / "mypy" / f"{key}.tar"
-
-    def _evict_seeds(self) -> None:
-        try:
-            seeds = sorted(((st.st_mtime, st.st_size, p) for p in (self.root / "mypy").glob("*.tar")
-                            for st in (p.stat(),)), reverse=True)  # fmt: skip
-        except OSError:
-            return
-        total = 0
-        for count, (_, size, path) in enumerate(seeds, 1):
-            total += size
-            if count > self.max_seeds or total > self.max_seed_bytes:
-                with contextlib.suppress(OSError):
-                    path.unlink()
+        return keyed(self.root / "mypy", key, ".tar")
 
     @contextlib.contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
