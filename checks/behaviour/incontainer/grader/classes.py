@@ -131,8 +131,8 @@ class RemoteClass(type):
         return False
 
 
-class RemoteMethod:
-    """A plain function of a class of the subject's: called through an instance, one request."""
+class _Member:
+    """A function of a class of the subject's, by name, and the local class that holds it."""
 
     __slots__ = ("name", "owner")
 
@@ -142,6 +142,12 @@ class RemoteMethod:
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.owner = owner
+
+
+class RemoteMethod(_Member):
+    """A plain function of a class of the subject's: called through an instance, one request."""
+
+    __slots__ = ()
 
     def __get__(self, instance: object, owner: type | None = None) -> Any:
         cls = self.owner
@@ -154,21 +160,14 @@ class RemoteMethod:
         return BoundRemote(instance, self, explicit=first is not cls)
 
 
-class RemoteClassMethod:
+class RemoteClassMethod(_Member):
     """A class method of a class of the subject's: bound to the class it is read through, as in one process.
 
     ``super().parse(text)`` in a test's subclass's own class method calls the base's function with
     the subclass as ``cls``, so it makes an instance of the subclass.
     """
 
-    __slots__ = ("name", "owner")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.owner: type | None = None
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.owner = owner
+    __slots__ = ()
 
     def __get__(self, instance: object, owner: type | None = None) -> Any:
         cls = self.owner
