@@ -28,6 +28,13 @@ QUEUE_AGE = Gauge(
     "patchgate_queue_oldest_age_seconds", "Age of the oldest queued job (0 when none is queued)"
 )
 JOBS_RUNNING = Gauge("patchgate_jobs_running", "Jobs whose lease is held by some worker (from the store)")
+JOBS_RECLAIMED = Counter(
+    "patchgate_jobs_reclaimed",
+    "Jobs this worker took over after another worker's lease ran out (that worker died or stalled)",
+)
+REAPER_ENQUEUED = Counter(
+    "patchgate_reaper_enqueued", "Jobs the reaper handed to the broker, by why", ["why"]
+)
 JOBS = Counter(
     "patchgate_jobs",
     "Job attempts that ended, by the state they left and the conclusion",

@@ -50,7 +50,7 @@ from bot.service.suitestore import SuiteStore
 from bot.settings import Settings
 from bot.store import JudgeRow, Store, StoreVerdictCache, run_record
 from bot.store.candidates import CandidateRow
-from bot.store.leases import JobView
+from bot.store.leases import JobView, Lease
 from bot.store.tables import ABANDONED, CANCELLED, DONE, FAILED, SKIPPED
 from checks.behaviour.baseruns import BaseRuns
 from checks.behaviour.suites import Suites, suites_for
@@ -570,13 +570,17 @@ class JobRun:
             return None
         await sender.close()
         report = work.result()
-        owned, reason = await asyncio.to_thread(
-            self.s.store.heartbeat, self.job.id, self.s.worker, self.s.settings.lease_s
+        beat = await asyncio.to_thread(
+            self.s.store.heartbeat,
+            self.job.id,
+            self.s.worker,
+            self.s.settings.lease_s,
+            attempt=self.job.attempts,
         )
-        if not owned:
+        if beat.lease is not Lease.RENEWED:  # another attempt owns the job now: never deliver
             return None
-        if reason:
-            await self._cancel(reason)
+        if beat.cancel_reason:
+            await self._cancel(beat.cancel_reason)
             return None
         return report, shadows
 

@@ -5,6 +5,13 @@ URL shares one Redis list between the web process, which only enqueues, and
 any number of ``patchgate worker`` processes. A message lost in either
 (a crash between pop and claim) costs nothing: the reaper re-enqueues every
 job the store still has as queued or whose lease ran out.
+
+A worker idle on an empty queue waits in ``BRPOP``. taskiq-redis blocks there
+with no timeout while the client's socket timeout (redis-py: 5 s) still
+applies, so every idle wait ended in ``TimeoutError``, a traceback and a
+listener rebuilt from scratch. ``WaitingListBroker`` asks Redis for a
+bounded wait, shorter than the socket timeout, and an empty answer is just
+another wait; a broken connection is retried quietly, logged once per outage.
 """
 
 from __future__ import annotations
@@ -12,10 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from taskiq import AsyncBroker, InMemoryBroker
 from taskiq.api import run_receiver_task
 from taskiq.kicker import AsyncKicker
@@ -28,6 +37,55 @@ QUEUE_NAME = "patchgate:jobs"
 
 Handler = Callable[[int], Awaitable[None]]
 
+# How long one BRPOP waits on an empty queue, and the socket timeout of every broker
+# connection: a wait always ends (empty) well before the socket gives up on it.
+WAIT_S = 2.0
+SOCKET_TIMEOUT_S = 10.0
+# After a broken connection: the first retry at once, then this long between tries.
+RECONNECT_S = 1.0
+
+
+class WaitingListBroker(ListQueueBroker):
+    """taskiq-redis' list broker, whose listener outlives an empty queue and a lost connection."""
+
+    def __init__(
+        self, url: str, *, queue_name: str, wait_s: float = WAIT_S, socket_timeout: float = SOCKET_TIMEOUT_S
+    ) -> None:
+        if not 0 < wait_s < socket_timeout:
+            raise ValueError(f"the wait ({wait_s}s) must end before the socket timeout ({socket_timeout}s)")
+        super().__init__(
+            url, queue_name=queue_name, socket_timeout=socket_timeout, socket_connect_timeout=socket_timeout
+        )
+        self.wait_s = wait_s
+        self.listens = 0  # how often taskiq (re)started listening: once per worker, unless it failed
+
+    async def listen(self) -> AsyncGenerator[bytes, None]:
+        self.listens += 1
+        broken = False
+        while True:
+            try:
+                async with Redis(connection_pool=self.connection_pool) as conn:
+                    # BRPOP's timeout is whole seconds before Redis 6; a float is fine since.
+                    popped = await conn.brpop([self.queue_name], timeout=self.wait_s)
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                if not broken:
+                    log.warning("the job queue is unreachable (%s); retrying every %ss", exc, RECONNECT_S)
+                    broken = True
+                else:
+                    await asyncio.sleep(RECONNECT_S)
+                continue
+            if broken:
+                log.info("the job queue is reachable again")
+                broken = False
+            if popped is not None:
+                message = popped[1]
+                yield message if isinstance(message, bytes) else message.encode()
+
+
+class _DropCancelled(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "task was cancelled" not in record.getMessage()
+
 
 class JobQueue:
     """Enqueue job ids, and (in a worker) hand them to ``handler`` as they arrive."""
@@ -39,7 +97,7 @@ class JobQueue:
         if broker_url == "memory":
             self.broker = InMemoryBroker(max_async_tasks=concurrency)
         else:
-            self.broker = ListQueueBroker(broker_url, queue_name=QUEUE_NAME)
+            self.broker = WaitingListBroker(broker_url, queue_name=QUEUE_NAME)
         self._receiver: asyncio.Task[None] | None = None
         self._consuming = False
 
@@ -67,9 +125,16 @@ class JobQueue:
 
     async def stop(self) -> None:
         if self._receiver is not None:
+            # taskiq warns that its listening task was cancelled: here that is the plan, not news.
+            receiver_log = logging.getLogger("taskiq.receiver")
+            quiet = _DropCancelled()
+            receiver_log.addFilter(quiet)
             self._receiver.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._receiver
+            try:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._receiver
+            finally:
+                receiver_log.removeFilter(quiet)
         await self.broker.shutdown()
 
     async def kick(self, job_id: int) -> None:

@@ -30,7 +30,7 @@ from bot.service.suitesgithub import GitHubSuites
 from bot.service.suitestore import SuiteStore
 from bot.settings import Settings
 from bot.store import Store
-from bot.store.leases import JobView
+from bot.store.leases import JobView, Lease
 from bot.store.tables import ABANDONED
 from checks.pipeline import run_pipeline
 from checks.runner import Runner
@@ -108,11 +108,13 @@ class Worker:
 
     async def reap_once(self) -> list[int]:
         """Enqueue due jobs: never enqueued, retry time reached, or lease expired (dead worker)."""
-        ids = await asyncio.to_thread(self.store.due_jobs, self.settings.lease_s)
-        for job_id in ids:
-            log.info("reaper: enqueueing job %s", job_id)
-            await self.queue.kick(job_id)
-        return ids
+        due = await asyncio.to_thread(self.store.due, self.settings.lease_s)
+        for why, ids in (("queued", due.queued), ("lease expired", due.expired)):
+            for job_id in ids:
+                log.info("reaper: enqueueing job %s (%s)", job_id, why)
+                metrics.REAPER_ENQUEUED.labels(why=why).inc()
+                await self.queue.kick(job_id)
+        return due.ids
 
     async def _reap_forever(self) -> None:
         while True:
@@ -136,6 +138,9 @@ class Worker:
                 return
             with logs.bound(job_id=job.id, run_key=job.key):
                 log.info("job %s (%s) attempt %s: %s", job.id, job.key, job.attempts, job.trigger)
+                if job.reclaimed_from is not None:
+                    metrics.JOBS_RECLAIMED.inc()
+                    log.info("job %s: taken over from %s, whose lease ran out", job.id, job.reclaimed_from)
                 watch = Watch()
                 beat = asyncio.create_task(self._heartbeat(job, watch))
                 try:
@@ -160,8 +165,8 @@ class Worker:
         while True:
             await asyncio.sleep(every)
             try:
-                owned, reason = await asyncio.to_thread(
-                    self.store.heartbeat, job.id, self.name, self.settings.lease_s
+                beat = await asyncio.to_thread(
+                    self.store.heartbeat, job.id, self.name, self.settings.lease_s, attempt=job.attempts
                 )
             except Exception:  # a database hiccup: keep beating, the lease has slack
                 log.exception("job %s: heartbeat failed", job.id)
@@ -175,10 +180,16 @@ class Worker:
                     self.settings.lease_s,
                 )
             renewed = now
-            if not owned:
+            if beat.lease is Lease.ENDED:
+                # This attempt finished the job (or put it back) a moment ago; the beat was
+                # about to be cancelled. Nothing was lost and nothing is left to stop.
+                return
+            if beat.lease is Lease.TAKEN:
                 log.warning("job %s: lease lost to another worker; abandoning this attempt", job.id)
-            if not owned or reason:
-                watch.stop(lost=not owned, reason=reason)
+                watch.stop(lost=True, reason=beat.cancel_reason)
+                return
+            if beat.cancel_reason:
+                watch.stop(lost=False, reason=beat.cancel_reason)
                 return
 
     async def _attempt(self, job: JobView, watch: Watch) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import Enum
 
 from sqlalchemy import and_, func, or_, select, text, update
 from sqlalchemy.orm import Session
@@ -34,6 +35,8 @@ class JobView:
     worker: str | None
     created_at: float
     updated_at: float
+    # Set by ``claim``: the worker this attempt took the job over from, whose lease ran out.
+    reclaimed_from: str | None = None
 
     @property
     def owner(self) -> str:
@@ -42,6 +45,34 @@ class JobView:
     @property
     def name(self) -> str:
         return self.repository.split("/", 1)[1]
+
+
+class Lease(Enum):
+    """What a heartbeat found."""
+
+    RENEWED = "renewed"  # still ours and running: the lease now runs lease_s from now
+    ENDED = "ended"  # no longer running, and nobody else holds it: we finished it (or put it back)
+    TAKEN = "taken"  # another worker holds it: our lease ran out and it was claimed again
+
+
+@dataclass(frozen=True)
+class Beat:
+    """One heartbeat's answer: the lease, and the cancel reason recorded on the job (if any)."""
+
+    lease: Lease
+    cancel_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Due:
+    """The jobs one reaper pass hands to the broker: queued ones, and those whose lease ran out."""
+
+    queued: list[int]
+    expired: list[int]
+
+    @property
+    def ids(self) -> list[int]:
+        return sorted([*self.queued, *self.expired])
 
 
 def _view(job: Job) -> JobView:
@@ -98,9 +129,12 @@ class Leases(Database):
         """
         now = time.time() if now is None else now
         with self._tx() as s:
-            repository = s.scalar(select(Job.repository).where(Job.id == job_id))
-            if repository is None:
+            before = s.execute(
+                select(Job.repository, Job.state, Job.worker).where(Job.id == job_id)
+            ).one_or_none()
+            if before is None:
                 return None
+            repository = before.repository
             limit = per_repository
             if limit is not None and self._repository_full(s, repository, job_id, limit, now):
                 s.execute(update(Job).where(Job.id == job_id, Job.state == QUEUED).values(enqueued_at=None))
@@ -125,7 +159,9 @@ class Leases(Database):
             if not result.rowcount:  # type: ignore[attr-defined]
                 return None
             row = s.get(Job, job_id)
-            return _view(row) if row is not None else None
+            if row is None:
+                return None
+            return replace(_view(row), reclaimed_from=before.worker if before.state == RUNNING else None)
 
     def _repository_full(self, s: Session, repository: str, job_id: int, limit: int, now: float) -> bool:
         """Return True when ``repository`` has ``limit`` live-leased jobs besides ``job_id``."""
@@ -165,8 +201,14 @@ class Leases(Database):
                 s.execute(update(Job).where(Job.id.in_(ids)).values(enqueued_at=now))
             return ids
 
-    def heartbeat(self, job_id: int, worker: str, lease_s: float) -> tuple[bool, str | None]:
-        """Extend our lease; return (still ours, cancel reason)."""
+    def heartbeat(self, job_id: int, worker: str, lease_s: float, *, attempt: int | None = None) -> Beat:
+        """Extend our lease if the job is still ours and running; say which it was.
+
+        A job no longer running is ``ENDED`` unless another worker claimed it since our
+        claim (another worker's name on it, or, given our ``attempt``, a later attempt
+        number): a heartbeat that fires just after its own worker finished the job, or put
+        it back for a retry, has lost nothing.
+        """
         now = time.time()
         with self._tx() as s:
             result = s.execute(
@@ -174,8 +216,17 @@ class Leases(Database):
                 .where(Job.id == job_id, Job.worker == worker, Job.state == RUNNING)
                 .values(lease_until=now + lease_s)
             )
-            reason = s.scalar(select(Job.cancel_reason).where(Job.id == job_id))
-            return bool(result.rowcount), reason  # type: ignore[attr-defined]
+            row = s.execute(
+                select(Job.worker, Job.attempts, Job.cancel_reason).where(Job.id == job_id)
+            ).one_or_none()
+            reason = row.cancel_reason if row is not None else None
+            if result.rowcount:  # type: ignore[attr-defined]
+                return Beat(Lease.RENEWED, reason)
+            taken = row is not None and (
+                (row.worker is not None and row.worker != worker)
+                or (attempt is not None and row.attempts != attempt)
+            )
+            return Beat(Lease.TAKEN if taken else Lease.ENDED, reason)
 
     def set_check_run(self, job_id: int, check_run_id: int) -> None:
         with self._tx() as s:
@@ -208,36 +259,40 @@ class Leases(Database):
                     not_before=now + delay_s,
                     lease_until=None,
                     worker=None,
-                    enqueued_at=None,
+                    # The retrying worker enqueues it when the delay is over; a reaper only if
+                    # that worker is gone by a lease period later.
+                    enqueued_at=now + delay_s,
                     detail=detail[:4000],
                     updated_at=now,
                 )
             )
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
-    def due_jobs(self, lease_s: float, now: float | None = None) -> list[int]:
-        """Return jobs to (re-)enqueue: queued and due but not enqueued recently, or with a dead lease."""
+    def due(self, lease_s: float, now: float | None = None) -> Due:
+        """Take the jobs to (re-)enqueue, each at most once per ``lease_s`` however many reapers ask.
+
+        Due: queued jobs whose time has come, and running jobs whose lease ran out (their
+        worker died). Either is handed out only if nobody handed it to the broker within
+        the last lease period: a job that waits in the broker for a free slot is not pushed
+        again at every pass of every reaper. Each row is marked by one conditional UPDATE
+        (``RETURNING``), so of two reapers asking at once, one gets it.
+        """
         now = time.time() if now is None else now
+        quiet = or_(Job.enqueued_at.is_(None), Job.enqueued_at < now - lease_s)
+        branches = {
+            "queued": and_(Job.state == QUEUED, Job.not_before <= now),
+            "lease expired": and_(Job.state == RUNNING, Job.lease_until < now),
+        }
+        taken: dict[str, list[int]] = {}
         with self._tx() as s:
-            ids = list(
-                s.scalars(
-                    select(Job.id)
-                    .where(
-                        or_(
-                            and_(
-                                Job.state == QUEUED,
-                                Job.not_before <= now,
-                                or_(Job.enqueued_at.is_(None), Job.enqueued_at < now - lease_s),
-                            ),
-                            and_(Job.state == RUNNING, Job.lease_until < now),
-                        )
-                    )
-                    .order_by(Job.id)
-                )
-            )
-            if ids:
-                s.execute(update(Job).where(Job.id.in_(ids)).values(enqueued_at=now))
-            return ids
+            for why, due in branches.items():
+                stmt = update(Job).where(due, quiet).values(enqueued_at=now).returning(Job.id)
+                taken[why] = sorted(s.scalars(stmt))
+        return Due(queued=taken["queued"], expired=taken["lease expired"])
+
+    def due_jobs(self, lease_s: float, now: float | None = None) -> list[int]:
+        """Return (and mark enqueued) the due jobs, in id order: see ``due``."""
+        return self.due(lease_s, now).ids
 
     def mark_enqueued(self, job_ids: Sequence[int], *, undo: bool = False) -> None:
         """Record that the jobs were handed to the broker now (``undo``: they were not after all)."""

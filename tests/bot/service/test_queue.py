@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from pathlib import Path
 
 import pytest
 
 from bot.github.events import GateRequest
-from bot.service.queue import JobQueue
+from bot.service.queue import QUEUE_NAME, JobQueue, WaitingListBroker
 from bot.store import Store
 
 
@@ -120,3 +121,80 @@ def test_a_redis_queue_that_is_down_is_not_ready() -> None:
             await queue.ping()
 
     asyncio.run(main())
+
+
+def _loud(records: list[logging.LogRecord]) -> list[str]:
+    return [f"{r.levelname} {r.name}: {r.getMessage()}" for r in records if r.levelno > logging.INFO]
+
+
+@pytest.mark.redis
+@pytest.mark.slow
+def test_a_worker_idle_past_the_socket_timeout_logs_nothing_and_keeps_its_listener(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A socket timeout of 1 s, idle for 3.5: taskiq-redis' own broker (a BRPOP with no
+    # timeout) ends every wait in TimeoutError, a traceback and a rebuilt listener.
+    async def main() -> tuple[WaitingListBroker, Recorder]:
+        worker = JobQueue(redis_url, concurrency=1)
+        worker.broker = WaitingListBroker(redis_url, queue_name=QUEUE_NAME, wait_s=0.3, socket_timeout=1.0)
+        handler = Recorder()
+        worker.consume(handler)
+        await worker.start()
+        await asyncio.sleep(3.5)
+        web = JobQueue(redis_url, concurrency=1)
+        await web.start()
+        await web.kick(42)  # and the listener that waited so long still takes work
+        await until(lambda: handler.seen)
+        await web.stop()
+        await worker.stop()
+        assert isinstance(worker.broker, WaitingListBroker)
+        return worker.broker, handler
+
+    caplog.set_level(logging.DEBUG)
+    broker, handler = asyncio.run(main())
+    assert handler.seen == [42]
+    assert _loud(caplog.records) == []
+    assert broker.listens == 1
+
+
+def test_a_wait_longer_than_the_socket_timeout_is_refused() -> None:
+    with pytest.raises(ValueError, match="before the socket timeout"):
+        WaitingListBroker("redis://127.0.0.1:1/0", queue_name=QUEUE_NAME, wait_s=5, socket_timeout=5)
+
+
+@pytest.mark.redis
+@pytest.mark.slow
+def test_a_listener_outlives_a_broken_connection_and_says_so_once(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    import redis
+
+    async def main() -> tuple[WaitingListBroker, Recorder]:
+        worker = JobQueue(redis_url, concurrency=1)
+        worker.broker = WaitingListBroker(redis_url, queue_name=QUEUE_NAME, wait_s=0.3, socket_timeout=1.0)
+        handler = Recorder()
+        worker.consume(handler)
+        await worker.start()
+        await asyncio.sleep(0.5)
+        # Redis drops every client connection (as a restart or a failover would), three times.
+        admin = redis.Redis.from_url(redis_url)
+        for _ in range(3):
+            admin.client_kill_filter(_type="normal", skipme=True)
+            await asyncio.sleep(0.4)
+        admin.close()
+        web = JobQueue(redis_url, concurrency=1)
+        await web.start()
+        await web.kick(7)
+        await until(lambda: handler.seen)
+        await web.stop()
+        await worker.stop()
+        assert isinstance(worker.broker, WaitingListBroker)
+        return worker.broker, handler
+
+    caplog.set_level(logging.DEBUG)
+    broker, handler = asyncio.run(main())
+    assert handler.seen == [7]
+    assert broker.listens == 1
+    loud = _loud(caplog.records)
+    assert all("job queue is unreachable" in line for line in loud), loud
+    assert not [r for r in caplog.records if r.exc_info]

@@ -17,7 +17,7 @@ from bot.service.queue import JobQueue
 from bot.service.worker import Worker
 from bot.settings import Settings
 from bot.store import Store
-from bot.store.leases import JobView
+from bot.store.leases import Beat, JobView
 from tests.bot.harness import APP_ID
 
 SHA = "3" * 40
@@ -53,11 +53,11 @@ def test_a_failing_heartbeat_keeps_beating_and_the_lease_holds(
     real = worker.store.heartbeat
     calls: list[float] = []
 
-    def flaky(job_id: int, name: str, lease_s: float) -> tuple[bool, str | None]:
+    def flaky(job_id: int, name: str, lease_s: float, *, attempt: int | None = None) -> Beat:
         calls.append(time.monotonic())
         if len(calls) == 2:
             raise RuntimeError("database is locked")
-        return real(job_id, name, lease_s)
+        return real(job_id, name, lease_s, attempt=attempt)
 
     monkeypatch.setattr(worker.store, "heartbeat", flaky)
 
@@ -90,6 +90,29 @@ def test_a_lost_lease_is_reported_to_the_attempt(tmp_path: Path, app_key: tuple[
 
     watch = asyncio.run(beat())
     assert watch.lost and watch.event.is_set()
+
+
+def test_a_job_its_own_worker_finished_never_reads_as_a_lost_lease(
+    tmp_path: Path, app_key: tuple[str, bytes], caplog: pytest.LogCaptureFixture
+) -> None:
+    worker = make_worker(tmp_path, app_key, lease_s=0.5)
+    job = claimed_job(worker)
+
+    async def finish_then_beat() -> tuple[Watch, bool]:
+        watch = Watch()
+        beat = asyncio.create_task(worker._heartbeat(job, watch))
+        # The attempt ends (its last write) while its heartbeat has not been cancelled yet.
+        assert await asyncio.to_thread(worker.store.finish, job.id, worker.name, "done", conclusion="success")
+        await asyncio.sleep(0.5)  # five beat intervals
+        ended = beat.done()
+        beat.cancel()
+        return watch, ended
+
+    caplog.set_level("INFO")
+    watch, ended = asyncio.run(finish_then_beat())
+    assert ended  # the beat saw the job ended and stopped by itself
+    assert not watch.lost and not watch.event.is_set()
+    assert [r.getMessage() for r in caplog.records if "lease lost" in r.getMessage()] == []
 
 
 def test_pipelines_never_occupy_the_default_executor(tmp_path: Path, app_key: tuple[str, bytes]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from alembic.migration import MigrationContext
 
 from bot.github.events import CancelRequest, GateRequest, Ignore, InstallationChange
 from bot.store import Incoming, JudgeRow, RunRecord, Store, StoreVerdictCache
+from bot.store.leases import Beat, Lease
 from bot.store.tables import Base
 from checks.report import CriterionResult
 
@@ -173,11 +175,52 @@ def test_claims_leases_and_heartbeats(store: Store) -> None:
     taken = store.claim(job, "w2", 30, now=2000.0)  # w1 died: the lease ran out
     assert taken is not None
     assert (taken.worker, taken.attempts) == ("w2", 2)
-    assert store.heartbeat(job, "w1", 30) == (False, None)
-    assert store.heartbeat(job, "w2", 30) == (True, None)
+    assert taken.reclaimed_from == "w1" and claimed.reclaimed_from is None
+    assert store.heartbeat(job, "w1", 30) == Beat(Lease.TAKEN)
+    assert store.heartbeat(job, "w2", 30) == Beat(Lease.RENEWED)
     assert not store.finish(job, "w1", "done")
     assert store.finish(job, "w2", "done", conclusion="success")
+    # w2's own heartbeat, a moment after w2 finished the job: nothing was lost.
+    assert store.heartbeat(job, "w2", 30, attempt=2) == Beat(Lease.ENDED)
+    assert store.heartbeat(job, "w1", 30, attempt=1) == Beat(Lease.TAKEN)
     assert store.claim(job, "w3", 30, now=9e9) is None
+
+
+def test_a_heartbeat_after_a_retry_tells_its_own_retry_from_a_takeover(store: Store) -> None:
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    assert store.claim(job, "w1", 30, now=1000.0) is not None
+    assert store.retry_later(job, "w1", delay_s=0, detail="GitHub answered 502")
+    assert store.heartbeat(job, "w1", 30, attempt=1) == Beat(Lease.ENDED)  # w1 put it back itself
+    again = store.claim(job, "w2", 30)
+    assert again is not None and again.reclaimed_from is None  # a queued job, not a takeover
+    assert store.retry_later(job, "w2", delay_s=0, detail="again")
+    # w1's stale beat: nobody's name is on the job now, but a later attempt ran.
+    assert store.heartbeat(job, "w1", 30, attempt=1) == Beat(Lease.TAKEN)
+
+
+def test_an_expired_lease_is_enqueued_once_per_lease_period_however_many_reapers_ask(store: Store) -> None:
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    assert store.due_jobs(lease_s=30, now=1000.0) == [job]
+    assert store.claim(job, "dead", 30, now=1000.0) is not None  # and its worker is killed
+    expired = 1031.0
+    handed: list[list[int]] = []
+    barrier = threading.Barrier(8)
+
+    def reap(now: float) -> None:
+        barrier.wait()
+        handed.append(store.due(lease_s=30, now=now).expired)
+
+    for now in (expired, expired + 5, expired + 29):  # eight reapers, three passes each, one period
+        threads = [threading.Thread(target=reap, args=(now,)) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert sorted(handed, key=len)[-1] == [job]
+    assert sum(len(ids) for ids in handed) == 1
+    # Still unclaimed a lease period later (every slot busy): handed out once more.
+    assert store.due(lease_s=30, now=expired + 31).expired == [job]
+    assert store.due(lease_s=30, now=expired + 32).ids == []
 
 
 def test_only_one_of_many_concurrent_claims_wins(store: Store) -> None:
@@ -398,3 +441,77 @@ def test_recording_a_delivery_never_scans_every_job(tmp_path: object) -> None:
         assert not [p for p in plans if any(step.startswith("SCAN jobs") for step in p[1])], plans
     finally:
         store.close()
+
+
+@pytest.mark.postgres
+def test_an_upgrade_waits_for_one_in_progress_on_postgresql(postgres_url: str) -> None:
+    from sqlalchemy import text
+
+    from bot.store.migrations import upgrade_in
+
+    first, second = Store(postgres_url), Store(postgres_url)
+    try:
+        with first.engine.connect() as conn:
+            conn.begin()
+            upgrade_in(conn)  # the tables exist in this open transaction only
+            errors: list[BaseException] = []
+
+            def migrate() -> None:
+                try:
+                    second.migrate()
+                except BaseException as exc:  # the assertion below shows it
+                    errors.append(exc)
+
+            thread = threading.Thread(target=migrate)
+            thread.start()
+            thread.join(1.0)
+            assert thread.is_alive(), f"the second upgrade did not wait: {errors}"
+            conn.commit()
+        thread.join(30)
+        assert errors == []
+        with second.engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1
+    finally:
+        first.close()
+        second.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_processes_that_start_together_on_an_empty_database_all_upgrade_it(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from tests.bot.harness import ROOT
+
+    # Each process imports everything, says so, then waits for the same go: the upgrades
+    # start within a few milliseconds of one another, not an interpreter start apart.
+    code = (
+        "import sys, time, pathlib; from bot.store import Store; s = Store(sys.argv[1]); "
+        "d = pathlib.Path(sys.argv[2]); (d / sys.argv[3]).touch(); "
+        "exec('while not (d / \"go\").exists(): time.sleep(0.001)'); s.migrate(); s.close()"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, postgres_url, str(tmp_path), f"ready{i}"],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("ready*"))) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (tmp_path / "go").touch()
+    answers = [(p.communicate(timeout=120)[1], p.returncode) for p in procs]
+    assert [err for err, code in answers if code != 0] == []
+    s = Store(postgres_url)
+    try:
+        with s.engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
+    finally:
+        s.close()
