@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import signal
@@ -303,6 +304,19 @@ def make_pull(
     )
     pull.publish()
     return pull
+
+
+def another_pull(pull: Pull, number: int, *, scenario: dict[str, Any] | None = None) -> Pull:
+    """Open a second PR on ``pull``'s repository: a branch of its own from the same base."""
+    head_ref = f"agent/pr{number}"
+    pull.repo.branch(head_ref, pull.base_sha)
+    head_sha = pull.repo.commit(
+        "head",
+        {"app.py": "def add(a, b):\n    return a + b\n", "patchgate-test.json": json.dumps(scenario or {})},
+    )
+    other = dataclasses.replace(pull, number=number, head_sha=head_sha, head_ref=head_ref)
+    other.publish()
+    return other
 
 
 def jobs(server: Server, repository: str | None = None) -> list[dict[str, Any]]:
