@@ -26,7 +26,17 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from bot.service.queue import SOCKET_TIMEOUT_S
-from tests.bot.harness import ROOT, Pull, Server, another_pull, hold_file, make_pull, started, wait_for
+from tests.bot.harness import (
+    ROOT,
+    Pull,
+    Server,
+    another_pull,
+    free_port,
+    hold_file,
+    make_pull,
+    started,
+    wait_for,
+)
 from tests.fakes.github_server import FakeGitHub
 
 pytestmark = [pytest.mark.redis, pytest.mark.postgres, pytest.mark.server, pytest.mark.slow]
@@ -78,6 +88,17 @@ def loud(records: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+QUEUE_GAUGES = ("patchgate_queue_depth", "patchgate_queue_oldest_age_seconds", "patchgate_jobs_running")
+
+
+def metric(url: str, name: str) -> float:
+    """Return the value of an unlabelled metric from a Prometheus text exposition."""
+    for line in httpx.get(url, timeout=10).text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"{name} is not exposed at {url}")
+
+
 def server_records(server: Server) -> list[dict[str, Any]]:
     lines = server.log.read_text().splitlines()
     return [json.loads(line) for line in lines if line.startswith("{")]
@@ -91,7 +112,11 @@ def test_two_workers_one_killed_mid_job_every_pr_gets_one_right_verdict(
     )
     web.start()
     assert httpx.get(f"{web.url}/readyz").json()["docker"] == "not used by this process"
-    workers = [WorkerProcess(web.env, tmp_path / f"worker{i}.log") for i in range(3)]
+    ports = [free_port() for _ in range(3)]
+    workers = [
+        WorkerProcess({**web.env, "PATCHGATE_METRICS_PORT": str(port)}, tmp_path / f"worker{i}.log")
+        for i, port in enumerate(ports)
+    ]
     doomed, survivor, replacement = workers
     try:
         doomed.start()
@@ -125,6 +150,11 @@ def test_two_workers_one_killed_mid_job_every_pr_gets_one_right_verdict(
             wait_for(pull.completed, 120, f"{pull.repository}#{pull.number} to complete")
         # Then a quiet cluster: idle on an empty queue for longer than a broker socket's timeout.
         time.sleep(SOCKET_TIMEOUT_S + 1)
+        # What an operator's Prometheus scrapes: each worker's counters, the web's queue gauges.
+        reclaimed = sum(
+            metric(f"http://127.0.0.1:{p}/metrics", "patchgate_jobs_reclaimed_total") for p in ports[1:]
+        )
+        queue = {name: metric(f"{web.url}/metrics", name) for name in QUEUE_GAUGES}
     finally:
         for worker in workers:
             worker.stop()
@@ -153,6 +183,8 @@ def test_two_workers_one_killed_mid_job_every_pr_gets_one_right_verdict(
     assert attempts[("octo/alpha", 1)] == attempts[("octo/alpha", 2)] == 2  # the killed worker's two
     assert {attempts[(p.repository, p.number)] for p in others} == {1}
 
+    assert reclaimed == 2
+    assert queue == dict.fromkeys(QUEUE_GAUGES, 0.0)
     taken_over = [
         r for w in (survivor, replacement) for r in w.records() if "taken over from" in r.get("message", "")
     ]
