@@ -16,18 +16,29 @@ and this process share its cores.
 
 With ``--no-suite`` the PRs have no hidden suite: the shape layer only.
 
+With ``--processes 1,2,4`` the topology is the scaled-out one instead: `patchgate
+serve` without workers, PostgreSQL as the store and Redis as the broker (from
+scripts/services.sh: a fresh database and a flushed Redis each run), and that
+many `patchgate worker` processes, each running ``--workers`` jobs at once
+(PATCHGATE_CONCURRENCY; one value). Memory is then the sum over the server and
+every worker process tree.
+
 Usage: .venv/bin/python bench/throughput.py [--prs 20] [--workers 1,2] [--no-suite]
+       eval "$(bash scripts/services.sh)"; .venv/bin/python bench/throughput.py --prs 8 --processes 1,2,4
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,15 +80,15 @@ def tree_rss(pid: int) -> int:
 
 
 class Sampler(threading.Thread):
-    """Sample a process tree's resident memory until stopped; keep the peak."""
+    """Sample the resident memory of some process trees (summed) until stopped; keep the peak."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, *pids: int) -> None:
         super().__init__(daemon=True)
-        self.pid, self.peak, self._done = pid, 0, threading.Event()
+        self.pids, self.peak, self._done = pids, 0, threading.Event()
 
     def run(self) -> None:
         while not self._done.is_set():
-            self.peak = max(self.peak, tree_rss(self.pid))
+            self.peak = max(self.peak, sum(tree_rss(pid) for pid in self.pids))
             self._done.wait(0.2)
 
     def stop(self) -> int:
@@ -94,17 +105,60 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
-def one_run(workers: int, prs: int, timeout: float, suite: bool) -> tuple[float, Counter[str], int, int]:
-    """Queue ``prs`` PRs at once on a fresh server with ``workers``; return the time, conclusions, RSS."""
+@contextlib.contextmanager
+def scaled_out(processes: int) -> Iterator[dict[str, str]]:
+    """The settings of a scaled-out run: a fresh PostgreSQL database and a flushed Redis."""
+    import redis
+
+    from tests.bot.conftest import _fresh_postgres
+
+    pg, broker = os.environ.get("PATCHGATE_TEST_POSTGRES_URL"), os.environ.get("PATCHGATE_TEST_REDIS_URL")
+    if not pg or not broker:
+        raise SystemExit('--processes needs PostgreSQL and Redis: eval "$(bash scripts/services.sh)" first')
+    client = redis.Redis.from_url(broker)
+    client.flushdb()
+    with contextlib.contextmanager(_fresh_postgres)(pg) as database:
+        yield {"PATCHGATE_BROKER": broker, "PATCHGATE_DATABASE_URL": database}
+    client.flushdb()
+    client.close()
+
+
+def start_workers(env: dict[str, str], state: Path, processes: int) -> list[subprocess.Popen[bytes]]:
+    """Start ``processes`` `patchgate worker` processes on the real pipeline; wait until each runs."""
+    procs = []
+    for i in range(processes):
+        log = state / f"worker{i}.log"
+        with log.open("ab") as out:
+            argv = [sys.executable, "-m", "bot.cli", "worker", "--pipeline", "checks.pipeline:run_pipeline"]
+            procs.append(subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + 90
+        while " running" not in log.read_text() and time.monotonic() < deadline:
+            if procs[-1].poll() is not None:
+                raise SystemExit(f"worker {i} exited:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+    return procs
+
+
+def one_run(
+    workers: int, prs: int, timeout: float, suite: bool, processes: int = 0
+) -> tuple[float, Counter[str], int, int]:
+    """Queue ``prs`` PRs at once on a fresh server with ``workers``; return the time, conclusions, RSS.
+
+    ``processes``: that many worker processes of ``workers`` each, beside a server without workers.
+    """
     private, public = key_pair()
-    with fake_github(4242, public) as github, tempfile.TemporaryDirectory() as scratch:
-        state = Path(scratch)
-        env = server_env(github=github, private_key=private, state=state, PATCHGATE_CONCURRENCY=str(workers))
+    with contextlib.ExitStack() as stack:
+        github = stack.enter_context(fake_github(4242, public))
+        state = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        topology = stack.enter_context(scaled_out(processes)) if processes else {}
+        env = server_env(
+            github=github, private_key=private, state=state, PATCHGATE_CONCURRENCY=str(workers), **topology
+        )
         env["PATCHGATE_LEASE_S"] = "120"
         env["PATCHGATE_REAPER_INTERVAL_S"] = "15"
         pulls: list[Pull] = []
         for i in range(prs):
-            name = f"through{workers}-{i}"
+            name = f"through{workers}x{processes}-{i}"
             pulls.append(make_pull(github, state / "repos", name, number=i + 1))
             if suite:
                 hidden = state / "suites" / f"octo/{name}" / "hidden"
@@ -113,11 +167,13 @@ def one_run(workers: int, prs: int, timeout: float, suite: bool) -> tuple[float,
         server = Server(env, log=state / "server.log")
         server.pipeline = "checks.pipeline:run_pipeline"
         server.start()
+        procs = start_workers(env, state, processes) if processes else []
         try:
             assert server.proc is not None
             time.sleep(2)
-            idle = tree_rss(server.proc.pid)
-            sampler = Sampler(server.proc.pid)
+            pids = [server.proc.pid, *(p.pid for p in procs)]
+            idle = sum(tree_rss(pid) for pid in pids)
+            sampler = Sampler(*pids)
             sampler.start()
             started = time.monotonic()
             for pull in pulls:
@@ -138,6 +194,9 @@ def one_run(workers: int, prs: int, timeout: float, suite: bool) -> tuple[float,
             elapsed = time.monotonic() - started
             peak = sampler.stop()
         finally:
+            for proc in procs:
+                proc.terminate()
+                proc.wait(timeout=60)
             server.stop()
         if len(done) < len(pulls):
             tail = (state / "server.log").read_text()[-3000:]
@@ -157,8 +216,16 @@ def main() -> None:
         default=True,
         help="give each PR its hidden suite (--no-suite: the shape layer only)",
     )
+    parser.add_argument(
+        "--processes",
+        default="",
+        help="scale out: worker process counts to compare (e.g. 1,2,4), each of --workers jobs at once",
+    )
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for the last run")
     args = parser.parse_args()
+    if args.processes:
+        scale_out(args)
+        return
     layers = "shape, behaviour and strength" if args.suite else "shape only (--no-suite)"
     print(f"machine: {os.cpu_count()} cores; {args.prs} PRs queued at once; the real pipeline ({layers})")
     rates = {}
@@ -173,6 +240,30 @@ def main() -> None:
         )
     if 1 in rates and 2 in rates:
         print(f"2 workers / 1 worker: {rates[2] / rates[1]:.2f}x")
+
+
+def scale_out(args: argparse.Namespace) -> None:
+    """Print one row per worker process count (the scaled-out topology)."""
+    concurrency = int(args.workers)
+    counts = [int(n) for n in args.processes.split(",")]
+    print(
+        f"machine: {os.cpu_count()} cores; {args.prs} PRs queued at once; serve --no-workers, PostgreSQL, "
+        f"Redis; worker processes of PATCHGATE_CONCURRENCY={concurrency} each; the real pipeline"
+    )
+    rates = {}
+    for n in counts:
+        elapsed, conclusions, idle, peak = one_run(concurrency, args.prs, args.timeout, args.suite, n)
+        rates[n] = args.prs / elapsed * 60
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(conclusions.items()))
+        print(
+            f"{n} worker process{'es' if n != 1 else '  '} x {concurrency}: {args.prs} completed in "
+            f"{elapsed:6.1f} s, {rates[n]:5.1f}/min ({shown}); "
+            f"RSS idle {mib(idle)}, peak {mib(peak)}  ({load()})",
+            flush=True,
+        )
+    first = counts[0]
+    for n in counts[1:]:
+        print(f"{n} processes / {first}: {rates[n] / rates[first]:.2f}x")
 
 
 if __name__ == "__main__":

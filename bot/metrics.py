@@ -28,6 +28,11 @@ QUEUE_AGE = Gauge(
     "patchgate_queue_oldest_age_seconds", "Age of the oldest queued job (0 when none is queued)"
 )
 JOBS_RUNNING = Gauge("patchgate_jobs_running", "Jobs whose lease is held by some worker (from the store)")
+JOBS_UNFINISHED = Gauge(
+    "patchgate_jobs_unfinished",
+    "Jobs queued or running (from the store): the work there is for the workers; the chart's "
+    "autoscaler divides it by the jobs one worker runs at once",
+)
 JOBS_RECLAIMED = Counter(
     "patchgate_jobs_reclaimed",
     "Jobs this worker took over after another worker's lease ran out (that worker died or stalled)",
@@ -99,6 +104,7 @@ def queue(depth: int, oldest_age_s: float, running: int) -> None:
     QUEUE_DEPTH.set(depth)
     QUEUE_AGE.set(oldest_age_s)
     JOBS_RUNNING.set(running)
+    JOBS_UNFINISHED.set(depth + running)
 
 
 def exposition() -> bytes:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from prometheus_client import REGISTRY
 
 from bot import metrics
+from bot.github.events import GateRequest
+from bot.store import Store
 from checks.report import BehaviourResult, Report, SuiteResult
 
 
@@ -26,3 +30,17 @@ def test_a_report_counts_its_layers_and_where_its_base_runs_came_from() -> None:
     assert value("patchgate_suite_base_runs_total", source="reused") == before["reused"] + 1
     assert value("patchgate_suite_base_runs_total", source="ran") == before["ran"] + 1
     assert value("patchgate_layer_duration_seconds_count", layer="strength") == strength_before + 1
+
+
+def test_the_queue_gauges_read_the_store_and_add_up_the_unfinished_work(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    store.migrate()
+    requests = [GateRequest(11, "octo/repo", str(n) * 40, "pull_request.opened", n) for n in (1, 2, 3)]
+    jobs = store.record_delivery("d1", "pull_request", "opened", requests).job_ids
+    assert store.claim(jobs[0], "w1", 30) is not None
+    metrics.queue(*store.queue_stats())
+    store.close()
+    assert value("patchgate_queue_depth") == 2
+    assert value("patchgate_jobs_running") == 1
+    assert value("patchgate_jobs_unfinished") == 3  # what the chart's autoscaler divides
+    assert value("patchgate_queue_oldest_age_seconds") >= 0

@@ -48,7 +48,15 @@ def test_every_object_is_valid_kubernetes(values: str | None) -> None:
 
 def test_the_optional_parts_render_when_asked() -> None:
     kinds = sorted({o["kind"] for o in render(all_options())})
-    assert kinds == ["Deployment", "Ingress", "NetworkPolicy", "PodDisruptionBudget", "Secret", "Service"]
+    assert kinds == [
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "Ingress",
+        "NetworkPolicy",
+        "PodDisruptionBudget",
+        "Secret",
+        "Service",
+    ]
     assert sorted({o["kind"] for o in render()}) == ["Deployment", "Service"]
 
 
@@ -141,6 +149,12 @@ def test_the_chart_creates_the_secret_the_pods_mount_from_its_values() -> None:
         ({"settings": {"databaseUrl": "mysql://x/y"}}, "databaseUrl"),
         ({"web": {"replica": 2}}, "replica"),
         ({"appSecretData": {"patchgate.env": 5}}, "appSecretData"),
+        ({"worker": {"autoscaling": {"jobsPerWorker": 0}}}, "jobsPerWorker"),
+        ({"worker": {"autoscaling": {"metricName": "jobs unfinished"}}}, "metricName"),
+        (
+            {"worker": {"autoscaling": {"enabled": True, "minReplicas": 5, "maxReplicas": 2}}},
+            "above maxReplicas",
+        ),
     ],
 )
 def test_the_values_schema_refuses_nonsense(values: dict[str, Any], complaint: str) -> None:
@@ -148,6 +162,36 @@ def test_the_values_schema_refuses_nonsense(values: dict[str, Any], complaint: s
 
     with pytest.raises(helm.HelmError, match=complaint):
         render(values)
+
+
+def test_the_worker_autoscaler_follows_the_unfinished_jobs_and_owns_the_replica_count() -> None:
+    objects = render(all_options())
+    hpa = one(objects, "HorizontalPodAutoscaler", "-worker")
+    worker = one(objects, "Deployment", "-worker")
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": worker["metadata"]["name"],
+    }
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 6)
+    [target] = hpa["spec"]["metrics"]
+    assert target["external"]["metric"]["name"] == "patchgate_jobs_unfinished"
+    assert target["external"]["target"] == {"type": "AverageValue", "averageValue": "4"}
+    assert hpa["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 600
+    # With an autoscaler the Deployment names no replica count: a `helm upgrade` would reset it.
+    assert "replicas" not in worker["spec"]
+    assert one(render(), "Deployment", "-worker")["spec"]["replicas"] == 2
+    assert not [o for o in render() if o["kind"] == "HorizontalPodAutoscaler"]
+
+
+def test_the_autoscalers_metric_is_one_the_service_exports() -> None:
+    from prometheus_client import REGISTRY
+
+    import bot.metrics  # noqa: F401 - registers the service's metrics
+
+    exported = {m.name for m in REGISTRY.collect()}
+    name = yaml.safe_load((CHART / "values.yaml").read_text())["worker"]["autoscaling"]["metricName"]
+    assert name in exported
 
 
 def test_the_remote_engine_needs_its_address() -> None:

@@ -88,7 +88,12 @@ def loud(records: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-QUEUE_GAUGES = ("patchgate_queue_depth", "patchgate_queue_oldest_age_seconds", "patchgate_jobs_running")
+QUEUE_GAUGES = (
+    "patchgate_queue_depth",
+    "patchgate_queue_oldest_age_seconds",
+    "patchgate_jobs_running",
+    "patchgate_jobs_unfinished",
+)
 
 
 def metric(url: str, name: str) -> float:
