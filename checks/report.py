@@ -41,6 +41,11 @@ class Finding(_Model):
     on_changed_line: bool = True
     needs_maintainer: bool = False
 
+    @property
+    def shown_severity(self) -> Severity:
+        """The one severity every output shows: a finding that asks for a maintainer blocks nothing."""
+        return "warning" if self.needs_maintainer and self.severity == "error" else self.severity
+
 
 class ToolRun(_Model):
     """How one gate's tool ran: `error` is an infrastructure problem, not a PR failure."""

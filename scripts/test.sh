@@ -35,6 +35,12 @@ if [ "$FAST" = 1 ]; then
 fi
 
 bash scripts/setup.sh
+# cmark-gfm renders check-run summaries as GitHub does (tests/checks/render/test_gfm.py).
+if ! command -v cmark-gfm >/dev/null; then
+  echo "[test] installing cmark-gfm" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cmark-gfm >/dev/null \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cmark-gfm >/dev/null; }
+fi
 if [ "${CI:-}" = true ]; then
   # CI proves the sandbox base image still builds from packages alone (debootstrap, no registry).
   echo "[test] rebuilding the sandbox base image from scratch" >&2

@@ -39,7 +39,7 @@ def render_annotations(report: Report) -> list[Annotation]:
     for f in sorted(report.shape.findings, key=lambda f: (f.path, f.start_line, f.tool, f.rule)):
         if not (f.introduced and f.on_changed_line) or f.start_line < 1:
             continue
-        level = "warning" if f.needs_maintainer and f.severity == "error" else _LEVEL[f.severity]
+        level = _LEVEL[f.shown_severity]
         out.append(
             Annotation(
                 f.path,

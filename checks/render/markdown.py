@@ -6,6 +6,7 @@ GitHub limits a check run's `output.summary` to 65,535 bytes
 
 from __future__ import annotations
 
+import html
 import re
 
 from checks.render.numbers import (
@@ -14,11 +15,14 @@ from checks.render.numbers import (
     STATUS_ICON,
     behaviour_numbers,
     headline,
+    maintainer_findings,
+    plural,
     quality_numbers,
     shape_numbers,
+    shape_status,
     strength_numbers,
 )
-from checks.report import Report, Reuse, percent
+from checks.report import Report, Reuse, ShapeResult, percent
 
 MAX_SUMMARY_BYTES = 65_535
 MAX_TITLE_CHARS = 255
@@ -50,8 +54,14 @@ def escape(text: str, limit: int = 300) -> str:
 
 
 def code(text: str, limit: int = 200) -> str:
-    """Show untrusted text as inline code whatever backticks it holds."""
-    text = " ".join(text.split())[:limit]
+    """Show untrusted text as inline code whatever backticks it holds.
+
+    Spaces are kept as they are (a test id with two spaces must paste back into pytest as
+    it is; GitHub shows code spans with ``white-space: break-spaces``); a line break, which
+    would end a table row, is shown as ``\\n``.
+    """
+    text = text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n").replace("\t", " ")
+    text = text[:limit]
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "&#124;")
     fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -59,7 +69,9 @@ def code(text: str, limit: int = 200) -> str:
 
 
 def _details(summary: str, body: list[str]) -> str:
-    return "\n".join([f"<details><summary>{summary}</summary>", "", *body, "", "</details>"])
+    # <summary> is HTML, where markdown's backslash escapes would show: escape it as HTML.
+    label = html.escape(" ".join(summary.split()), quote=False)
+    return "\n".join([f"<details><summary>{label}</summary>", "", *body, "", "</details>"])
 
 
 def _table(header: list[str], rows: list[list[str]], total: int, max_rows: int = MAX_ROWS) -> list[str]:
@@ -79,8 +91,30 @@ def layer_table(report: Report) -> str:
     ]
     lines = ["| layer | result | numbers |", "|---|---|---|"]
     for name, status, numbers in rows:
-        lines.append(f"| **{name}** | {STATUS_ICON[status]} {status} | {escape(numbers, 500)} |")
+        icon, words = shape_status(report.shape) if name == "shape" else (STATUS_ICON[status], status)
+        lines.append(f"| **{name}** | {icon} {words} | {escape(numbers, 500)} |")
     return "\n".join(lines)
+
+
+def legend(report: Report) -> str | None:
+    """Explain the figures of the layer table that do not explain themselves."""
+    behaviour = report.behaviour
+    parts = []
+    if behaviour.suites:
+        parts.append("*a/b*: tests passing on the head / tests counted (skips on base are not counted)")
+        parts.append("regressions: tests that pass on base and fail on head")
+    if behaviour.fail_to_pass_total:
+        parts.append(
+            f"fail→pass {behaviour.fail_to_pass}/{behaviour.fail_to_pass_total}: of the "
+            f"{plural(behaviour.fail_to_pass_total, 'test')} failing on base, those passing on head"
+        )
+    if behaviour.strength.status == "measured" and behaviour.strength.changed_lines:
+        parts.append("changed lines run: the change's lines that some hidden test executed")
+    if maintainer_findings(report.shape):
+        parts.append(
+            "🟠 needs a maintainer: findings that block nothing by themselves, for a person to judge"
+        )
+    return "<sub>" + " · ".join(parts) + "</sub>" if parts else None
 
 
 def findings_section(report: Report, max_rows: int = MAX_ROWS) -> str | None:
@@ -93,13 +127,14 @@ def findings_section(report: Report, max_rows: int = MAX_ROWS) -> str | None:
             code(f"{f.path}:{f.start_line}"),
             escape(f.tool),
             code(f.rule, 80),
-            escape(f.severity),
+            escape(f.shown_severity) + (" (needs a maintainer)" if f.needs_maintainer else ""),
             escape(f.message),
-            "new" if f.introduced else "pre-existing",
+            "this change" if f.introduced else "already on base",
         ]
         for f in findings
     ]
-    body = _table(["where", "tool", "rule", "severity", "message", ""], rows, len(rows), max_rows)
+    header = ["where", "tool", "rule", "severity", "message", "origin"]
+    body = _table(header, rows, len(rows), max_rows)
     return _details(f"Shape findings ({len(findings)})", body)
 
 
@@ -118,7 +153,8 @@ def _shape_sections(report: Report) -> list[str]:
     sections: list[str] = []
     shape = report.shape
     tool_rows = [
-        [escape(t.tool), escape(t.status), f"{t.seconds:.1f}s", escape(t.detail)] for t in shape.tools
+        [escape(t.tool), _tool_status(shape, t.tool, t.status), f"{t.seconds:.1f}s", escape(t.detail)]
+        for t in shape.tools
     ]
     if tool_rows:
         sections.append(
@@ -127,6 +163,14 @@ def _shape_sections(report: Report) -> list[str]:
     if shape.notices:
         sections.append(_details("Notices", [f"- {escape(n, 500)}" for n in shape.notices]))
     return sections
+
+
+def _tool_status(shape: ShapeResult, tool: str, status: str) -> str:
+    """A tool that ran and found things for a maintainer did not come back "ok" in any useful sense."""
+    asked = maintainer_findings(shape, tool)
+    if status == "ok" and asked:
+        return f"🟠 {plural(asked, 'finding')} for a maintainer"
+    return escape(status)
 
 
 def _behaviour_sections(report: Report) -> list[str]:
@@ -156,6 +200,10 @@ def _behaviour_sections(report: Report) -> list[str]:
         "",
         f"regressions {behaviour.regressions} · fail→pass {behaviour.fail_to_pass}/"
         f"{behaviour.fail_to_pass_total} · pass→pass {behaviour.pass_to_pass}",
+        "",
+        "<sub>regressions: pass on base, fail on head · fail→pass: of the tests failing on base, "
+        "those passing on head · pass→pass: passing on both · flaky: failed once and passed once "
+        "on head, counted as failed</sub>",
     ]
     if behaviour.detail:
         body += ["", escape(behaviour.detail, 1000)]
@@ -175,7 +223,8 @@ def _behaviour_sections(report: Report) -> list[str]:
         lines += [f"- {code(i)} (timed out)" for i in s.timed_out_ids]
         if len(lines) > MAX_ROWS:
             lines = [*lines[:MAX_ROWS], f"\n… and {len(lines) - MAX_ROWS} more (see the JSON report)"]
-        sections.append(_details(f"Hidden suite {escape(s.name)}: failing tests ({len(s.failures)})", lines))
+        which = "the hidden suite" if s.name == "hidden" else f"hidden suite {s.name}"
+        sections.append(_details(f"Failing tests of {which} ({len(s.failures)})", lines))
     return sections
 
 
@@ -261,11 +310,19 @@ def render_title(report: Report) -> str:
 
 def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[str, str]:
     """Return (title, summary); the summary is cut at a section boundary to fit ``limit`` bytes."""
-    head = [f"### {escape(headline(report), 1000)}", "", layer_table(report)]
+    # GitHub shows the title as the run's heading, right above the summary: the summary does
+    # not say it again. The reasons the title already ends with are not listed again either.
+    title = render_title(report)
+    head = [layer_table(report)]
+    if (key := legend(report)) is not None:
+        head += ["", key]
     if report.reused_from is not None:
         head += ["", reused_line(report.reused_from)]
     if report.reasons and report.conclusion != "success":
-        head += ["", *[f"- {escape(r, 1000)}" for r in report.reasons]]
+        listed = [r for i, r in enumerate(report.reasons) if i > 0 or not title.endswith(f"— {r}")]
+        if listed:
+            more = "Also:" if len(listed) < len(report.reasons) else "Why:"
+            head += ["", more, *[f"- {escape(r, 1000)}" for r in listed]]
     if report.behaviour.strength.pending:
         head += ["", PENDING]
     summary = "\n".join(head)
@@ -282,7 +339,8 @@ def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[
         left = len(sections) - i
         notice = (
             f"\n\n> ✂️ {left} more section{'s' if left != 1 else ''} left out: the summary is limited "
-            f"to {limit:,} bytes. The full report is in the JSON output (`patchgate run --format json`)."
+            f"to {limit:,} bytes. Every section is on the run's page (the check run's **Details** "
+            "link), and in `patchgate run --format json`."
         )
         if len((candidate + notice).encode()) > limit:
             summary += notice
@@ -301,4 +359,13 @@ def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[
     encoded = summary.encode()
     if len(encoded) > limit:
         summary = encoded[: limit - 4].decode("utf-8", "ignore") + "\n…"
-    return render_title(report), summary
+    return title, summary
+
+
+def render_document(report: Report) -> str:
+    """Return the summary as a page of its own (``patchgate run --format markdown``, a job summary).
+
+    Where no check run shows the title above it, the headline opens the page.
+    """
+    title, summary = render_markdown(report)
+    return f"### {escape(CONCLUSION_ICON[report.conclusion] + ' ' + title, 1000)}\n\n{summary}"

@@ -32,6 +32,18 @@ CONCLUSION_ICON = {
 }
 
 
+def maintainer_findings(shape: ShapeResult, tool: str | None = None) -> int:
+    """Count the change's findings (of ``tool``, or any) that ask for a maintainer."""
+    return sum(1 for f in shape.findings if f.introduced and f.needs_maintainer and tool in (None, f.tool))
+
+
+def shape_status(shape: ShapeResult) -> tuple[str, str]:
+    """Return (icon, words) for the shape layer: a pass with findings for a maintainer is no green tick."""
+    if shape.status == "passed" and maintainer_findings(shape):
+        return "🟠", "needs a maintainer"
+    return STATUS_ICON[shape.status], shape.status
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -126,7 +138,7 @@ def headline(report: Report) -> str:
     """Return the one line that says the conclusion and the numbers that decided it."""
     icon = CONCLUSION_ICON[report.conclusion]
     first = report.reasons[0] if report.reasons else ""
-    numbers = [f"shape {report.shape.status}"]
+    numbers = [f"shape {shape_status(report.shape)[1]}"]
     if report.behaviour.suites:
         numbers.append(" · ".join(suite_numbers(s) for s in report.behaviour.suites))
     else:

@@ -63,7 +63,7 @@ def _rule(finding: Finding) -> dict[str, Any]:
         "shortDescription": {"text": f"{finding.tool} {finding.rule}"},
         "fullDescription": {"text": text},
         "help": {"text": text, "markdown": text},
-        "defaultConfiguration": {"level": _LEVEL[finding.severity]},
+        "defaultConfiguration": {"level": _LEVEL[finding.shown_severity]},
         "properties": {"tags": [finding.tool, "maintainer" if finding.needs_maintainer else "blocking"]},
     }
     if uri is not None:
@@ -80,7 +80,7 @@ def _result(finding: Finding, index: int) -> dict[str, Any]:
     return {
         "ruleId": _rule_id(finding),
         "ruleIndex": index,
-        "level": _LEVEL[finding.severity],
+        "level": _LEVEL[finding.shown_severity],
         "message": {"text": finding.message or f"{finding.tool} {finding.rule}"},
         "locations": [{"physicalLocation": location}],
     }

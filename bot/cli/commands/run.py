@@ -81,7 +81,7 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
 
 def render(report: Report, fmt: str) -> str:
     """Render the report in the chosen output format."""
-    from checks.render import render_markdown, render_text
+    from checks.render import render_document, render_text
 
     if fmt == "json":
         return report.model_dump_json(indent=2) + "\n"
@@ -97,8 +97,7 @@ def render(report: Report, fmt: str) -> str:
             ours = "0"
         return json.dumps(render_sarif(report, version=ours), indent=2) + "\n"
     if fmt == "markdown":
-        _title, summary = render_markdown(report)
-        return f"{summary}\n"
+        return render_document(report) + "\n"
     return render_text(report)
 
 

@@ -4,8 +4,10 @@ import re
 
 import pytest
 
-from checks.render.markdown import MAX_SUMMARY_BYTES, code, escape, render_markdown
-from checks.report import BehaviourResult, Finding, Report, ShapeResult, SuiteResult, TestFailure
+from checks.render.annotations import render_annotations
+from checks.render.markdown import MAX_SUMMARY_BYTES, code, escape, render_document, render_markdown
+from checks.render.sarif import render_sarif
+from checks.report import BehaviourResult, Finding, Report, ShapeResult, SuiteResult, TestFailure, ToolRun
 
 
 def finding(i: int, path: str = "pkg/mod.py", message: str = "unused import") -> Finding:
@@ -46,12 +48,16 @@ def report(**kw: object) -> Report:
     return Report.model_validate(base)
 
 
-def test_headline_then_layer_table() -> None:
+def test_the_title_says_it_once_and_the_summary_opens_with_the_layers() -> None:
     title, summary = render_markdown(report())
     lines = summary.splitlines()
-    assert lines[0].startswith("### ❌ failure")
-    assert "hidden 43/50 (86%)" in lines[0]
-    assert "held-out 9/10 (90%)" in lines[0]
+    assert title.startswith("failure — ")
+    assert "hidden 43/50 (86%)" in title and "held-out 9/10 (90%)" in title
+    assert title.endswith("— behaviour: hidden 43/50 (86%), needs 100%")
+    # GitHub shows the title above the summary: no heading, and no bullet, says it again.
+    assert lines[0] == "| layer | result | numbers |"
+    assert not [line for line in lines if line.startswith("#")]
+    assert "- behaviour: hidden 43/50" not in summary
     table = [line for line in lines if line.startswith("| **")]
     assert [row.split("|")[1].strip() for row in table] == [
         "**shape**",
@@ -59,8 +65,60 @@ def test_headline_then_layer_table() -> None:
         "**quality (judged, not executed)**",
     ]
     assert "regressions 0" in table[1] and "fail→pass 5/7" in table[1]
-    assert title.startswith("failure — ")
-    assert "<details><summary>Hidden suite hidden: failing tests (1)</summary>" in summary
+    assert "fail→pass 5/7: of the 7 tests failing on base, those passing on head" in summary
+    assert "<details><summary>Failing tests of the hidden suite (1)</summary>" in summary
+
+
+def test_reasons_beyond_the_titles_are_listed() -> None:
+    _, summary = render_markdown(
+        report(reasons=["behaviour: hidden 43/50 (86%), needs 100%", "shape: 2 new findings"])
+    )
+    assert "Also:\n- shape: 2 new findings" in summary
+    assert "- behaviour: hidden 43/50" not in summary
+
+
+def test_a_shape_pass_with_findings_for_a_maintainer_is_no_green_tick() -> None:
+    hygiene = Finding(
+        tool="hygiene",
+        rule="skip-added",
+        path="tests/test_x.py",
+        start_line=3,
+        end_line=3,
+        severity="error",
+        message="a new skip marker",
+        needs_maintainer=True,
+    )
+    shape = ShapeResult(status="passed", findings=[hygiene])
+    r = report(conclusion="action_required", reasons=["hygiene: 1 finding need a maintainer"], shape=shape)
+    r.shape.tools = [ToolRun(tool="hygiene", status="ok")]
+    title, summary = render_markdown(r)
+    [shape_row] = [line for line in summary.splitlines() if line.startswith("| **shape**")]
+    assert "🟠 needs a maintainer" in shape_row and "✅" not in shape_row
+    assert "shape needs a maintainer" in title
+    assert "| hygiene | 🟠 1 finding for a maintainer |" in summary
+    # One severity everywhere: the summary, the annotations and SARIF agree.
+    [row] = [line for line in summary.splitlines() if "skip-added" in line]
+    assert "| warning (needs a maintainer) |" in row
+    [annotation] = render_annotations(r)
+    assert annotation.level == "warning"
+    [result] = render_sarif(r)["runs"][0]["results"]
+    assert result["level"] == "warning"
+
+
+def test_a_test_id_is_printed_exactly() -> None:
+    odd = "test_x.py::test_y[a  b]"  # two spaces: pytest's id, to paste back as it is
+    r = report()
+    r.behaviour.suites[0].failures = [TestFailure(id=odd)]
+    _, summary = render_markdown(r)
+    assert f"`{odd}`" in summary
+
+
+def test_the_findings_table_names_every_column() -> None:
+    r = report(shape=ShapeResult(status="failed", findings=[finding(1)]))
+    _, summary = render_markdown(r)
+    [header] = [line for line in summary.splitlines() if line.startswith("| where |")]
+    assert "|  |" not in header and header.endswith("| origin |")
+    assert "| this change |" in summary
 
 
 @pytest.mark.parametrize(
@@ -138,3 +196,13 @@ def test_a_verdict_posted_before_its_mutants_says_at_the_top_that_it_may_change(
     assert "kills 4/4 mutants" in summary
     # Where a mutation score is shown, so is its limit.
     assert "can tell a mutated copy of itself apart" in summary
+
+
+def test_a_page_of_its_own_opens_with_the_headline_once() -> None:
+    # `patchgate run --format markdown` and the Action's job summary: no check run title above it.
+    page = render_document(report())
+    first, rest = page.split("\n", 1)
+    assert first.startswith("### ❌ failure — ")
+    assert first.endswith("— behaviour: hidden 43/50 (86%), needs 100%")
+    assert "hidden 43/50 (86%), needs 100%" not in rest
+    assert rest.lstrip().startswith("| layer | result | numbers |")
