@@ -10,11 +10,21 @@ findings are left out: code scanning shows what the change brings.
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
 from typing import Any
 
 from checks.report import Finding, Report, Severity
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+# One analysis per category: code scanning replaces the previous upload of the same category.
+DEFAULT_CATEGORY = "patchgate/shape"
+SRCROOT = "%SRCROOT%"
+# GitHub's security-severity (a CVSS-like 0.0-10.0 score: over 9 critical, 7 high, 4 medium,
+# else low) of security rules, by the finding's severity.
+SECURITY_TOOLS = frozenset({"bandit"})
+_SECURITY_SEVERITY: dict[Severity, str] = {"error": "8.0", "warning": "5.0", "info": "2.0"}
+FINGERPRINT = "patchgateFinding/v1"
 INFORMATION_URI = "https://github.com/patchgate/patchgate"
 _LEVEL: dict[Severity, str] = {"info": "note", "warning": "warning", "error": "error"}
 _TOOL_HELP: dict[str, tuple[str, str | None]] = {
@@ -66,28 +76,45 @@ def _rule(finding: Finding) -> dict[str, Any]:
         "defaultConfiguration": {"level": _LEVEL[finding.shown_severity]},
         "properties": {"tags": [finding.tool, "maintainer" if finding.needs_maintainer else "blocking"]},
     }
+    if finding.tool in SECURITY_TOOLS:
+        rule["properties"]["tags"].append("security")
+        rule["properties"]["security-severity"] = _SECURITY_SEVERITY[finding.shown_severity]
     if uri is not None:
         rule["helpUri"] = uri
     return rule
 
 
-def _result(finding: Finding, index: int) -> dict[str, Any]:
-    location: dict[str, Any] = {"artifactLocation": {"uri": finding.path, "uriBaseId": "%SRCROOT%"}}
+def _fingerprint(finding: Finding, occurrence: int) -> str:
+    """A result's identity across runs: its rule, file and message, not its line (lines move)."""
+    key = "\0".join((_rule_id(finding), finding.path, finding.message, str(occurrence)))
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _result(finding: Finding, index: int, occurrence: int) -> dict[str, Any]:
+    location: dict[str, Any] = {"artifactLocation": {"uri": finding.path, "uriBaseId": SRCROOT}}
     if finding.start_line >= 1:
-        # Line 0 means the whole file (a deleted test file): no region then.
         end = max(finding.end_line, finding.start_line)
         location["region"] = {"startLine": finding.start_line, "endLine": end}
+    else:
+        # Line 0 means the whole file (a deleted test file): code scanning still wants a line.
+        location["region"] = {"startLine": 1}
     return {
         "ruleId": _rule_id(finding),
         "ruleIndex": index,
         "level": _LEVEL[finding.shown_severity],
         "message": {"text": finding.message or f"{finding.tool} {finding.rule}"},
         "locations": [{"physicalLocation": location}],
+        "partialFingerprints": {FINGERPRINT: _fingerprint(finding, occurrence)},
     }
 
 
-def render_sarif(report: Report, *, version: str = "0") -> dict[str, Any]:
-    """Return the SARIF log of the findings the change introduced, one run, rules deduplicated."""
+def render_sarif(report: Report, *, version: str = "0", category: str = DEFAULT_CATEGORY) -> dict[str, Any]:
+    """Return the SARIF log of the findings the change introduced, one run, rules deduplicated.
+
+    ``category`` becomes ``automationDetails.id`` (``<category>/``): the analysis code
+    scanning keeps apart from other tools' and replaces at the next upload of the same one.
+    """
+    category = category.strip().strip("/") or DEFAULT_CATEGORY
     findings = sorted(
         (f for f in report.shape.findings if f.introduced and f.path),
         key=lambda f: (f.path, f.start_line, f.tool, f.rule),
@@ -102,9 +129,17 @@ def render_sarif(report: Report, *, version: str = "0") -> dict[str, Any]:
         "version": version,
         "rules": list(rules.values()),
     }
+    seen: Counter[tuple[str, str, str]] = Counter()
+    results = []
+    for f in findings:
+        seen[(_rule_id(f), f.path, f.message)] += 1
+        results.append(_result(f, order[_rule_id(f)], seen[(_rule_id(f), f.path, f.message)]))
     run: dict[str, Any] = {
         "tool": {"driver": driver},
-        "automationDetails": {"id": "patchgate/shape/"},
-        "results": [_result(f, order[_rule_id(f)]) for f in findings],
+        "automationDetails": {"id": f"{category}/"},
+        # Paths are relative to the repository's root; where that is on disk is the consumer's
+        # (code scanning's: the checkout), so the base has a description and no uri (SARIF 3.14.14).
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": "The root of the repository's head tree."}}},
+        "results": results,
     }
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}

@@ -42,6 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     extra.add_argument("--markdown", type=Path, metavar="FILE", help="also write the check-run summary here")
     extra.add_argument("--sarif", type=Path, metavar="FILE", help="also write the findings in SARIF here")
     extra.add_argument("--json", type=Path, metavar="FILE", help="also write the JSON report here")
+    extra.add_argument(
+        "--sarif-category",
+        default="patchgate/shape",
+        metavar="NAME",
+        help="the SARIF analysis category (automationDetails.id; default patchgate/shape): uploads of "
+        "one category replace each other in code scanning",
+    )
     parser.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -79,7 +86,7 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def render(report: Report, fmt: str) -> str:
+def render(report: Report, fmt: str, *, sarif_category: str = "patchgate/shape") -> str:
     """Render the report in the chosen output format."""
     from checks.render import render_document, render_text
 
@@ -95,7 +102,7 @@ def render(report: Report, fmt: str) -> str:
             ours = version("patchgate")
         except PackageNotFoundError:
             ours = "0"
-        return json.dumps(render_sarif(report, version=ours), indent=2) + "\n"
+        return json.dumps(render_sarif(report, version=ours, category=sarif_category), indent=2) + "\n"
     if fmt == "markdown":
         return render_document(report) + "\n"
     return render_text(report)
@@ -218,10 +225,11 @@ def command(args: argparse.Namespace) -> int:
     except SandboxError as exc:
         print(f"patchgate run: sandbox: {exc}", file=sys.stderr)
         return 3
-    emit(render(report, args.format), args.out)
+    category = args.sarif_category
+    emit(render(report, args.format, sarif_category=category), args.out)
     for path, fmt in ((args.markdown, "markdown"), (args.sarif, "sarif"), (args.json, "json")):
         if path is not None:
-            path.write_text(render(report, fmt), encoding="utf-8")
+            path.write_text(render(report, fmt, sarif_category=category), encoding="utf-8")
     if args.workflow_commands:
         from checks.render.workflow import render_workflow_commands
 

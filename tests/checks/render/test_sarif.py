@@ -61,10 +61,18 @@ def test_only_introduced_findings_with_one_rule_each() -> None:
     assert levels["mypy/arg-type"] == "warning" and levels["ruff/F401"] == "error"
 
 
-def test_a_whole_file_finding_has_no_region_and_rules_carry_help() -> None:
+def test_every_result_has_a_region_and_rules_carry_help() -> None:
     run = render_sarif(REPORT)["runs"][0]
     deleted = run["results"][0]["locations"][0]["physicalLocation"]
-    assert deleted == {"artifactLocation": {"uri": "pkg/mod.py", "uriBaseId": "%SRCROOT%"}}
+    # A whole-file finding (a deleted test file) points at its first line: code scanning wants one.
+    assert deleted == {
+        "artifactLocation": {"uri": "pkg/mod.py", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 1},
+    }
+    assert all("region" in r["locations"][0]["physicalLocation"] for r in run["results"])
+    # The base every uri names is declared (its place on disk is the consumer's checkout).
+    assert set(run["originalUriBaseIds"]) == {"%SRCROOT%"}
+    assert "uri" not in run["originalUriBaseIds"]["%SRCROOT%"]
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
     assert rules["hygiene/test-deleted"]["help"]["text"] == HYGIENE_HELP["test-deleted"]
     assert rules["ruff/F401"]["helpUri"].startswith("https://docs.astral.sh/ruff/")
@@ -81,3 +89,41 @@ def test_the_schema_check_can_fail() -> None:
     log["runs"][0]["results"][0]["level"] = "fatal"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft4Validator(schema()).validate(log)
+
+
+def test_fingerprints_follow_a_finding_across_moved_lines_and_tell_twins_apart() -> None:
+    def prints(*findings: Finding) -> list[str]:
+        log = render_sarif(
+            Report(conclusion="failure", shape=ShapeResult(status="failed", findings=list(findings)))
+        )
+        return [r["partialFingerprints"]["patchgateFinding/v1"] for r in log["runs"][0]["results"]]
+
+    [here] = prints(finding("ruff", "F401", line=3))
+    [moved] = prints(finding("ruff", "F401", line=40))
+    assert here == moved  # lines above it were added: the same alert, not a new one
+    twins = prints(finding("ruff", "F401", line=3), finding("ruff", "F401", line=9))
+    assert len(set(twins)) == 2
+    [other] = prints(finding("ruff", "F401", line=3, message="another import"))
+    assert other != here
+
+
+def test_security_rules_carry_a_security_severity() -> None:
+    log = render_sarif(
+        Report(
+            conclusion="failure",
+            shape=ShapeResult(status="failed", findings=[finding("bandit", "B602"), finding("ruff", "F401")]),
+        )
+    )
+    jsonschema.Draft4Validator(schema()).validate(log)
+    rules = {r["id"]: r for r in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["bandit/B602"]["properties"]["security-severity"] == "8.0"
+    assert "security" in rules["bandit/B602"]["properties"]["tags"]
+    assert "security-severity" not in rules["ruff/F401"]["properties"]
+
+
+def test_the_category_is_the_callers() -> None:
+    assert render_sarif(REPORT)["runs"][0]["automationDetails"] == {"id": "patchgate/shape/"}
+    assert render_sarif(REPORT, category="agents/patchgate")["runs"][0]["automationDetails"] == {
+        "id": "agents/patchgate/"
+    }
+    assert render_sarif(REPORT, category=" / ")["runs"][0]["automationDetails"] == {"id": "patchgate/shape/"}
