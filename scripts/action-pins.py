@@ -19,7 +19,11 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 OUT = Path(__file__).resolve().parents[1] / ".github" / "actions" / "patchgate" / "constraints.txt"
-ENVIRONMENT: dict[str, str] = {**default_environment(), "python_version": "3.11", "sys_platform": "linux"}
+ENVIRONMENT: dict[str, str] = {
+    **{str(k): str(v) for k, v in default_environment().items()},
+    "python_version": "3.11",
+    "sys_platform": "linux",
+}
 
 
 def closure(root: str) -> dict[str, str]:
