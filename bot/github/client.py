@@ -19,7 +19,7 @@ import re
 import ssl
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 from githubkit import AppAuthStrategy, GitHub
@@ -35,6 +35,8 @@ from bot.github.events import PullRequest
 from bot.github.linked import Issue, PullCommit
 from bot.settings import Settings
 
+# The reactions patchgate puts on a command's comment (GitHub's set has more).
+Reaction = Literal["+1", "confused"]
 log = logging.getLogger(__name__)
 # httpx logs every request URL at INFO; URLs carry no secrets, but keep the log about patchgate.
 logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -325,6 +327,20 @@ class Installation:
             if len(comments) < 100:
                 return None
         return None
+
+    async def react(self, repository: str, comment_id: int, content: Reaction) -> None:
+        """React to a comment of a PR's conversation (GitHub answers 200 when that reaction exists)."""
+        owner, name = repository.split("/", 1)
+        # https://docs.github.com/en/rest/reactions/reactions#create-reaction-for-an-issue-comment
+        await self._call(
+            f"react to comment {comment_id} on {repository}",
+            lambda: self.gh.rest.reactions.async_create_for_issue_comment(
+                owner,
+                name,
+                comment_id,
+                content=content,
+            ),
+        )
 
     async def comment(self, repository: str, number: int, body: str, *, comment_id: int | None = None) -> int:
         """Create a comment on PR ``number``, or edit ``comment_id`` in place; return its id."""

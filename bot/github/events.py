@@ -41,9 +41,15 @@ JUDGE = "judge"
 # Comment commands and who may give them: people with write access to the repository, by
 # the comment's author_association.
 # https://docs.github.com/en/graphql/reference/enums#commentauthorassociation
-COMMANDS = frozenset({"rerun", "judge", "explain"})
+COMMANDS = frozenset({"rerun", "judge", "explain", "help"})
 TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 EXPLAIN = "issue_comment.explain"
+# Replies that gate nothing: the list of commands, and the answer to a word that is none of them.
+HELP = "issue_comment.help"
+UNKNOWN = "issue_comment.unknown"
+REPLIES = frozenset({HELP, UNKNOWN})
+# What is kept of a word that is no command (it is quoted back in the reply, as code).
+MAX_ARGUMENT = 40
 # Triggers of the job that takes a closed or merged PR out of its issue's ranking (bot/service/ranking.py).
 WITHDRAWN_CLOSED = "pull_request.closed"
 WITHDRAWN_MERGED = "pull_request.merged"
@@ -213,6 +219,9 @@ class GateRequest:
     supersedes: bool = False
     # check_run events: the run key of the check run whose button was pressed.
     external_id: str | None = None
+    # Comment commands: the comment (it gets a reaction) and, for an unknown one, the word typed.
+    comment_id: int | None = None
+    argument: str = ""
 
 
 @dataclass(frozen=True)
@@ -327,17 +336,32 @@ def route(event: str, payload: Payload) -> list[Action]:
 
 def command_of(body: str) -> str | None:
     """Return the command a comment gives (``/patchgate rerun`` on its first line), or None."""
+    parsed = parse_command(body)
+    return parsed[0] if parsed is not None and parsed[0] != "unknown" else None
+
+
+def parse_command(body: str) -> tuple[str, str] | None:
+    """Return (command, word typed) of a comment whose first line starts with ``/patchgate``.
+
+    ``/patchgate`` alone asks for help; a word that is no command, or a command followed by
+    more words, is ``unknown`` (answered with the nearest command). None: no /patchgate line.
+    """
     words = body.strip().split("\n", 1)[0].split()
-    if len(words) == 2 and words[0] == "/patchgate" and words[1] in COMMANDS:
-        return words[1]
-    return None
+    if not words or words[0] != "/patchgate":
+        return None
+    if len(words) == 1:
+        return "help", ""
+    if len(words) == 2 and words[1] in COMMANDS:
+        return words[1], ""
+    return "unknown", " ".join(words[1:])[:MAX_ARGUMENT]
 
 
 def _comment_command(inst: int, repo: str, payload: IssueCommentPayload) -> Action:
     comment, number = payload.comment, payload.issue.number
-    command = command_of(comment.body or "")
-    if command is None:
+    parsed = parse_command(comment.body or "")
+    if parsed is None:
         return Ignore("the comment gives no /patchgate command")
+    command, argument = parsed
     if payload.issue.pull_request is None:
         return Ignore(f"/patchgate {command} on an issue, not a pull request")
     login = comment.user.login if comment.user else "?"
@@ -349,7 +373,15 @@ def _comment_command(inst: int, repo: str, payload: IssueCommentPayload) -> Acti
                       "only owners, members and collaborators may give commands")  # fmt: skip
     # No sha in the payload: the PR's latest gated head is rerun (bot.store.deliveries finds it).
     return GateRequest(
-        inst, repo, "", f"issue_comment.{command}", number, rerun=True, judge_anyway=command == "judge"
+        inst,
+        repo,
+        "",
+        f"issue_comment.{command}",
+        number,
+        rerun=True,
+        judge_anyway=command == "judge",
+        comment_id=comment.id,
+        argument=argument,
     )
 
 

@@ -28,11 +28,27 @@ from bot import metrics
 from bot.github import checkrun
 from bot.github.checkrun import UpdateBody
 from bot.github.client import GitHubError, Installation, InstallationGone
-from bot.github.events import EXPLAIN, WITHDRAWN_CLOSED, WITHDRAWN_MERGED, PullRequest, classify
+from bot.github.events import (
+    EXPLAIN,
+    REPLIES,
+    UNKNOWN,
+    WITHDRAWN_CLOSED,
+    WITHDRAWN_MERGED,
+    PullRequest,
+    classify,
+)
 from bot.github.linked import competes_for, issue_text, linked_issues, pull_provenance
 from bot.github.tarballs import TarballCache
 from bot.github.trees import fetch_workspace
-from bot.service.commenting import check_run_url, explain, post_summary
+from bot.service.commenting import (
+    ACCEPTED,
+    NOT_UNDERSTOOD,
+    check_run_url,
+    explain,
+    help_reply,
+    post_summary,
+    react,
+)
 from bot.service.judging import judge_anyway, stored_records
 from bot.service.ranking import Ranker, enter, withdraw
 from bot.service.reuse import (
@@ -184,7 +200,13 @@ class JobRun:
     async def finish(self, state: str, *, conclusion: str | None = None, detail: str = "") -> None:
         """Move the job to a final state (only while it is still ours)."""
         if await asyncio.to_thread(
-            self.s.store.finish, self.job.id, self.s.worker, state, conclusion=conclusion, detail=detail
+            self.s.store.finish,
+            self.job.id,
+            self.s.worker,
+            state,
+            conclusion=conclusion,
+            detail=detail,
+            attempt=self.job.attempts,
         ):
             metrics.job_ended(state, conclusion)
 
@@ -212,6 +234,12 @@ class JobRun:
         if job.trigger in (WITHDRAWN_CLOSED, WITHDRAWN_MERGED):
             await self._withdraw()
             return
+        if job.trigger in REPLIES:
+            await self._reply()
+            return
+        if job.comment_id is not None and job.attempts == 1:
+            # The command was taken: say so on its comment before the work (a gate takes minutes).
+            await react(self.client, job.repository, job.comment_id, ACCEPTED)
         if job.trigger == EXPLAIN:
             await self._explain()
             return
@@ -420,6 +448,22 @@ class JobRun:
         except Exception as exc:  # advisory: a closed PR must never get a neutral check run for this
             log.exception("job %s: ranking after #%s %s failed", job.id, job.pr_number, state)
             detail = f"ranking failed: {type(exc).__name__}: {exc}"
+        await self.finish(DONE, detail=detail)
+
+    async def _reply(self) -> None:
+        """Answer /patchgate help, or a /patchgate word that is no command; never with a check run."""
+        job = self.job
+        unknown = job.argument if job.trigger == UNKNOWN else None
+        try:
+            await self.client.comment(job.repository, job.pr_number, help_reply(unknown))
+            detail = "listed the commands" if unknown is None else f"answered the unknown command {unknown!r}"
+        except (GitHubError, InstallationGone) as exc:
+            log.warning("job %s: the command reply failed: %s", job.id, exc)
+            detail = f"the command reply failed: {exc}"
+        if job.comment_id is not None:
+            await react(
+                self.client, job.repository, job.comment_id, ACCEPTED if unknown is None else NOT_UNDERSTOOD
+            )
         await self.finish(DONE, detail=detail)
 
     async def _explain(self) -> None:

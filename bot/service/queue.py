@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
@@ -41,8 +42,10 @@ Handler = Callable[[int], Awaitable[None]]
 # connection: a wait always ends (empty) well before the socket gives up on it.
 WAIT_S = 2.0
 SOCKET_TIMEOUT_S = 10.0
-# After a broken connection: the first retry at once, then this long between tries.
+# After a broken connection: the first retry at once, then this long between tries; an outage
+# that lasts is said again this often.
 RECONNECT_S = 1.0
+OUTAGE_REPEAT_S = 60.0
 
 
 class WaitingListBroker(ListQueueBroker):
@@ -61,22 +64,30 @@ class WaitingListBroker(ListQueueBroker):
 
     async def listen(self) -> AsyncGenerator[bytes, None]:
         self.listens += 1
-        broken = False
+        broken_since: float | None = None
+        said = 0.0
+        # Redis before 6 takes whole seconds only.
+        wait = int(self.wait_s) if float(self.wait_s).is_integer() else self.wait_s
         while True:
             try:
                 async with Redis(connection_pool=self.connection_pool) as conn:
-                    # BRPOP's timeout is whole seconds before Redis 6; a float is fine since.
-                    popped = await conn.brpop([self.queue_name], timeout=self.wait_s)
+                    popped = await conn.brpop([self.queue_name], timeout=wait)
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-                if not broken:
-                    log.warning("the job queue is unreachable (%s); retrying every %ss", exc, RECONNECT_S)
-                    broken = True
-                else:
-                    await asyncio.sleep(RECONNECT_S)
+                now = time.monotonic()
+                if broken_since is None:
+                    broken_since = said = now
+                    log.warning("the job queue is unreachable (%s: %s); retrying every %ss",
+                                type(exc).__name__, exc, RECONNECT_S)  # fmt: skip
+                elif now - said >= OUTAGE_REPEAT_S:
+                    # Bad credentials or ACLs look like this too: say it again, never go silent.
+                    said = now
+                    log.warning("the job queue is still unreachable after %.0fs (%s: %s)",
+                                now - broken_since, type(exc).__name__, exc)  # fmt: skip
+                await asyncio.sleep(RECONNECT_S if now > broken_since else 0)
                 continue
-            if broken:
+            if broken_since is not None:
                 log.info("the job queue is reachable again")
-                broken = False
+                broken_since = None
             if popped is not None:
                 message = popped[1]
                 yield message if isinstance(message, bytes) else message.encode()

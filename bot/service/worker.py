@@ -109,11 +109,18 @@ class Worker:
     async def reap_once(self) -> list[int]:
         """Enqueue due jobs: never enqueued, retry time reached, or lease expired (dead worker)."""
         due = await asyncio.to_thread(self.store.due, self.settings.lease_s)
-        for why, ids in (("queued", due.queued), ("lease expired", due.expired)):
-            for job_id in ids:
-                log.info("reaper: enqueueing job %s (%s)", job_id, why)
-                metrics.REAPER_ENQUEUED.labels(why=why).inc()
+        handed = [(job_id, why) for why, ids in (("queued", due.queued), ("lease expired", due.expired))
+                  for job_id in ids]  # fmt: skip
+        for i, (job_id, why) in enumerate(handed):
+            log.info("reaper: enqueueing job %s (%s)", job_id, why)
+            try:
                 await self.queue.kick(job_id)
+            except BaseException:
+                # Not handed over after all: the next pass (of any reaper) may take them at once.
+                unsent = [j for j, _ in handed[i:]]
+                await asyncio.to_thread(self.store.mark_enqueued, unsent, undo=True)
+                raise
+            metrics.REAPER_ENQUEUED.labels(why=why).inc()
         return due.ids
 
     async def _reap_forever(self) -> None:
@@ -214,7 +221,14 @@ class Worker:
                 await run.complete_neutral(reason)
                 return
             delay = self.settings.retry_backoff_s * 2 ** (job.attempts - 1)
-            if await asyncio.to_thread(self.store.retry_later, job.id, self.name, delay, reason):
+            retried = await asyncio.to_thread(
+                functools.partial(self.store.retry_later, attempt=job.attempts),
+                job.id,
+                self.name,
+                delay,
+                reason,
+            )
+            if retried:
                 metrics.job_ended("retry", None)
                 self._kick_later(job.id, delay)
 

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from bot.github.events import Action, CancelRequest, GateRequest, Ignore, InstallationChange, run_key
+from bot.github.events import REPLIES, Action, CancelRequest, GateRequest, Ignore, InstallationChange, run_key
 from bot.store.database import Database
 from bot.store.tables import LIVE, QUEUED, RUNNING, Delivery, Installation, Job, Repository
 
@@ -155,9 +155,10 @@ class Deliveries(Database):
                 .order_by(Job.id.desc())
                 .limit(1)
             )
-            if head is None:
+            if head is None and req.trigger not in REPLIES:
                 return None, f"{req.trigger}: patchgate has not gated {req.repository}#{number}"
-            req = replace(req, head_sha=head)
+            # A reply (help, an unknown command) needs no gated head: it answers on any PR.
+            req = replace(req, head_sha=head or "")
         key = run_key(req.repository, number, req.head_sha)
         if not req.rerun:
             # The key's fields too: a LIKE on the key alone scanned every job ever recorded (neither
@@ -208,6 +209,8 @@ class Deliveries(Database):
                 "detail": "",
                 "created_at": now,
                 "updated_at": now,
+                "comment_id": req.comment_id,
+                "argument": req.argument,
             },
         )
         if job_id is None:

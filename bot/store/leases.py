@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Any
 
 from sqlalchemy import and_, func, or_, select, text, update
 from sqlalchemy.orm import Session
@@ -35,6 +36,8 @@ class JobView:
     worker: str | None
     created_at: float
     updated_at: float
+    comment_id: int | None = None
+    argument: str = ""
     # Set by ``claim``: the worker this attempt took the job over from, whose lease ran out.
     reclaimed_from: str | None = None
 
@@ -75,6 +78,15 @@ class Due:
         return sorted([*self.queued, *self.expired])
 
 
+def _ours(worker: str, attempt: int | None) -> tuple[Any, ...]:
+    """The conditions of "this attempt holds the job": our name, and (given) our attempt number.
+
+    The number matters when one worker process takes back a job whose lease it let run out
+    (a stalled heartbeat): the stale attempt and the new one share the worker's name.
+    """
+    return (Job.worker == worker,) if attempt is None else (Job.worker == worker, Job.attempts == attempt)
+
+
 def _view(job: Job) -> JobView:
     return JobView(
         job.id,
@@ -94,6 +106,8 @@ def _view(job: Job) -> JobView:
         job.worker,
         job.created_at,
         job.updated_at,
+        job.comment_id,
+        job.argument,
     )
 
 
@@ -213,7 +227,7 @@ class Leases(Database):
         with self._tx() as s:
             result = s.execute(
                 update(Job)
-                .where(Job.id == job_id, Job.worker == worker, Job.state == RUNNING)
+                .where(Job.id == job_id, *_ours(worker, attempt), Job.state == RUNNING)
                 .values(lease_until=now + lease_s)
             )
             row = s.execute(
@@ -233,27 +247,36 @@ class Leases(Database):
             s.execute(update(Job).where(Job.id == job_id).values(check_run_id=check_run_id))
 
     def finish(
-        self, job_id: int, worker: str, state: str, *, conclusion: str | None = None, detail: str = ""
+        self,
+        job_id: int,
+        worker: str,
+        state: str,
+        *,
+        conclusion: str | None = None,
+        detail: str = "",
+        attempt: int | None = None,
     ) -> bool:
-        """Move our running job to a final state; False when it is no longer ours."""
+        """Move our running job to a final state; False when it is no longer ours (or this attempt's)."""
         now = time.time()
         with self._tx() as s:
             result = s.execute(
                 update(Job)
-                .where(Job.id == job_id, Job.worker == worker, Job.state == RUNNING)
+                .where(Job.id == job_id, *_ours(worker, attempt), Job.state == RUNNING)
                 .values(
                     state=state, conclusion=conclusion, detail=detail[:4000], lease_until=None, updated_at=now
                 )
             )
             return bool(result.rowcount)  # type: ignore[attr-defined]
 
-    def retry_later(self, job_id: int, worker: str, delay_s: float, detail: str) -> bool:
+    def retry_later(
+        self, job_id: int, worker: str, delay_s: float, detail: str, *, attempt: int | None = None
+    ) -> bool:
         """Put our running job back in the queue after an infrastructure failure."""
         now = time.time()
         with self._tx() as s:
             result = s.execute(
                 update(Job)
-                .where(Job.id == job_id, Job.worker == worker, Job.state == RUNNING)
+                .where(Job.id == job_id, *_ours(worker, attempt), Job.state == RUNNING)
                 .values(
                     state=QUEUED,
                     not_before=now + delay_s,

@@ -86,6 +86,9 @@ class Job(Base):
     detail: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
+    # A comment command's comment (it gets a reaction) and the word after /patchgate as typed.
+    comment_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    argument: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
 
 class Run(Base):

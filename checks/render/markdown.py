@@ -302,7 +302,8 @@ def reused_line(reuse: Reuse) -> str:
 
 def render_title(report: Report) -> str:
     """Return the check run's title (short, plain text)."""
-    title = headline(report).removeprefix(CONCLUSION_ICON[report.conclusion] + " ")
+    # The numbers only: the reasons are the summary's bullets, right below it on GitHub.
+    title = headline(report, with_reason=False).removeprefix(CONCLUSION_ICON[report.conclusion] + " ")
     if report.reused_from is not None:
         title = f"(reused) {title}"
     return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1] + "…"
@@ -310,8 +311,8 @@ def render_title(report: Report) -> str:
 
 def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[str, str]:
     """Return (title, summary); the summary is cut at a section boundary to fit ``limit`` bytes."""
-    # GitHub shows the title as the run's heading, right above the summary: the summary does
-    # not say it again. The reasons the title already ends with are not listed again either.
+    # GitHub shows the title (conclusion and numbers) as the run's heading, right above the
+    # summary: the summary does not say it again, and lists the reasons once.
     title = render_title(report)
     head = [layer_table(report)]
     if (key := legend(report)) is not None:
@@ -319,10 +320,7 @@ def render_markdown(report: Report, *, limit: int = MAX_SUMMARY_BYTES) -> tuple[
     if report.reused_from is not None:
         head += ["", reused_line(report.reused_from)]
     if report.reasons and report.conclusion != "success":
-        listed = [r for i, r in enumerate(report.reasons) if i > 0 or not title.endswith(f"— {r}")]
-        if listed:
-            more = "Also:" if len(listed) < len(report.reasons) else "Why:"
-            head += ["", more, *[f"- {escape(r, 1000)}" for r in listed]]
+        head += ["", *[f"- {escape(r, 1000)}" for r in report.reasons]]
     if report.behaviour.strength.pending:
         head += ["", PENDING]
     summary = "\n".join(head)

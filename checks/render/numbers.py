@@ -134,8 +134,8 @@ def quality_numbers(quality: QualityResult) -> str:
     return " · ".join(parts)
 
 
-def headline(report: Report) -> str:
-    """Return the one line that says the conclusion and the numbers that decided it."""
+def headline(report: Report, *, with_reason: bool = True) -> str:
+    """Return the one line that says the conclusion and the numbers that decided it (and why)."""
     icon = CONCLUSION_ICON[report.conclusion]
     first = report.reasons[0] if report.reasons else ""
     numbers = [f"shape {shape_status(report.shape)[1]}"]
@@ -147,4 +147,6 @@ def headline(report: Report) -> str:
         criteria = quality_numbers(report.quality).split(" · ")[0]
         numbers.append(f"quality (judged) {criteria}")
     line = f"{icon} {report.conclusion} — " + " · ".join(numbers)
-    return line if not first or report.conclusion == "success" else f"{line} — {first}"
+    if not with_reason or not first or report.conclusion == "success":
+        return line
+    return f"{line} — {first}"

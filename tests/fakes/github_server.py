@@ -10,7 +10,7 @@ It speaks the few endpoints patchgate uses, the way GitHub does:
   ``set_issue``; 403 when the installation lacks the ``issues`` permission);
   a commit by ref (``GET /repos/{repo}/commits/{ref}``, the sha only), and the
   installation covering a repository (App JWT; 404 unless set in ``installations``);
-  a PR's comments (list, create, edit; 403 without issues or pull_requests write);
+  a PR's comments (list, create, edit; 403 without issues or pull_requests write) and reactions on them;
 - check runs: every create/update body is validated against githubkit's
   request models (and GitHub's size limits) and recorded; annotations
   accumulate across updates as on GitHub;
@@ -42,6 +42,10 @@ from pydantic import BaseModel, ValidationError
 MAX_SUMMARY_BYTES = 65_535
 # GitHub's own example payloads (tests/fixtures/webhooks/README.md).
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "webhooks"
+
+
+# GitHub's reaction contents (https://docs.github.com/en/rest/reactions/reactions#about-reactions).
+REACTIONS = frozenset({"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"})
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,8 @@ class FakeGitHub:
     installations: dict[str, int] = field(default_factory=dict)
     # PR comments by id: repository, number, body (issues/{n}/comments).
     comments: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # Reactions the App put on comments: (repository, comment id, content), in order.
+    reactions: list[tuple[str, int, str]] = field(default_factory=list)
     # What installation tokens may do (the App's granted permissions).
     permissions: dict[str, str] = field(
         default_factory=lambda: {
@@ -296,6 +302,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._issue_comments(method, repo, int(p.group(1)), query, body)
         if method == "PATCH" and (p := re.fullmatch(r"/issues/comments/(\d+)", rest)):
             return self._edit_comment(repo, int(p.group(1)), body)
+        if method == "POST" and (p := re.fullmatch(r"/issues/comments/(\d+)/reactions", rest)):
+            return self._react(repo, int(p.group(1)), body)
         if method == "GET" and (p := re.fullmatch(r"/contents/(.+)", rest)):
             return self._contents(repo, p.group(1), query.get("ref", ["HEAD"])[0])
         if method == "GET" and (p := re.fullmatch(r"/tarball/(.+)", rest)):
@@ -395,6 +403,25 @@ class _Handler(BaseHTTPRequestHandler):
                 "created_at": now, "updated_at": now, "edits": 0,
             }  # fmt: skip
             return self._send(201, self._comment_json(comment_id, self.fake.comments[comment_id]))
+
+    def _react(self, repo: str, comment_id: int, body: Any) -> int:
+        """Create a reaction (201), or answer 200 with the one this App already put there."""
+        # https://docs.github.com/en/rest/reactions/reactions#create-reaction-for-an-issue-comment
+        if not self._may_comment():
+            return self._send(403, {"message": "Resource not accessible by integration"})
+        content = body.get("content") if isinstance(body, dict) else None
+        if content not in REACTIONS or set(body) != {"content"}:
+            return self._send(422, {"message": f"Invalid request: content {content!r}"})
+        with self.fake.lock:
+            mine = (repo, comment_id, content)
+            status = 200 if mine in self.fake.reactions else 201
+            if status == 201:
+                self.fake.reactions.append(mine)
+            reaction_id = 1 + self.fake.reactions.index(mine)
+        return self._send(status, {
+            "id": reaction_id, "node_id": f"REA_{reaction_id}", "content": content,
+            "user": {"login": "patchgate[bot]", "id": 1, "type": "Bot"}, "created_at": "2026-01-01T00:00:00Z",
+        })  # fmt: skip
 
     def _edit_comment(self, repo: str, comment_id: int, body: Any) -> int:
         if not self._may_comment():

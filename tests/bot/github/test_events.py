@@ -216,7 +216,8 @@ def test_issue_comment_created_is_routed_and_githubs_example_parses() -> None:
         ("/patchgate rerun", "rerun"),
         ("  /patchgate judge  \nplease", "judge"),
         ("/patchgate explain\r\n", "explain"),
-        ("/patchgate", None),
+        ("/patchgate help", "help"),
+        ("/patchgate", "help"),
         ("/patchgate deploy", None),
         ("/patchgate rerun now", None),
         ("please /patchgate rerun", None),
@@ -233,8 +234,37 @@ def test_comment_commands_of_trusted_authors_become_jobs(association: str) -> No
         data = comment_payload(f"/patchgate {command}", association)
         [req] = route("issue_comment", parse("issue_comment", data))
         assert req == GateRequest(
-            77, "Codertocat/Hello-World", "", f"issue_comment.{command}", 1, rerun=True, judge_anyway=judge
+            77,
+            "Codertocat/Hello-World",
+            "",
+            f"issue_comment.{command}",
+            1,
+            rerun=True,
+            judge_anyway=judge,
+            comment_id=492700400,  # the comment gets a reaction when its job takes the command
         )
+
+
+@pytest.mark.parametrize(
+    ("body", "command", "argument"),
+    [
+        ("/patchgate help", "help", ""),
+        ("/patchgate", "help", ""),
+        ("/patchgate retry", "unknown", "retry"),
+        ("/patchgate rerun now please", "unknown", "rerun now please"),
+        ("/patchgate " + "x" * 200, "unknown", "x" * events.MAX_ARGUMENT),
+    ],
+)
+def test_help_and_words_that_are_no_command_become_replies(body: str, command: str, argument: str) -> None:
+    [req] = route("issue_comment", parse("issue_comment", comment_payload(body, "OWNER")))
+    assert isinstance(req, GateRequest)
+    assert (req.trigger, req.argument) == (f"issue_comment.{command}", argument)
+    assert req.trigger in events.REPLIES
+
+
+def test_a_stranger_gets_no_reply_to_a_word_that_is_no_command() -> None:
+    [ignored] = route("issue_comment", parse("issue_comment", comment_payload("/patchgate retry", "NONE")))
+    assert isinstance(ignored, Ignore) and "only owners, members and collaborators" in ignored.reason
 
 
 @pytest.mark.parametrize("association", ["CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "FIRST_TIMER", "NONE"])

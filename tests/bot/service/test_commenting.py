@@ -14,12 +14,15 @@ from typing import Any
 
 import pytest
 
+from bot.service.commenting import help_reply, nearest_command
 from checks.render.comment import MARKER
 from tests.bot.harness import POLICY, Pull, Server, fixture, jobs, make_pull, wait_for
 from tests.fakes.github_server import FakeGitHub
 
 
-def comment_on(pull: Pull, body: str, association: str = "MEMBER") -> dict[str, Any]:
+def comment_on(
+    pull: Pull, body: str, association: str = "MEMBER", comment_id: int = 492700400
+) -> dict[str, Any]:
     """GitHub's issue_comment.created example as a comment on ``pull`` (its example is on an issue)."""
     data = copy.deepcopy(fixture("issue_comment.created"))
     owner = pull.repository.split("/")[0]
@@ -30,7 +33,7 @@ def comment_on(pull: Pull, body: str, association: str = "MEMBER") -> dict[str, 
         "url": f"https://api.github.com/repos/{pull.repository}/pulls/{pull.number}",
         "html_url": f"https://github.com/{pull.repository}/pull/{pull.number}", "merged_at": None,
     }}  # fmt: skip
-    data["comment"] = {**data["comment"], "body": body, "author_association": association}
+    data["comment"] = {**data["comment"], "id": comment_id, "body": body, "author_association": association}
     return data
 
 
@@ -115,12 +118,60 @@ def test_rerun_and_explain_commands(server: Server, github: FakeGitHub, tmp_path
         return [r for r in pull.runs() if r["id"] != first["id"] and r["status"] == "completed"]
 
     rerun = wait_for(reruns, 60, "the rerun")
+    # The command was taken: the comment got a thumbs-up before the run.
+    assert ("octo/cmds", 492700400, "+1") in github.reactions
     assert rerun[0]["head_sha"] == pull.head_sha
     assert [j["trigger"] for j in jobs(server, "octo/cmds")][-1] == "issue_comment.rerun"
     server.post("issue_comment", comment_on(pull, "/patchgate explain\nwhy did it fail?"))
     [reply] = wait_for(lambda: github.comments_on("octo/cmds", 1), 60, "the explain reply")
     assert "2 new findings" in reply["body"] and f"/runs/{rerun[0]['id']})" in reply["body"]
     assert MARKER not in reply["body"]
+    assert github.problems == []
+
+
+@pytest.mark.parametrize(
+    ("word", "guess"), [("retry", "rerun"), ("RERUN", "rerun"), ("explian", "explain"), ("deploy", None)]
+)
+def test_a_word_that_is_no_command_is_answered_with_the_nearest_one(word: str, guess: str | None) -> None:
+    assert nearest_command(word) == guess
+    reply = help_reply(word)
+    assert reply.startswith(f"patchgate has no command `{word}`")
+    assert (f"did you mean `/patchgate {guess}`?" in reply) == (guess is not None)
+    assert all(f"- `/patchgate {name}`" in reply for name in ("rerun", "judge", "explain", "help"))
+
+
+def test_the_help_reply_lists_every_command_the_intake_takes() -> None:
+    from bot.github.events import COMMANDS
+
+    listed = {line.split("`")[1].split()[1] for line in help_reply().splitlines() if line.startswith("- `")}
+    assert listed == COMMANDS
+
+
+def test_help_and_unknown_commands_are_answered_even_on_a_pr_never_gated(
+    server: Server, github: FakeGitHub, tmp_path: Path
+) -> None:
+    pull = make_pull(github, tmp_path, "helpme")  # never opened: patchgate has gated nothing here
+    assert (
+        server.post("issue_comment", comment_on(pull, "/patchgate retry", comment_id=11)).json()["status"]
+        == "queued"
+    )
+    [reply] = wait_for(lambda: github.comments_on("octo/helpme", 1), 60, "the reply")
+    assert "patchgate has no command `retry`: did you mean `/patchgate rerun`?" in reply["body"]
+    wait_for(lambda: ("octo/helpme", 11, "confused") in github.reactions, 30, "the confused reaction")
+    assert (
+        server.post("issue_comment", comment_on(pull, "/patchgate help", comment_id=12)).json()["status"]
+        == "queued"
+    )
+    replies = wait_for(lambda: github.comments_on("octo/helpme", 1)[1:], 60, "the help reply")
+    assert "- `/patchgate rerun`" in replies[0]["body"] and "did you mean" not in replies[0]["body"]
+    wait_for(lambda: ("octo/helpme", 12, "+1") in github.reactions, 30, "the reaction")
+    # A stranger's typo gets nothing: no reply, no reaction.
+    stranger = comment_on(pull, "/patchgate retry", "NONE", comment_id=13)
+    assert server.post("issue_comment", stranger).json()["status"] == "ignored"
+    # Replies are never check runs (a neutral run would stand in for a verdict).
+    assert pull.runs() == []
+    assert [j["state"] for j in jobs(server, "octo/helpme")] == ["done", "done"]
+    assert not [r for r in github.reactions if r[1] == 13]
     assert github.problems == []
 
 

@@ -138,3 +138,24 @@ def test_pipelines_never_occupy_the_default_executor(tmp_path: Path, app_key: tu
 
     assert asyncio.run(main()) == ["done"] * 3
     assert len(names) == 3 and all(n.startswith("patchgate-pipeline") for n in names)
+
+
+def test_jobs_a_reaper_could_not_hand_to_the_broker_are_due_again_at_once(
+    tmp_path: Path, app_key: tuple[str, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worker = make_worker(tmp_path, app_key)
+    requests = [GateRequest(11, "octo/repo", str(n) * 40, "pull_request.opened", n) for n in (1, 2, 3)]
+    ids = list(worker.store.record_delivery("d1", "pull_request", "opened", requests).job_ids)
+    kicked: list[int] = []
+
+    async def kick(job_id: int) -> None:
+        if kicked:
+            raise ConnectionError("the broker went away")
+        kicked.append(job_id)
+
+    monkeypatch.setattr(worker.queue, "kick", kick)
+    with pytest.raises(ConnectionError):
+        asyncio.run(worker.reap_once())
+    assert kicked == ids[:1]
+    # The first is in the broker: not due again for a lease period. The other two never got there.
+    assert worker.store.due_jobs(worker.settings.lease_s) == ids[1:]

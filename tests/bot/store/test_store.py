@@ -198,6 +198,22 @@ def test_a_heartbeat_after_a_retry_tells_its_own_retry_from_a_takeover(store: St
     assert store.heartbeat(job, "w1", 30, attempt=1) == Beat(Lease.TAKEN)
 
 
+def test_a_worker_that_takes_back_its_own_expired_job_tells_its_two_attempts_apart(store: Store) -> None:
+    # A stalled heartbeat let the lease run out, and the broker handed the job back to the same
+    # process: both attempts carry the worker's name; only the newer one holds the job.
+    [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
+    stale = store.claim(job, "w", 30, now=1000.0)
+    fresh = store.claim(job, "w", 30, now=1031.0)
+    assert stale is not None and fresh is not None and (stale.attempts, fresh.attempts) == (1, 2)
+    assert store.heartbeat(job, "w", 30, attempt=1) == Beat(Lease.TAKEN)
+    assert not store.finish(job, "w", "done", conclusion="success", attempt=1)  # never its verdict
+    assert not store.retry_later(job, "w", 1, "stale", attempt=1)
+    assert store.heartbeat(job, "w", 30, attempt=2) == Beat(Lease.RENEWED)
+    assert store.finish(job, "w", "done", conclusion="failure", attempt=2)
+    view = store.job(job)
+    assert view is not None and (view.state, view.conclusion) == ("done", "failure")
+
+
 def test_an_expired_lease_is_enqueued_once_per_lease_period_however_many_reapers_ask(store: Store) -> None:
     [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
     assert store.due_jobs(lease_s=30, now=1000.0) == [job]
