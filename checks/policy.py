@@ -216,10 +216,16 @@ def load_policy(text: str | None, source: str = POLICY_PATH) -> Policy:
         return Policy()
     if not isinstance(data, dict):
         raise PolicyError(f"{source}: line 1: the policy must be a mapping")
+    # YAML 1.1 (PyYAML) reads a bare on/off/yes/no as a boolean; YAML 1.2 - editors, the
+    # published JSON Schema - as text. Read them as text, as the schema does: a field of
+    # words (report.comment: off) gets its word; a yes/no field is told to say true or false.
     ambiguous = _yaml11_booleans(node)
-    if ambiguous:
-        where = "; ".join(f"line {line}: {word!r}" for line, word in ambiguous)
-        why = "write true or false (YAML 1.1 reads it as a boolean, YAML 1.2 as text)"
+    for _line, word, path in ambiguous:
+        data = _set_at(data, path, word)
+    flags = [(line, word, path) for line, word, path in ambiguous if _is_flag(path)]
+    if flags:
+        where = "; ".join(f"line {line}: {'.'.join(map(str, path))}: {word!r}" for line, word, path in flags)
+        why = "write true or false (YAML 1.1 reads it as a boolean, YAML 1.2 and the schema as text)"
         raise PolicyError(f"{source}: {where}: {why}")
     try:
         return Policy.model_validate(data)
@@ -234,21 +240,52 @@ def load_policy(text: str | None, source: str = POLICY_PATH) -> Policy:
         raise PolicyError(f"{source}: " + "; ".join(problems)) from exc
 
 
-def _yaml11_booleans(root: Any) -> list[tuple[int, str]]:
-    """Return (line, word) of every plain scalar YAML 1.1 reads as a boolean but YAML 1.2 does not."""
+def _yaml11_booleans(root: Any) -> list[tuple[int, str, tuple[str | int, ...]]]:
+    """Return (line, word, path) of every plain scalar YAML 1.1 reads as a boolean but YAML 1.2 does not."""
     found = []
-    stack = [root]
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(root, ())]
     while stack:
-        node = stack.pop()
+        node, path = stack.pop()
         if isinstance(node, yaml.ScalarNode):
             plain_bool = node.tag == "tag:yaml.org,2002:bool" and node.style is None
             if plain_bool and node.value.lower() in _YAML11_BOOLEANS:
-                found.append((node.start_mark.line + 1, node.value))
+                found.append((node.start_mark.line + 1, node.value, path))
         elif isinstance(node, yaml.MappingNode):
-            stack.extend(v for pair in node.value for v in pair)
+            # A key that reads as a boolean is no field name either way: validation names it.
+            stack.extend((v, (*path, str(k.value))) for k, v in node.value)
         elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
+            stack.extend((v, (*path, i)) for i, v in enumerate(node.value))
     return sorted(found)
+
+
+def _set_at(data: Any, path: tuple[str | int, ...], value: str) -> Any:
+    """Put ``value`` at ``path`` of the loaded policy (mappings and lists, as loaded)."""
+    if not path:
+        return value
+    target: Any = data
+    try:
+        for key in path[:-1]:
+            target = target[key]
+        last = path[-1]
+        in_list = isinstance(target, list) and isinstance(last, int)
+        if in_list or (isinstance(target, dict) and last in target):
+            target[last] = value
+    except (KeyError, IndexError, TypeError):  # under a key YAML 1.1 read as a boolean: validation names it
+        pass
+    return data
+
+
+def _is_flag(path: tuple[str | int, ...]) -> bool:
+    """Tell whether the policy field at ``path`` takes true or false (a yes/no field)."""
+    model: Any = Policy
+    annotation: Any = None
+    for key in path:
+        fields = getattr(model, "model_fields", None)
+        if not isinstance(key, str) or fields is None or key not in fields:
+            return False
+        annotation = fields[key].annotation
+        model = annotation
+    return annotation is bool
 
 
 def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:

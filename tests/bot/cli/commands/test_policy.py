@@ -26,7 +26,7 @@ def test_a_valid_file_passes(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("behaviour:\n  min_hidden_pass_rate: lots\n", "line 2: behaviour.min_hidden_pass_rate"),
-        ("behaviour:\n  enabled: yes\n", "line 2: 'yes': write true or false"),
+        ("behaviour:\n  enabled: yes\n", "line 2: behaviour.enabled: 'yes': write true or false"),
         ("gates: [\n", "invalid YAML"),
         ("- a\n", "line 1: the policy must be a mapping"),
         ("bogus: 1\n", "bogus: Extra inputs are not permitted"),
@@ -61,7 +61,7 @@ def test_the_schema_has_an_id_and_takes_a_schema_key() -> None:
     assert "$schema" in schema["properties"]
     # Quoted, the YAML 1.1 words are text: no ambiguity, no refusal.
     assert load_policy('agents: {labels: ["on", "yes"]}\n').agents.labels == ["on", "yes"]
-    with pytest.raises(PolicyError, match="line 1: 'off'"):
+    with pytest.raises(PolicyError, match=r"line 1: quality\.enabled: 'off': write true or false"):
         load_policy("quality: {enabled: off}\n")
     json.dumps(schema)
 
@@ -79,3 +79,42 @@ def test_patchgate_run_names_the_policy_file_it_read(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["conclusion"] == "action_required"
     assert report["reasons"][0].startswith(f"{policy}: line 1: behaviour.enabled")
+
+
+# Bare YAML 1.1 words (on/off/yes/no) where the field takes words, a yes/no, or a list of text,
+# and files of other kinds: the checker and the published schema must agree on each.
+AGREEMENT = [
+    ("report: {comment: off}\n", True),
+    ("report: {comment: always}\n", True),
+    ("report: {comment: yes}\n", False),
+    ("agents: {labels: [on, yes, agent]}\n", True),
+    ("quality: {enabled: off}\n", False),
+    ("behaviour: {enabled: true}\n", True),
+    ("behaviour: {enabled: maybe}\n", False),
+    ("agents: {others: neutral}\n", True),
+    ("agents: {others: no}\n", False),
+    ("gates: {hygiene: {on_finding: warn}}\n", True),
+    ("bogus: 1\n", False),
+]
+
+
+@pytest.mark.parametrize(("text", "valid"), AGREEMENT)
+def test_the_checker_and_the_published_schema_agree(text: str, valid: bool) -> None:
+    import jsonschema
+    import yaml
+
+    from checks.policy import _set_at, _yaml11_booleans
+
+    # What an editor sees: YAML 1.2, where the bare words are text.
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    data = yaml.safe_load(text)
+    for _line, word, path in _yaml11_booleans(node):
+        data = _set_at(data, path, word)
+    schema = Policy.model_json_schema(by_alias=True)
+    schema_ok = jsonschema.Draft202012Validator(schema).is_valid(data)
+    try:
+        load_policy(text)
+        checker_ok = True
+    except PolicyError:
+        checker_ok = False
+    assert (checker_ok, schema_ok) == (valid, valid)
