@@ -15,6 +15,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     parser.add_argument("--keep", type=Path, help="build the example repository here and keep it")
     parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="say on stderr as each layer of each PR finishes (default: when stderr is a terminal)",
+    )
+    parser.add_argument(
         "--database",
         default="sqlite:///.state/demo.db",
         help="where the runs are recorded (default: sqlite:///.state/demo.db)",
@@ -23,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from bot.cli.commands.rank import render_ranking
-    from bot.cli.commands.run import EXIT_CODES, render
+    from bot.cli.commands.run import EXIT_CODES, progress_printer, render
     from bot.cli.demo_repo import ExampleError, build_example, bundled_example, example_suites
     from bot.cli.local import LocalRun, run_local
     from bot.cli.rank import rank_reports
@@ -57,7 +63,7 @@ def command(args: argparse.Namespace) -> int:
             run = LocalRun(repo, "main", pr.branch, suites, task=Task(pr.title, pr.body), judge=judge)
             try:
                 with to_stderr():  # the reports are the demo's stdout, not library banners
-                    report = run_local(run, runner)
+                    report = run_local(run, runner, on_progress=progress_printer(args.progress))
             except SandboxError as exc:
                 print(f"patchgate demo: sandbox: {exc}", file=sys.stderr)
                 return 3

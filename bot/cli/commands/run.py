@@ -184,8 +184,10 @@ def progress_printer(wanted: bool | None) -> Callable[[str, Report], None] | Non
             detail = f"{report.behaviour.status} · {behaviour_numbers(report.behaviour)}"
         elif stage == "strength":
             detail = strength_numbers(report.behaviour.strength)
+        elif stage == "done":
+            stage, detail = "finished:", report.conclusion
         else:
-            detail = "done"
+            detail = "finished"
         print(f"patchgate: {stage} {detail} ({time.monotonic() - start:.0f}s)", file=sys.stderr, flush=True)
 
     return say

@@ -14,7 +14,7 @@ import pytest
 def test_demo_gates_the_three_example_prs(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "demo", "--database", f"sqlite:///{db}"],
+        [sys.executable, "-m", "bot.cli", "demo", "--database", f"sqlite:///{db}", "--progress"],
         capture_output=True,
         text=True,
         timeout=900,
@@ -37,6 +37,11 @@ def test_demo_gates_the_three_example_prs(tmp_path: Path) -> None:
     assert "✓ agent/parse-duration-green" in summary
     assert "hidden 21/21 (100%)" in done.stdout
     assert "expected ValueError to be raised, got datetime.timedelta(0)" in done.stdout
+    # Progress, per PR, on stderr only: the reports are stdout.
+    finished = [line for line in done.stderr.splitlines() if line.startswith("patchgate: finished: ")]
+    assert [line.split()[2] for line in finished] == ["success", "failure", "failure"], done.stderr[-2000:]
+    assert "patchgate: shape " in done.stderr
+    assert "patchgate: " not in done.stdout.replace("patchgate demo", "")
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT conclusion FROM runs ORDER BY id").fetchall()
     assert [r[0] for r in rows] == ["success", "failure", "failure"]

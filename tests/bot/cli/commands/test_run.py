@@ -290,7 +290,8 @@ def test_progress_goes_to_stderr_when_asked_and_never_to_stdout(calc_repo: GitRe
     assert json.loads(shown.stdout)["conclusion"] == "success"
     said = [line for line in shown.stderr.splitlines() if line.startswith("patchgate: ")]
     # The mutants run last, after the verdict's own runs: their line comes after behaviour's.
-    assert [line.split()[1] for line in said] == ["shape", "behaviour", "strength", "done"], said
+    assert [line.split()[1] for line in said] == ["shape", "behaviour", "strength", "finished:"], said
+    assert said[-1].startswith("patchgate: finished: success (")
     assert said[1].startswith("patchgate: behaviour passed · hidden 2/2")
     assert "mutants of the changed lines" in said[2]
     # Not a terminal and not asked: nothing.
