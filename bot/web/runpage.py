@@ -46,8 +46,14 @@ _PUBLIC_FIELDS = (
 )
 
 
+# The trigger of a run made without GitHub (patchgate run, patchgate demo; Store.add_local_job).
+LOCAL = "local"
+
+
 def links(job: JobView, github_url: str) -> dict[str, str]:
-    """Return the pull request's page and, once it exists, the check run's."""
+    """Return the pull request's page and, once it exists, the check run's (a local run has neither)."""
+    if job.trigger == LOCAL:
+        return {}
     found = {"pull_request": f"{github_url}/{job.repository}/pull/{job.pr_number}"}
     if job.check_run_id is not None:
         found["check_run"] = f"{github_url}/{job.repository}/runs/{job.check_run_id}"
@@ -69,17 +75,19 @@ def page(job: JobView, text: str, github_url: str) -> str:
     found = links(job, github_url)
     anchors = " · ".join(
         f'<a href="{html.escape(url)}" rel="noreferrer">{label}</a>'
-        for label, url in (("pull request", found["pull_request"]), ("check run", found.get("check_run")))
+        for label, url in (("pull request", found.get("pull_request")), ("check run", found.get("check_run")))
         if url is not None
     )
+    head = html.escape(job.head_sha[:12])
+    if job.trigger == LOCAL:  # no pull request, no queue: no #0, no link to nowhere, no attempts
+        where = f"{html.escape(job.repository)} · local run @ {head}"
+        facts = f"conclusion: {html.escape(job.conclusion or '-')} · run by patchgate run or patchgate demo"
+    else:
+        where = f"{html.escape(job.repository)} #{job.pr_number} @ {head}"
+        facts = (
+            f"state: {html.escape(job.state)} · conclusion: {html.escape(job.conclusion or '-')}"
+            f" · attempts: {job.attempts}"
+        )
     return _TEMPLATE.substitute(
-        job_id=job.id,
-        repository=html.escape(job.repository),
-        pr_number=job.pr_number,
-        head=html.escape(job.head_sha[:12]),
-        links=anchors,
-        state=html.escape(job.state),
-        conclusion=html.escape(job.conclusion or "-"),
-        attempts=job.attempts,
-        report=html.escape(text),
+        job_id=job.id, where=where, links=anchors or "", facts=facts, report=html.escape(text)
     )
