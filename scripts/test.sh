@@ -35,11 +35,18 @@ if [ "$FAST" = 1 ]; then
 fi
 
 bash scripts/setup.sh
-# cmark-gfm renders check-run summaries as GitHub does (tests/checks/render/test_gfm.py).
-if ! command -v cmark-gfm >/dev/null; then
-  echo "[test] installing cmark-gfm" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cmark-gfm >/dev/null \
-    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cmark-gfm >/dev/null; }
+# cmark-gfm renders check-run summaries as GitHub does (tests/checks/render/test_gfm.py); chromium
+# renders the run and repository pages (tests/bot/web/test_pages_in_a_browser.py).
+page_tools=()
+command -v cmark-gfm >/dev/null || page_tools+=(cmark-gfm)
+command -v chromium >/dev/null || page_tools+=(chromium)
+# The check run's emoji, in the screenshots (docs/images/) as on GitHub.
+[ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || page_tools+=(fonts-noto-color-emoji)
+if [ ${#page_tools[@]} -gt 0 ]; then
+  echo "[test] installing ${page_tools[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq --no-install-recommends "${page_tools[@]}" >/dev/null \
+    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${page_tools[@]}" >/dev/null; }
 fi
 if [ "${CI:-}" = true ]; then
   # CI proves the sandbox base image still builds from packages alone (debootstrap, no registry).

@@ -37,8 +37,10 @@ MARK_BY_FIXTURE = {
     "make_server": "server",
     # tests/checks/shape/test_probe.py: one real probe run over a tree, seconds before the first test
     "loads_result": "slow",
-    # tests/checks/render/test_gfm.py: Debian's cmark-gfm, which the full test command installs
+    # Debian's cmark-gfm and chromium (tests/checks/render/test_gfm.py, tests/bot/web/*browser*), which
+    # the full test command installs
     "cmark_gfm": "slow",
+    "chromium": "slow",
 }
 # Nothing listens on the discard port: a subprocess that reaches for Docker under --fast fails.
 FAST_DOCKER_HOST = "tcp://127.0.0.1:9"

@@ -27,8 +27,13 @@ def _derive(secret: bytes) -> bytes:
     return hashlib.sha256(b"patchgate details url\0" + secret).digest()
 
 
-def _mac(key: bytes, job_id: int, expires: int) -> str:
-    return hmac.new(key, f"{job_id}.{expires}".encode(), hashlib.sha256).hexdigest()[:_MAC_CHARS]
+def _mac(key: bytes, subject: str, expires: int) -> str:
+    return hmac.new(key, f"{subject}.{expires}".encode(), hashlib.sha256).hexdigest()[:_MAC_CHARS]
+
+
+def repository_subject(repository: str) -> str:
+    """The subject of a repository page's token (no job id has a colon: the two never collide)."""
+    return f"repo:{repository}"
 
 
 @dataclass(frozen=True)
@@ -38,19 +43,20 @@ class RunTokens:
     keys: tuple[bytes, ...]
     ttl_s: float
 
-    def issue(self, job_id: int, now: float | None = None) -> str:
-        """Return a token for ``job_id`` that expires ``ttl_s`` from now."""
+    def issue(self, job_id: int | str, now: float | None = None) -> str:
+        """Return a token for ``job_id`` (or another subject: ``repository_subject``), good for ``ttl_s``."""
         expires = int((time.time() if now is None else now) + self.ttl_s)
-        return f"{expires}.{_mac(self.keys[0], job_id, expires)}"
+        return f"{expires}.{_mac(self.keys[0], str(job_id), expires)}"
 
-    def check(self, token: str, job_id: int, now: float | None = None) -> Verdict:
+    def check(self, token: str, job_id: int | str, now: float | None = None) -> Verdict:
         """Return ``ok``, ``expired`` (a genuine token past its time) or ``bad``."""
+        subject = str(job_id)
         expiry, dot, mac = token.partition(".")
         if not dot or not expiry.isdigit() or len(expiry) > 12 or len(mac) != _MAC_CHARS:
             return "bad"
         expires = int(expiry)
         # Every key is tried, so the time taken does not tell which one matched.
-        genuine = [hmac.compare_digest(mac.encode(), _mac(k, job_id, expires).encode()) for k in self.keys]
+        genuine = [hmac.compare_digest(mac.encode(), _mac(k, subject, expires).encode()) for k in self.keys]
         if not any(genuine):
             return "bad"
         return "ok" if (time.time() if now is None else now) <= expires else "expired"

@@ -118,6 +118,20 @@ class JudgeRow:
         )
 
 
+@dataclass(frozen=True)
+class RepositoryRun:
+    """One stored run as the repository page lists it."""
+
+    job_id: int
+    pr_number: int
+    head_sha: str
+    conclusion: str
+    hidden_pass_rate: float | None
+    held_out_pass_rate: float | None
+    mutation_score: float | None
+    created_at: float
+
+
 class Store(Deliveries, Leases, Candidates):
     """All database access of the service."""
 
@@ -199,6 +213,24 @@ class Store(Deliveries, Leases, Candidates):
                 .limit(1)
             ).first()
             return (row[0], row[1]) if row is not None else None
+
+    def repository_runs(self, repository: str, limit: int = 100) -> list[RepositoryRun]:
+        """Return the repository's newest stored runs (the repository page), newest first."""
+        with self._tx() as s:
+            rows = s.execute(
+                select(Run.job_id, Run.pr_number, Run.head_sha, Run.conclusion, Run.hidden_pass_rate,
+                       Run.held_out_pass_rate, Run.report, Run.created_at)
+                .where(Run.repository == repository)
+                .order_by(Run.id.desc())
+                .limit(limit)
+            ).all()  # fmt: skip
+        runs = []
+        for job_id, number, head, conclusion, hidden, held_out, report, created in rows:
+            strength = ((report or {}).get("behaviour") or {}).get("strength") or {}
+            ran = int(strength.get("mutants") or 0) - int(strength.get("not_run") or 0)
+            score = int(strength.get("killed") or 0) / ran if ran > 0 else None
+            runs.append(RepositoryRun(job_id, number, head, conclusion, hidden, held_out, score, created))
+        return runs
 
     def run_count(self) -> int:
         with self._tx() as s:

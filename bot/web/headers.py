@@ -33,8 +33,8 @@ _RUNS = merged(_EVERY, encoded(PRIVATE))
 
 
 def for_path(path: str) -> RawHeaders:
-    """Return the headers an answer on ``path`` carries: /runs/ pages are never cached either."""
-    return _RUNS if path.startswith("/runs/") else _EVERY
+    """Return the headers an answer on ``path`` carries: /runs/ and /repos/ pages are never cached either."""
+    return _RUNS if path.startswith(("/runs/", "/repos/")) else _EVERY
 
 
 class SecurityHeaders:

@@ -24,7 +24,7 @@ from bot import logs, metrics
 from bot.github import events
 from bot.github.events import Ignore
 from bot.service.queue import JobQueue
-from bot.service.runtokens import RunTokens
+from bot.service.runtokens import RunTokens, repository_subject
 from bot.service.worker import Worker
 from bot.settings import Settings
 from bot.store import Incoming, Store
@@ -145,8 +145,29 @@ async def run_page(request: Request, job_id: int, token: str = "") -> Response:
     github_url = svc.settings.github_url
     if request.query_params.get("format") == "json":
         return _answer(200, job=runpage.public_job(job, github_url), report=data)
-    text = render_text(Report.model_validate(data)) if data else f"state: {job.state}\n{job.detail}"
-    return HTMLResponse(runpage.page(job, text, github_url))
+    report = Report.model_validate(data) if data else None
+    text = render_text(report) if report is not None else f"state: {job.state}\n{job.detail}"
+    subject = repository_subject(job.repository)
+    repository_url = f"/repos/{job.repository}?token={svc.tokens.issue(subject)}"
+    return HTMLResponse(runpage.page(job, text, github_url, report=report, repository_url=repository_url))
+
+
+@router.get("/repos/{owner}/{name}", response_model=None)
+async def repository_page(request: Request, owner: str, name: str, token: str = "") -> Response:
+    """Every stored run of one repository (the token of its link, from one of its run pages)."""
+    svc: Service = request.app.state.service
+    repository = f"{owner}/{name}"
+    verdict = svc.tokens.check(token, repository_subject(repository))
+    if verdict == "expired":
+        return _answer(410, error="this link has expired; open it again from a run's page")
+    if verdict != "ok":
+        return _answer(404, error="no such repository")
+    runs = await asyncio.to_thread(svc.store.repository_runs, repository)
+
+    def run_url(job_id: int) -> str:
+        return f"/runs/{job_id}?token={svc.tokens.issue(job_id)}"
+
+    return HTMLResponse(runpage.repository_page(repository, runs, run_url))
 
 
 async def _accept(svc: Service, request: Request, body: bytes) -> tuple[JSONResponse, str]:

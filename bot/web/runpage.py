@@ -9,12 +9,22 @@ lists the job's public facts only: no worker host name, no installation id.
 
 from __future__ import annotations
 
-import html
-from importlib.resources import files
-from string import Template
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from bot.store import RepositoryRun
 from bot.store.leases import JobView
+from checks.render.numbers import (
+    QUALITY_LABEL,
+    behaviour_numbers,
+    quality_numbers,
+    shape_numbers,
+    shape_status,
+)
+from checks.report import Report, percent
 
 # Every answer of the service carries these; /runs answers add PRIVATE.
 SECURITY_HEADERS = {
@@ -27,9 +37,6 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 PRIVATE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
-
-# Read once at import: a missing template fails the service's start, not a reader's request.
-_TEMPLATE = Template(files("bot.web").joinpath("templates/run.html").read_text(encoding="utf-8"))
 
 _PUBLIC_FIELDS = (
     "id",
@@ -48,6 +55,18 @@ _PUBLIC_FIELDS = (
 
 # The trigger of a run made without GitHub (patchgate run, patchgate demo; Store.add_local_job).
 LOCAL = "local"
+# Jinja2 with autoescape on for every template: no value reaches the page unescaped.
+_ENV = Environment(
+    loader=PackageLoader("bot.web", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    undefined=StrictUndefined,
+)
+# Loaded once at import: a missing or broken template fails the service's start, not a request.
+_RUN = _ENV.get_template("run.html")
+_REPOSITORY = _ENV.get_template("repository.html")
+
+
+LINK_LABELS = (("pull_request", "pull request"), ("check_run", "check run"))
 
 
 def links(job: JobView, github_url: str) -> dict[str, str]:
@@ -67,27 +86,123 @@ def public_job(job: JobView, github_url: str) -> dict[str, Any]:
     return shown
 
 
-def page(job: JobView, text: str, github_url: str) -> str:
-    """Return the HTML page: where the run belongs, its state, and the report as text.
+def _layers(report: Report) -> list[dict[str, str]]:
+    icon_words = shape_status(report.shape)[1]
+    rows = [
+        ("shape", icon_words, "maintainer" if icon_words != report.shape.status else report.shape.status,
+         shape_numbers(report.shape)),
+        ("behaviour", report.behaviour.status, report.behaviour.status, behaviour_numbers(report.behaviour)),
+        (QUALITY_LABEL, report.quality.status, report.quality.status, quality_numbers(report.quality)),
+    ]  # fmt: skip
+    return [{"name": n, "words": w, "css": c, "numbers": nums} for n, w, c, nums in rows]
 
-    Every value is escaped here; the template (templates/run.html) holds markup only.
-    """
+
+def _findings(report: Report, job: JobView, github_url: str) -> list[dict[str, Any]]:
+    shown = sorted(report.shape.findings, key=lambda f: (not f.introduced, f.path, f.start_line))
+    out = []
+    for f in shown:
+        url = None
+        if job.trigger != LOCAL and f.path:
+            lines = f"#L{f.start_line}-L{max(f.end_line, f.start_line)}" if f.start_line >= 1 else ""
+            url = f"{github_url}/{job.repository}/blob/{report.head_sha or job.head_sha}/{f.path}{lines}"
+        out.append({
+            "where": f"{f.path}:{f.start_line}", "url": url, "tool": f.tool, "rule": f.rule,
+            "severity": f.shown_severity + (" (needs a maintainer)" if f.needs_maintainer else ""),
+            "message": f.message, "origin": "this change" if f.introduced else "already on base",
+        })  # fmt: skip
+    return out
+
+
+def _suites(report: Report) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": s.name, "kind": "held-out" if s.kind == "held_out" else "hidden", "passed": s.passed,
+            "total": s.total, "rate": percent(s.pass_rate), "errors": s.errors, "flaky": s.flaky,
+            "timed_out": s.timed_out, "time": f"{s.wall_s:.1f}s" if s.wall_s is not None else "-",
+        }
+        for s in report.behaviour.suites
+    ]  # fmt: skip
+
+
+def _timeline(report: Report) -> list[dict[str, Any]]:
+    longest = max(report.timings.values(), default=0.0)
+    return [
+        {
+            "name": step,
+            "seconds": f"{seconds:.1f}s",
+            "width": round(100 * seconds / longest, 1) if longest else 0,
+        }
+        for step, seconds in report.timings.items()
+    ]
+
+
+def page(
+    job: JobView,
+    text: str,
+    github_url: str,
+    *,
+    report: Report | None = None,
+    repository_url: str | None = None,
+) -> str:
+    """Return the HTML page: where the run belongs, its layers, suites, findings, timeline and text."""
     found = links(job, github_url)
-    anchors = " · ".join(
-        f'<a href="{html.escape(url)}" rel="noreferrer">{label}</a>'
-        for label, url in (("pull request", found.get("pull_request")), ("check run", found.get("check_run")))
-        if url is not None
-    )
-    head = html.escape(job.head_sha[:12])
+    head = job.head_sha[:12]
     if job.trigger == LOCAL:  # no pull request, no queue: no #0, no link to nowhere, no attempts
-        where = f"{html.escape(job.repository)} · local run @ {head}"
-        facts = f"conclusion: {html.escape(job.conclusion or '-')} · run by patchgate run or patchgate demo"
+        where = f"{job.repository} · local run @ {head}"
+        facts = ["run by patchgate run or patchgate demo"]
     else:
-        where = f"{html.escape(job.repository)} #{job.pr_number} @ {head}"
-        facts = (
-            f"state: {html.escape(job.state)} · conclusion: {html.escape(job.conclusion or '-')}"
-            f" · attempts: {job.attempts}"
-        )
-    return _TEMPLATE.substitute(
-        job_id=job.id, where=where, links=anchors or "", facts=facts, report=html.escape(text)
-    )
+        where = f"{job.repository} #{job.pr_number} @ {head}"
+        facts = [f"state: {job.state}", f"attempts: {job.attempts}"]
+    return _RUN.render(
+        job=job,
+        where=where,
+        links=[(label, found[key]) for key, label in LINK_LABELS if key in found],
+        conclusion=job.conclusion or (report.conclusion if report else None),
+        facts=facts,
+        report=report,
+        layers=_layers(report) if report else [],
+        suites=_suites(report) if report else [],
+        findings=_findings(report, job, github_url) if report else [],
+        timeline=_timeline(report) if report else [],
+        repository_url=repository_url,
+        text=text,
+    )  # fmt: skip
+
+
+CHART_W, CHART_H = 900, 220
+
+
+def _chart(runs: list[RepositoryRun]) -> dict[str, Any] | None:
+    """Return the SVG chart's grid and lines: hidden pass rate and suite strength, oldest first."""
+    oldest_first = list(reversed(runs))
+    series = []
+    for name, color, values in (
+        ("hidden pass rate", "#1a7f37", [r.hidden_pass_rate for r in oldest_first]),
+        ("suite strength (mutants killed)", "#8250df", [r.mutation_score for r in oldest_first]),
+    ):
+        step = (CHART_W - 60) / max(len(values) - 1, 1)
+        dots = [(round(40 + i * step, 1), round(10 + (1 - v) * (CHART_H - 30), 1))
+                for i, v in enumerate(values) if v is not None]  # fmt: skip
+        if dots:
+            points = " ".join(f"{x},{y}" for x, y in dots)
+            series.append({"name": name, "color": color, "points": points, "dots": dots})
+    if not series:
+        return None
+    grid = [(10 + (1 - f) * (CHART_H - 30), f"{f:.0%}") for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    return {"width": CHART_W, "height": CHART_H, "grid": grid, "series": series}
+
+
+def repository_page(repository: str, runs: list[RepositoryRun], run_url: Callable[[int], str]) -> str:
+    """Return the repository's page: its runs with their conclusions, and how its numbers moved."""
+    rows = [
+        {
+            "job_id": r.job_id, "url": run_url(r.job_id), "pr": f"#{r.pr_number}" if r.pr_number else "local",
+            "head": r.head_sha[:12], "conclusion": r.conclusion,
+            "hidden": percent(r.hidden_pass_rate) if r.hidden_pass_rate is not None else "-",
+            "held_out": percent(r.held_out_pass_rate) if r.held_out_pass_rate is not None else "-",
+            "strength": percent(r.mutation_score) if r.mutation_score is not None else "-",
+            "when": datetime.fromtimestamp(r.created_at, UTC).strftime("%Y-%m-%d %H:%M"),
+        }
+        for r in runs
+    ]  # fmt: skip
+    return _REPOSITORY.render(repository=repository, runs=rows, chart=_chart(runs))

@@ -51,3 +51,15 @@ def test_without_a_key_of_its_own_the_token_derives_from_the_webhook_secret() ->
     link = tokens().issue(7, now=NOW)
     assert tokens().check(link, 7, now=NOW) == "ok"
     assert run_tokens(Settings(webhook_secret="other")).check(link, 7, now=NOW) == "bad"  # type: ignore[arg-type]
+
+
+def test_a_repository_pages_token_opens_that_page_only() -> None:
+    from bot.service.runtokens import RunTokens, repository_subject
+
+    tokens = RunTokens((b"k" * 32,), 3600)
+    token = tokens.issue(repository_subject("octo/repo"))
+    assert tokens.check(token, repository_subject("octo/repo")) == "ok"
+    assert tokens.check(token, repository_subject("octo/other")) == "bad"
+    # Neither kind opens the other: a job's token is no repository's, and the reverse.
+    assert tokens.check(tokens.issue(7), repository_subject("octo/repo")) == "bad"
+    assert tokens.check(token, 7) == "bad"

@@ -161,7 +161,8 @@ def test_the_details_page_needs_its_token(server: Server, github: FakeGitHub, tm
     page = httpx.get(f"{server.url}/runs/{job_id}", params={"token": token})
     assert page.status_code == 200
     assert "octo/details #1" in page.text
-    assert "conclusion: failure" in page.text
+    assert 'id="conclusion">failure<' in page.text
+    assert '<table id="findings">' in page.text
     # Links back to the PR and to the check run on GitHub.
     assert 'href="https://github.com/octo/details/pull/1"' in page.text
     assert f'href="https://github.com/octo/details/runs/{run["id"]}"' in page.text
@@ -184,6 +185,15 @@ def test_the_details_page_needs_its_token(server: Server, github: FakeGitHub, tm
     assert INSTALLATION not in shown.values()
     assert f"/installations/{INSTALLATION}" not in data.text
     assert shown["links"]["check_run"] == f"https://github.com/octo/details/runs/{run['id']}"
+    # The repository's page, through the link on the run's page (its own token: no other repository's).
+    repo_link = re.search(r'href="(/repos/octo/details\?token=[^"]+)"', page.text)
+    assert repo_link is not None
+    repo_page = httpx.get(server.url + repo_link.group(1).replace("&amp;", "&"))
+    assert repo_page.status_code == 200 and repo_page.headers["cache-control"] == "no-store"
+    assert f'href="/runs/{job_id}?token=' in repo_page.text and '<table id="runs">' in repo_page.text
+    other = repo_link.group(1).replace("/repos/octo/details", "/repos/octo/other")
+    assert httpx.get(server.url + other).status_code == 404
+    assert httpx.get(f"{server.url}/repos/octo/details").status_code == 404
     assert httpx.get(f"{server.url}/runs/{job_id}").status_code == 404
     assert httpx.get(f"{server.url}/runs/{job_id}", params={"token": "0" * 32}).status_code == 404
     assert httpx.get(f"{server.url}/runs/{job_id + 1}", params={"token": token}).status_code == 404

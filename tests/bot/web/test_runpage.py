@@ -19,7 +19,7 @@ def test_a_local_run_has_no_pull_request_link_no_number_and_no_attempts(tmp_path
     assert job is not None
     html = page(job, "the report", "https://github.com")
     assert "example/duration · local run @ bbbbbbbbbbbb" in html
-    assert "#0" not in html and "/pull/" not in html and "attempts" not in html
+    assert "#0 @" not in html and "/pull/" not in html and "attempts" not in html
     assert links(job, "https://github.com") == {}
     assert public_job(job, "https://github.com")["links"] == {}
 
@@ -39,3 +39,101 @@ def test_a_pull_requests_run_links_to_it(tmp_path: Path) -> None:
     assert "octo/repo #7 @ cccccccccccc" in html and "attempts: 0" in html
     assert 'href="https://github.com/octo/repo/pull/7"' in html
     assert "<b>report" not in html and "&lt;b&gt;report" in html
+
+
+def gated_report() -> Report:
+    from checks.report import BehaviourResult, Finding, ShapeResult, SuiteResult
+
+    hostile = Finding(
+        tool="ruff", rule="F401", path="pkg/a.py", start_line=3, end_line=4, severity="error",
+        message="<script>alert(1)</script> unused",
+    )  # fmt: skip
+    old = hostile.model_copy(update={"introduced": False, "start_line": 9, "end_line": 9, "message": "old"})
+    report = Report(
+        conclusion="failure",
+        reasons=["behaviour: hidden 3/4 (75%), needs 100%"],
+        base_sha="a" * 40,
+        head_sha="d" * 40,
+        shape=ShapeResult(status="failed", findings=[hostile, old], preexisting=1),
+        behaviour=BehaviourResult(
+            status="failed",
+            suites=[
+                SuiteResult(
+                    name="hidden", kind="hidden", passed=3, failed=1, total=4, pass_rate=0.75, status="failed"
+                ),
+                SuiteResult(name="held-out", kind="held_out", passed=2, total=2, pass_rate=1.0),
+            ],
+            fail_to_pass=1,
+            fail_to_pass_total=2,
+        ),
+    )
+    report.timings.update({"shape": 4.0, "behaviour": 8.0})
+    return report
+
+
+def pull_job(
+    tmp_path: Path, report: Report, *, history: int = 0, store: Store | None = None
+) -> tuple[Store, int]:
+    """Store ``report`` as the run of PR #7's job (after ``history`` earlier runs of other PRs)."""
+    if store is None:
+        store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+        store.migrate()
+    for n in range(history):  # earlier PRs: the pass rate and suite strength climbing
+        earlier = report.model_copy(deep=True)
+        earlier.behaviour.strength.mutants, earlier.behaviour.strength.killed = 10, 4 + n
+        _one_run(store, earlier, 100 + n, 0.5 + 0.08 * n)
+    return store, _one_run(store, report, 7, 0.75)
+
+
+def _one_run(store: Store, report: Report, number: int, hidden: float) -> int:
+    from bot.github.events import GateRequest
+    from bot.store import RunRecord
+
+    sha = f"{number:040d}" if number != 7 else "d" * 40
+    [job_id] = store.record_delivery(
+        f"d{number}",
+        "pull_request",
+        "opened",
+        [GateRequest(1, "octo/repo", sha, "pull_request.opened", number)],
+    ).job_ids
+    data = report.model_dump(mode="json")
+    record = RunRecord(job_id, "octo/repo", number, sha, "a" * 40, report.conclusion, data,
+                       hidden_pass_rate=hidden, held_out_pass_rate=1.0)  # fmt: skip
+    store.save_run(record)
+    return job_id
+
+
+def test_the_run_page_shows_layers_suites_findings_linked_to_their_lines_and_a_timeline(
+    tmp_path: Path,
+) -> None:
+    report = gated_report()
+    store, job_id = pull_job(tmp_path, report)
+    job = store.job(job_id)
+    store.close()
+    assert job is not None
+    html = page(job, "text", "https://github.com", report=report, repository_url="/repos/octo/repo?token=t")
+    assert '<table id="layers">' in html and '<table id="suites">' in html and '<table id="timeline">' in html
+    # A finding links to its lines at the head commit; an old one is marked as already on base.
+    assert 'href="https://github.com/octo/repo/blob/' + "d" * 40 + '/pkg/a.py#L3-L4"' in html
+    assert "already on base" in html
+    # Every value is escaped by the template engine.
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert 'style="width: 50.0%"' in html and 'style="width: 100.0%"' in html  # shape 4 s, behaviour 8 s
+    assert 'href="/repos/octo/repo?token=t"' in html
+    assert "behaviour: hidden 3/4 (75%), needs 100%" in html
+
+
+def test_the_repository_page_lists_runs_and_charts_them(tmp_path: Path) -> None:
+    from bot.web.runpage import repository_page
+
+    report = gated_report()
+    report.behaviour.strength.mutants, report.behaviour.strength.killed = 4, 3
+    store, job_id = pull_job(tmp_path, report)
+    runs = store.repository_runs("octo/repo")
+    store.close()
+    assert [(r.job_id, r.conclusion, r.hidden_pass_rate, r.mutation_score) for r in runs] == [
+        (job_id, "failure", 0.75, 0.75)
+    ]
+    html = repository_page("octo/repo", runs, lambda j: f"/runs/{j}?token=x")
+    assert f'href="/runs/{job_id}?token=x"' in html and "#7" in html
+    assert '<svg id="chart"' in html and "hidden pass rate" in html and "suite strength" in html
