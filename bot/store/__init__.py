@@ -255,8 +255,12 @@ class Store(Deliveries, Leases, Candidates):
                 )
             )
 
-    def judge_records(self) -> list[JudgeRow]:
+    def judge_records(self, repository: str | None = None) -> list[JudgeRow]:
+        """Return the judge's calibration records, oldest first (of one repository, when given)."""
         with self._tx() as s:
+            stmt = select(JudgeRecord).order_by(JudgeRecord.id)
+            if repository is not None:
+                stmt = stmt.where(JudgeRecord.repository == repository)
             return [
                 JudgeRow(
                     r.model,
@@ -268,7 +272,7 @@ class Store(Deliveries, Leases, Candidates):
                     r.completion_tokens,
                     r.cost_usd,
                 )
-                for r in s.scalars(select(JudgeRecord).order_by(JudgeRecord.id))
+                for r in s.scalars(stmt)
             ]
 
     def verdicts(self, key: str) -> list[CriterionResult] | None:

@@ -163,11 +163,12 @@ async def repository_page(request: Request, owner: str, name: str, token: str = 
     if verdict != "ok":
         return _answer(404, error="no such repository")
     runs = await asyncio.to_thread(svc.store.repository_runs, repository)
+    records = [row.record() for row in await asyncio.to_thread(svc.store.judge_records, repository)]
 
     def run_url(job_id: int) -> str:
         return f"/runs/{job_id}?token={svc.tokens.issue(job_id)}"
 
-    return HTMLResponse(runpage.repository_page(repository, runs, run_url))
+    return HTMLResponse(runpage.repository_page(repository, runs, run_url, records))
 
 
 async def _accept(svc: Service, request: Request, body: bytes) -> tuple[JSONResponse, str]:

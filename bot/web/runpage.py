@@ -9,7 +9,7 @@ lists the job's public facts only: no worker host name, no installation id.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,6 +17,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from bot.store import RepositoryRun
 from bot.store.leases import JobView
+from checks.quality.calibration import JudgeRecord as CalibrationRecord
+from checks.quality.calibration import rate
 from checks.render.numbers import (
     QUALITY_LABEL,
     behaviour_numbers,
@@ -192,8 +194,58 @@ def _chart(runs: list[RepositoryRun]) -> dict[str, Any] | None:
     return {"width": CHART_W, "height": CHART_H, "grid": grid, "series": series}
 
 
-def repository_page(repository: str, runs: list[RepositoryRun], run_url: Callable[[int], str]) -> str:
-    """Return the repository's page: its runs with their conclusions, and how its numbers moved."""
+def calibration(records: Sequence[CalibrationRecord]) -> list[dict[str, Any]]:
+    """Return, per judge model, how often it agreed with execution, as bars with 95% intervals.
+
+    From the records' 2x2 counts with Wilson intervals (closed form: no scipy in the service);
+    false acceptance - the judge passing code whose tests failed - is the bar that matters.
+    """
+    out = []
+    for model in sorted({r.model for r in records}):
+        mine = [r for r in records if r.model == model]
+        failing = [r for r in mine if not r.execution_passed]
+        passing = [r for r in mine if r.execution_passed]
+        measures = (
+            ("agreement with execution", sum(r.judge_passed == r.execution_passed for r in mine), len(mine)),
+            (
+                "false acceptance (tests failed, judge passed)",
+                sum(r.judge_passed for r in failing),
+                len(failing),
+            ),
+            (
+                "false rejection (tests passed, judge failed)",
+                sum(not r.judge_passed for r in passing),
+                len(passing),
+            ),
+        )
+        bars = []
+        for i, (label, count, n) in enumerate(measures):
+            measured = rate(count, n)
+            bars.append(
+                {
+                    "label": label,
+                    "text": measured.text(),
+                    "y": 8 + i * 26,
+                    "width": round((measured.value or 0.0) * BAR_W, 1),
+                    "low": round((measured.low or 0.0) * BAR_W, 1),
+                    "high": round((measured.high or 0.0) * BAR_W, 1),
+                    "shown": measured.value is not None,
+                }
+            )
+        out.append({"model": model, "n": len(mine), "bars": bars, "width": BAR_W})
+    return out
+
+
+BAR_W = 400
+
+
+def repository_page(
+    repository: str,
+    runs: list[RepositoryRun],
+    run_url: Callable[[int], str],
+    records: Sequence[CalibrationRecord] = (),
+) -> str:
+    """Return the repository's page: its runs, how its numbers moved, and the judge's calibration."""
     rows = [
         {
             "job_id": r.job_id, "url": run_url(r.job_id), "pr": f"#{r.pr_number}" if r.pr_number else "local",
@@ -205,4 +257,6 @@ def repository_page(repository: str, runs: list[RepositoryRun], run_url: Callabl
         }
         for r in runs
     ]  # fmt: skip
-    return _REPOSITORY.render(repository=repository, runs=rows, chart=_chart(runs))
+    return _REPOSITORY.render(
+        repository=repository, runs=rows, chart=_chart(runs), calibration=calibration(records)
+    )

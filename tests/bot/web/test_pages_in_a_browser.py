@@ -93,10 +93,16 @@ def test_the_run_page_in_a_browser(chromium: str, tmp_path: Path) -> None:
     assert any(h.endswith("/pkg/a.py#L3-L4") for h in dom.hrefs)
     assert dom.scripts == 0  # the finding's <script> stayed text
     repo_file = tmp_path / "repo.html"
-    repo_file.write_text(repository_page("octo/repo", runs, lambda j: f"/runs/{j}?token=x"))
+    from checks.quality.calibration import JudgeRecord
+
+    records = [JudgeRecord(True, True, "gpt-judge", "r")] * 14 + [
+        JudgeRecord(False, False, "gpt-judge", "r")
+    ] * 7
+    records += [JudgeRecord(False, True, "gpt-judge", "r")] * 2 + [JudgeRecord(True, False, "gpt-judge", "r")]
+    repo_file.write_text(repository_page("octo/repo", runs, lambda j: f"/runs/{j}?token=x", records))
     dom = Dom()
     dom.feed(browse(chromium, repo_file, screenshot=ARTIFACTS / "repository-page.png"))
-    assert {"runs", "chart"} <= dom.ids and f"/runs/{job_id}?token=x" in dom.hrefs
+    assert {"runs", "chart", "calibration-1"} <= dom.ids and f"/runs/{job_id}?token=x" in dom.hrefs
     assert len([h for h in dom.hrefs if h.startswith("/runs/")]) == 6
 
 

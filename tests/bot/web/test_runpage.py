@@ -137,3 +137,25 @@ def test_the_repository_page_lists_runs_and_charts_them(tmp_path: Path) -> None:
     html = repository_page("octo/repo", runs, lambda j: f"/runs/{j}?token=x")
     assert f'href="/runs/{job_id}?token=x"' in html and "#7" in html
     assert '<svg id="chart"' in html and "hidden pass rate" in html and "suite strength" in html
+
+
+def test_the_repository_page_plots_the_judges_calibration_with_intervals() -> None:
+    from bot.web.runpage import calibration, repository_page
+    from checks.quality.calibration import JudgeRecord, rate
+
+    # 10 runs: execution failed 4 times, and the judge passed one of those (a false acceptance).
+    records = [JudgeRecord(True, True, "m1", "r")] * 5 + [JudgeRecord(True, False, "m1", "r")]
+    records += [JudgeRecord(False, False, "m1", "r")] * 3 + [JudgeRecord(False, True, "m1", "r")]
+    [model] = calibration(records)
+    assert (model["model"], model["n"]) == ("m1", 10)
+    agreement, false_acceptance, false_rejection = model["bars"]
+    assert agreement["width"] == 0.8 * 400 and false_acceptance["width"] == 0.25 * 400
+    expected = rate(1, 4)
+    assert (false_acceptance["low"], false_acceptance["high"]) == (
+        round((expected.low or 0) * 400, 1),
+        round((expected.high or 0) * 400, 1),
+    )
+    assert false_rejection["text"] == rate(1, 6).text()
+    html = repository_page("octo/repo", [], lambda j: "", records)
+    assert 'id="calibration-1"' in html and "false acceptance (tests failed, judge passed)" in html
+    assert 'id="calibration' not in repository_page("octo/repo", [], lambda j: "")
