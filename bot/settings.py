@@ -142,6 +142,40 @@ class Settings(BaseSettings):
         return self.webhook_secret.get_secret_value().encode()
 
 
+def check_writable(directory: Path, what: str) -> None:
+    """Raise SettingsError, naming the owner and the fix, unless this process can write ``directory``.
+
+    The service image runs as uid 10001: a state directory a host created as root
+    (a compose bind mount, a hostPath) otherwise fails later, mid-job, with a bare OSError.
+    """
+    probe = directory
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".patchgate-write-check-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        where = (
+            directory if directory.exists() else next((p for p in directory.parents if p.exists()), directory)
+        )
+        try:
+            owner = f"owned by uid {where.stat().st_uid}"
+        except OSError:
+            owner = "unreadable"
+        raise SettingsError(
+            f"{what} {directory} is not writable by this process (uid {os.getuid()}; {where} is {owner}): "
+            f"make it this uid's, e.g. `chown -R {os.getuid()} {where}` ({exc.strerror or exc})"
+        ) from exc
+
+
+def check_state(settings: Settings) -> None:
+    """Check, at start, that the directories the service writes are writable (see check_writable)."""
+    check_writable(settings.work_dir, "PATCHGATE_WORK_DIR")
+    url = settings.database_url
+    if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+        check_writable(Path(url.removeprefix("sqlite:///")).parent, "the SQLite database's directory")
+
+
 def config_path() -> Path:
     """Return the config file's path: ``PATCHGATE_CONFIG`` or the default."""
     return Path(os.environ.get("PATCHGATE_CONFIG", str(DEFAULT_CONFIG)))

@@ -103,3 +103,25 @@ def test_invalid_values_are_refused(
 def test_urls_lose_their_trailing_slash() -> None:
     s = Settings(public_url="https://gate.example/", github_api_url="https://ghe.example/api/v3/")
     assert (s.public_url, s.github_api_url) == ("https://gate.example", "https://ghe.example/api/v3")
+
+
+def test_a_state_directory_the_process_cannot_write_is_refused_at_start_naming_the_fix(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from bot.settings import SettingsError, check_state
+
+    blocker = tmp_path / "state"
+    blocker.write_text("a file where the state directory should be")
+    settings = Settings(work_dir=blocker / "work", database_url=f"sqlite:///{tmp_path / 'ok' / 'db.sqlite'}")
+    with pytest.raises(SettingsError) as refused:
+        check_state(settings)
+    message = str(refused.value)
+    assert message.startswith(f"PATCHGATE_WORK_DIR {blocker / 'work'} is not writable by this process")
+    assert f"uid {os.getuid()}" in message and "chown -R" in message
+    writable = Settings(work_dir=tmp_path / "work", database_url=f"sqlite:///{blocker / 'db.sqlite'}")
+    with pytest.raises(SettingsError, match="the SQLite database's directory"):
+        check_state(writable)
+    check_state(Settings(work_dir=tmp_path / "work", database_url=f"sqlite:///{tmp_path / 'db' / 'x.db'}"))
+    assert not list((tmp_path / "work").iterdir())  # the probe leaves nothing behind

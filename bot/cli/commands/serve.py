@@ -33,7 +33,7 @@ def command(args: argparse.Namespace) -> int:
 
     from bot import logs
     from bot.service.job import load_pipeline
-    from bot.settings import SettingsError, load_settings
+    from bot.settings import SettingsError, check_state, load_settings
     from bot.store.topology import check_store
     from bot.web.app import create_app
 
@@ -48,6 +48,7 @@ def command(args: argparse.Namespace) -> int:
         if workers:
             settings.require_app()
         check_store(settings, jobs_elsewhere=not workers)
+        check_state(settings)
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"patchgate serve: {exc}", file=sys.stderr)
         return 2

@@ -26,7 +26,7 @@ async def _serve(args: argparse.Namespace) -> int:
     from bot.service.job import load_pipeline
     from bot.service.queue import JobQueue
     from bot.service.worker import Worker
-    from bot.settings import SettingsError, load_settings
+    from bot.settings import SettingsError, check_state, load_settings
     from bot.store import Store
     from bot.store.topology import check_store, describe
 
@@ -35,6 +35,7 @@ async def _serve(args: argparse.Namespace) -> int:
         settings.require_app()
         settings.require_webhook_secret()
         check_store(settings, jobs_elsewhere=True)
+        check_state(settings)
         pipeline = load_pipeline(args.pipeline)
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"patchgate worker: {exc}", file=sys.stderr)

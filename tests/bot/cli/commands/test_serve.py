@@ -42,6 +42,17 @@ pytestmark = pytest.mark.slow
             {"PATCHGATE_WEBHOOK_SECRET": "s", "PATCHGATE_APP_ID": "1", "PATCHGATE_PRIVATE_KEY": "k"},
             "only one process",
         ),
+        # A state directory this uid cannot write: said at start, not as an OSError mid-job.
+        (
+            ["serve"],
+            {
+                "PATCHGATE_WEBHOOK_SECRET": "s",
+                "PATCHGATE_APP_ID": "1",
+                "PATCHGATE_PRIVATE_KEY": "k",
+                "PATCHGATE_WORK_DIR": "/proc/patchgate-work",
+            },
+            "PATCHGATE_WORK_DIR /proc/patchgate-work is not writable by this process",
+        ),
     ],
 )
 def test_missing_settings_are_usage_errors(
