@@ -199,3 +199,17 @@ def make_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
         return GitRepo(tmp_path / name)
 
     return make
+
+
+def page_tool(name: str) -> str:
+    """Return the path of a Debian tool the page tests need (cmark-gfm, chromium), or skip.
+
+    Tests using it are marked ``slow`` (MARK_BY_FIXTURE): the full test command installs the
+    tools and runs them with PATCHGATE_REQUIRE_REAL=1, where a skip fails.
+    """
+    import shutil
+
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed (bash scripts/test.sh installs it)")
+    return found

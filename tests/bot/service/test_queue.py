@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,26 @@ def _loud(records: list[logging.LogRecord]) -> list[str]:
     return [f"{r.levelname} {r.name}: {r.getMessage()}" for r in records if r.levelno > logging.INFO]
 
 
+async def _listen_through(
+    redis_url: str, meanwhile: Callable[[], Awaitable[None]], job_id: int
+) -> tuple[WaitingListBroker, Recorder]:
+    """Start a worker's queue (1 s socket timeout), let ``meanwhile`` happen, then send it one job."""
+    worker = JobQueue(redis_url, concurrency=1)
+    broker = WaitingListBroker(redis_url, queue_name=QUEUE_NAME, wait_s=0.3, socket_timeout=1.0)
+    worker.broker = broker
+    handler = Recorder()
+    worker.consume(handler)
+    await worker.start()
+    await meanwhile()
+    web = JobQueue(redis_url, concurrency=1)
+    await web.start()
+    await web.kick(job_id)  # and the listener that lived through it still takes work
+    await until(lambda: handler.seen)
+    await web.stop()
+    await worker.stop()
+    return broker, handler
+
+
 @pytest.mark.redis
 @pytest.mark.slow
 def test_a_worker_idle_past_the_socket_timeout_logs_nothing_and_keeps_its_listener(
@@ -134,24 +155,11 @@ def test_a_worker_idle_past_the_socket_timeout_logs_nothing_and_keeps_its_listen
 ) -> None:
     # A socket timeout of 1 s, idle for 3.5: taskiq-redis' own broker (a BRPOP with no
     # timeout) ends every wait in TimeoutError, a traceback and a rebuilt listener.
-    async def main() -> tuple[WaitingListBroker, Recorder]:
-        worker = JobQueue(redis_url, concurrency=1)
-        worker.broker = WaitingListBroker(redis_url, queue_name=QUEUE_NAME, wait_s=0.3, socket_timeout=1.0)
-        handler = Recorder()
-        worker.consume(handler)
-        await worker.start()
+    async def idle() -> None:
         await asyncio.sleep(3.5)
-        web = JobQueue(redis_url, concurrency=1)
-        await web.start()
-        await web.kick(42)  # and the listener that waited so long still takes work
-        await until(lambda: handler.seen)
-        await web.stop()
-        await worker.stop()
-        assert isinstance(worker.broker, WaitingListBroker)
-        return worker.broker, handler
 
     caplog.set_level(logging.DEBUG)
-    broker, handler = asyncio.run(main())
+    broker, handler = asyncio.run(_listen_through(redis_url, idle, 42))
     assert handler.seen == [42]
     assert _loud(caplog.records) == []
     assert broker.listens == 1
@@ -169,12 +177,7 @@ def test_a_listener_outlives_a_broken_connection_and_says_so_once(
 ) -> None:
     import redis
 
-    async def main() -> tuple[WaitingListBroker, Recorder]:
-        worker = JobQueue(redis_url, concurrency=1)
-        worker.broker = WaitingListBroker(redis_url, queue_name=QUEUE_NAME, wait_s=0.3, socket_timeout=1.0)
-        handler = Recorder()
-        worker.consume(handler)
-        await worker.start()
+    async def drops() -> None:
         await asyncio.sleep(0.5)
         # Redis drops every client connection (as a restart or a failover would), three times.
         admin = redis.Redis.from_url(redis_url)
@@ -182,17 +185,9 @@ def test_a_listener_outlives_a_broken_connection_and_says_so_once(
             admin.client_kill_filter(_type="normal", skipme=True)
             await asyncio.sleep(0.4)
         admin.close()
-        web = JobQueue(redis_url, concurrency=1)
-        await web.start()
-        await web.kick(7)
-        await until(lambda: handler.seen)
-        await web.stop()
-        await worker.stop()
-        assert isinstance(worker.broker, WaitingListBroker)
-        return worker.broker, handler
 
     caplog.set_level(logging.DEBUG)
-    broker, handler = asyncio.run(main())
+    broker, handler = asyncio.run(_listen_through(redis_url, drops, 7))
     assert handler.seen == [7]
     assert broker.listens == 1
     loud = _loud(caplog.records)

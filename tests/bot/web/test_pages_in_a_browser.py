@@ -7,7 +7,6 @@ is kept in ``.state/artifacts/`` for CI to keep.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -18,16 +17,14 @@ from bot.web.runpage import page, repository_page
 from checks.render.markdown import render_markdown
 from tests.bot.web.test_runpage import gated_report, pull_job
 from tests.checks.render.test_gfm import github_html, maintainer_report
+from tests.conftest import page_tool
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / ".state" / "artifacts"
 
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    found = shutil.which("chromium")
-    if found is None:
-        pytest.skip("chromium is not installed (bash scripts/test.sh installs it)")
-    return found
+    return page_tool("chromium")
 
 
 def browse(chromium: str, html_file: Path, *, screenshot: Path | None = None) -> str:
@@ -107,9 +104,7 @@ def test_the_run_page_in_a_browser(chromium: str, tmp_path: Path) -> None:
 
 
 def test_a_check_run_summary_in_a_browser(chromium: str, tmp_path: Path) -> None:
-    cmark = shutil.which("cmark-gfm")
-    if cmark is None:
-        pytest.skip("cmark-gfm is not installed (bash scripts/test.sh installs it)")
+    cmark = page_tool("cmark-gfm")
     title, summary = render_markdown(maintainer_report())
     body = github_html(cmark, summary)
     style = ("body{font:14px -apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1000px;margin:24px}"

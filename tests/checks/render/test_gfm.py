@@ -8,7 +8,6 @@ them, and a shape layer with findings for a maintainer that is no green tick.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from html.parser import HTMLParser
 
@@ -25,6 +24,7 @@ from checks.report import (
     TestFailure,
     ToolRun,
 )
+from tests.conftest import page_tool
 
 EXTENSIONS = ("table", "strikethrough", "autolink", "tagfilter", "tasklist")
 ODD_ID = "tests/test_parse.py::test_units[1  h]"  # two spaces, as pytest prints this id
@@ -32,10 +32,7 @@ ODD_ID = "tests/test_parse.py::test_units[1  h]"  # two spaces, as pytest prints
 
 @pytest.fixture(scope="module")
 def cmark_gfm() -> str:
-    found = shutil.which("cmark-gfm")
-    if found is None:
-        pytest.skip("cmark-gfm is not installed (bash scripts/test.sh installs it)")
-    return found
+    return page_tool("cmark-gfm")
 
 
 def github_html(cmark: str, markdown: str) -> str:
