@@ -173,13 +173,13 @@ def progress_printer(wanted: bool | None) -> Callable[[str, Report], None] | Non
         return None
     import time
 
-    from checks.render.numbers import behaviour_numbers, shape_numbers, strength_numbers
+    from checks.render.numbers import behaviour_numbers, shape_numbers, shape_status, strength_numbers
 
     start = time.monotonic()
 
     def say(stage: str, report: Report) -> None:
         if stage == "shape":
-            detail = f"{report.shape.status} · {shape_numbers(report.shape)}"
+            detail = f"{shape_status(report.shape)[1]} · {shape_numbers(report.shape)}"
         elif stage == "behaviour":
             detail = f"{report.behaviour.status} · {behaviour_numbers(report.behaviour)}"
         elif stage == "strength":
