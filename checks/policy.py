@@ -212,6 +212,8 @@ def load_policy(text: str | None, source: str = POLICY_PATH) -> Policy:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise PolicyError(f"{source}: invalid YAML{where}: {getattr(exc, 'problem', exc)}") from exc
+    except RecursionError as exc:  # nesting hundreds deep: no policy needs it, and no crash may follow
+        raise PolicyError(f"{source}: nested too deeply to be a policy") from exc
     if data is None:
         return Policy()
     if not isinstance(data, dict):
@@ -219,7 +221,7 @@ def load_policy(text: str | None, source: str = POLICY_PATH) -> Policy:
     # YAML 1.1 (PyYAML) reads a bare on/off/yes/no as a boolean; YAML 1.2 - editors, the
     # published JSON Schema - as text. Read them as text, as the schema does: a field of
     # words (report.comment: off) gets its word; a yes/no field is told to say true or false.
-    ambiguous = _yaml11_booleans(node)
+    ambiguous = _yaml11_booleans(node, source)
     for _line, word, path in ambiguous:
         data = _set_at(data, path, word)
     flags = [(line, word, path) for line, word, path in ambiguous if _is_flag(path)]
@@ -240,19 +242,37 @@ def load_policy(text: str | None, source: str = POLICY_PATH) -> Policy:
         raise PolicyError(f"{source}: " + "; ".join(problems)) from exc
 
 
-def _yaml11_booleans(root: Any) -> list[tuple[int, str, tuple[str | int, ...]]]:
-    """Return (line, word, path) of every plain scalar YAML 1.1 reads as a boolean but YAML 1.2 does not."""
+# More YAML nodes than any policy has: aliases of aliases must not expand into millions of paths.
+MAX_NODES = 10_000
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _yaml11_booleans(root: Any, source: str = POLICY_PATH) -> list[tuple[int, str, tuple[str | int, ...]]]:
+    """Return (line, word, path) of every plain scalar YAML 1.1 reads as a boolean but YAML 1.2 does not.
+
+    Raises PolicyError for a merge key (``<<``: its values would reach fields by a path this
+    walk cannot name, past the true/false rule) and for a document that expands past MAX_NODES.
+    """
     found = []
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(root, ())]
+    seen = 0
     while stack:
         node, path = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            raise PolicyError(f"{source}: more than {MAX_NODES} values (aliases of aliases?): not a policy")
         if isinstance(node, yaml.ScalarNode):
             plain_bool = node.tag == "tag:yaml.org,2002:bool" and node.style is None
             if plain_bool and node.value.lower() in _YAML11_BOOLEANS:
                 found.append((node.start_mark.line + 1, node.value, path))
         elif isinstance(node, yaml.MappingNode):
-            # A key that reads as a boolean is no field name either way: validation names it.
-            stack.extend((v, (*path, str(k.value))) for k, v in node.value)
+            for k, v in node.value:
+                if k.tag == _MERGE:
+                    raise PolicyError(
+                        f"{source}: line {k.start_mark.line + 1}: merge keys (<<) are not supported"
+                    )
+                # A key that reads as a boolean is no field name either way: validation names it.
+                stack.append((v, (*path, str(k.value))))
         elif isinstance(node, yaml.SequenceNode):
             stack.extend((v, (*path, i)) for i, v in enumerate(node.value))
     return sorted(found)

@@ -43,9 +43,15 @@ class RunTokens:
     keys: tuple[bytes, ...]
     ttl_s: float
 
-    def issue(self, job_id: int | str, now: float | None = None) -> str:
-        """Return a token for ``job_id`` (or another subject: ``repository_subject``), good for ``ttl_s``."""
+    def issue(self, job_id: int | str, now: float | None = None, *, until: int | None = None) -> str:
+        """Return a token for ``job_id`` (or another subject: ``repository_subject``), good for ``ttl_s``.
+
+        ``until``: expire then instead, if sooner. A token handed out from a page opened with
+        another token never outlives it: a leaked link cannot be refreshed into a lasting one.
+        """
         expires = int((time.time() if now is None else now) + self.ttl_s)
+        if until is not None:
+            expires = min(expires, until)
         return f"{expires}.{_mac(self.keys[0], str(job_id), expires)}"
 
     def check(self, token: str, job_id: int | str, now: float | None = None) -> Verdict:
@@ -70,3 +76,8 @@ def run_tokens(settings: Settings) -> RunTokens:
     if settings.run_token_previous_key is not None:
         keys.append(_derive(settings.run_token_previous_key.get_secret_value().encode()))
     return RunTokens(tuple(keys), settings.run_token_ttl_s)
+
+
+def expiry_of(token: str) -> int:
+    """Return the expiry a (checked) token carries."""
+    return int(token.partition(".")[0])

@@ -151,7 +151,8 @@ class Deliveries(Database):
         if not req.head_sha:  # a comment command: the PR's latest gated head
             head = s.scalar(
                 select(Job.head_sha)
-                .where(Job.repository == req.repository, Job.pr_number == number)
+                # A reply's job (help) names no head: it is no gated head to rerun.
+                .where(Job.repository == req.repository, Job.pr_number == number, Job.head_sha != "")
                 .order_by(Job.id.desc())
                 .limit(1)
             )

@@ -24,7 +24,7 @@ from bot import logs, metrics
 from bot.github import events
 from bot.github.events import Ignore
 from bot.service.queue import JobQueue
-from bot.service.runtokens import RunTokens, repository_subject
+from bot.service.runtokens import RunTokens, expiry_of, repository_subject
 from bot.service.worker import Worker
 from bot.settings import Settings
 from bot.store import Incoming, Store
@@ -148,7 +148,9 @@ async def run_page(request: Request, job_id: int, token: str = "") -> Response:
     report = Report.model_validate(data) if data else None
     text = render_text(report) if report is not None else f"state: {job.state}\n{job.detail}"
     subject = repository_subject(job.repository)
-    repository_url = f"/repos/{job.repository}?token={svc.tokens.issue(subject)}"
+    # The repository's link expires with this page's own token, never later.
+    repository_token = svc.tokens.issue(subject, until=expiry_of(token))
+    repository_url = f"/repos/{job.repository}?token={repository_token}"
     return HTMLResponse(runpage.page(job, text, github_url, report=report, repository_url=repository_url))
 
 
@@ -166,7 +168,8 @@ async def repository_page(request: Request, owner: str, name: str, token: str = 
     records = [row.record() for row in await asyncio.to_thread(svc.store.judge_records, repository)]
 
     def run_url(job_id: int) -> str:
-        return f"/runs/{job_id}?token={svc.tokens.issue(job_id)}"
+        # Each run's link expires with this page's token: following links never extends access.
+        return f"/runs/{job_id}?token={svc.tokens.issue(job_id, until=expiry_of(token))}"
 
     return HTMLResponse(runpage.repository_page(repository, runs, run_url, records))
 

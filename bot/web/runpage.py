@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
@@ -104,9 +105,11 @@ def _findings(report: Report, job: JobView, github_url: str) -> list[dict[str, A
     out = []
     for f in shown:
         url = None
-        if job.trigger != LOCAL and f.path:
+        if job.trigger != LOCAL and f.path and not {".", ".."} & set(f.path.split("/")):
             lines = f"#L{f.start_line}-L{max(f.end_line, f.start_line)}" if f.start_line >= 1 else ""
-            url = f"{github_url}/{job.repository}/blob/{report.head_sha or job.head_sha}/{f.path}{lines}"
+            # The path is the PR's: percent-encoded, it names a file and nothing else.
+            path = quote(f.path.lstrip("/"), safe="/")
+            url = f"{github_url}/{job.repository}/blob/{report.head_sha or job.head_sha}/{path}{lines}"
         out.append({
             "where": f"{f.path}:{f.start_line}", "url": url, "tool": f.tool, "rule": f.rule,
             "severity": f.shown_severity + (" (needs a maintainer)" if f.needs_maintainer else ""),

@@ -53,18 +53,23 @@ def escape(text: str, limit: int = 300) -> str:
     return _LEADING.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
 
 
-def code(text: str, limit: int = 200) -> str:
-    """Show untrusted text as inline code whatever backticks it holds.
+def code(text: str, limit: int = 200, *, cell: bool = False) -> str:
+    """Show untrusted text as inline code whatever backticks it holds, exactly as it is.
 
-    Spaces are kept as they are (a test id with two spaces must paste back into pytest as
-    it is; GitHub shows code spans with ``white-space: break-spaces``); a line break, which
-    would end a table row, is shown as ``\\n``.
+    Inside a code span markdown and HTML are not read (``<`` shows as ``<``: entities would
+    show literally), so nothing is escaped but a line break, which would end a table row or
+    a list item: it is shown as ``\\n``. Spaces are kept (a test id with two spaces must
+    paste back into pytest; GitHub shows code spans with ``white-space: break-spaces``). In a
+    table ``cell``, ``|`` is ``\\|``: GitHub splits cells before it reads code spans.
     """
     text = text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n").replace("\t", " ")
     text = text[:limit]
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "&#124;")
+    if cell:
+        text = text.replace("|", "\\|")
     fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    # A space each side keeps a leading or trailing backtick or space of the text itself
+    # (CommonMark strips exactly one space from each end when both ends have one).
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
     return f"{fence}{pad}{text}{pad}{fence}" if text else ""
 
 
@@ -124,9 +129,9 @@ def findings_section(report: Report, max_rows: int = MAX_ROWS) -> str | None:
         return None
     rows = [
         [
-            code(f"{f.path}:{f.start_line}"),
+            code(f"{f.path}:{f.start_line}", cell=True),
             escape(f.tool),
-            code(f.rule, 80),
+            code(f.rule, 80, cell=True),
             escape(f.shown_severity) + (" (needs a maintainer)" if f.needs_maintainer else ""),
             escape(f.message),
             "this change" if f.introduced else "already on base",
@@ -245,8 +250,14 @@ def _strength_sections(report: Report) -> list[str]:
         missed = ", ".join(code(u) for u in strength.uncovered[:MAX_ROWS])
         body += ["", f"Changed lines the hidden suite never runs: {missed}"]
     if strength.survivors:
-        rows = [[code(f"{m.path}:{m.line}"), code(m.operator, 60), code(m.mutated, 120)]
-                for m in strength.survivors]  # fmt: skip
+        rows = [
+            [
+                code(f"{m.path}:{m.line}", cell=True),
+                code(m.operator, 60, cell=True),
+                code(m.mutated, 120, cell=True),
+            ]
+            for m in strength.survivors
+        ]
         body += ["", "Surviving mutants (an equivalent mutant survives any suite: judge each):", ""]
         body += _table(["line", "operator", "mutated line"], rows, len(rows))
     if strength.mutants:
@@ -261,11 +272,13 @@ def _quality_sections(report: Report) -> list[str]:
     rows = []
     for c in quality.criteria:
         evidence = "<br>".join(
-            f"{code(f'{e.path}:{e.start_line}-{e.end_line}')} {code(e.quote, 120)}"
+            f"{code(f'{e.path}:{e.start_line}-{e.end_line}', cell=True)} {code(e.quote, 120, cell=True)}"
             + ("" if e.verified else " (not found)")
             for e in c.evidence
         )
-        rows.append([code(c.id, 60), escape(c.verdict), escape(c.severity), escape(c.reason), evidence])
+        rows.append(
+            [code(c.id, 60, cell=True), escape(c.verdict), escape(c.severity), escape(c.reason), evidence]
+        )
     body = _table(["criterion", "verdict", "severity", "reason", "evidence"], rows, len(rows))
     meta = [quality.model and f"model {escape(quality.model)}"]
     meta += [

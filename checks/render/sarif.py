@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from typing import Any
+from urllib.parse import quote
 
 from checks.report import Finding, Report, Severity
 
@@ -91,7 +92,10 @@ def _fingerprint(finding: Finding, occurrence: int) -> str:
 
 
 def _result(finding: Finding, index: int, occurrence: int) -> dict[str, Any]:
-    location: dict[str, Any] = {"artifactLocation": {"uri": finding.path, "uriBaseId": SRCROOT}}
+    # A URI reference: a path with a space, `#` or `%` is percent-encoded (RFC 3986).
+    location: dict[str, Any] = {
+        "artifactLocation": {"uri": quote(finding.path, safe="/"), "uriBaseId": SRCROOT}
+    }
     if finding.start_line >= 1:
         end = max(finding.end_line, finding.start_line)
         location["region"] = {"startLine": finding.start_line, "endLine": end}

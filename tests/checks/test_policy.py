@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from checks.policy import Policy, PolicyError, load_policy
@@ -59,3 +61,25 @@ def test_invalid_policy_names_field_and_line(text: str, expected: str) -> None:
 )
 def test_agent_detection(author: str, labels: list[str], branch: str, expected: bool) -> None:
     assert Policy().agents.matches(author, labels, branch) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a: &a [on, *a]\n", "aliases of aliases"),  # a list that holds itself
+        (  # aliases of aliases: 340 bytes that expand into millions of values
+            "a: &a [on,on,on,on,on,on,on,on,on,on]\n"
+            + "".join(
+                f"{x}: &{x} [{', '.join(['*' + y] * 10)}]\n" for x, y in zip("bcde", "abcd", strict=True)
+            )
+            + "f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n",
+            "aliases of aliases",
+        ),
+        ("a: " + "[" * 600 + "]" * 600 + "\n", "nested too deeply"),
+        # A merge key would carry a bare yes/no past the true/false rule: refused outright.
+        ("behaviour: {<<: {require_suites: no, allow_in_process_success: yes}}\n", "merge keys (<<)"),
+    ],
+)
+def test_a_hostile_policy_file_is_a_policy_error_never_a_crash(text: str, message: str) -> None:
+    with pytest.raises(PolicyError, match=re.escape(message)):
+        load_policy(text)

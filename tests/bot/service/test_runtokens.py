@@ -63,3 +63,15 @@ def test_a_repository_pages_token_opens_that_page_only() -> None:
     # Neither kind opens the other: a job's token is no repository's, and the reverse.
     assert tokens.check(tokens.issue(7), repository_subject("octo/repo")) == "bad"
     assert tokens.check(token, 7) == "bad"
+
+
+def test_a_token_handed_out_from_a_page_never_outlives_the_pages_own() -> None:
+    from bot.service.runtokens import RunTokens, expiry_of, repository_subject
+
+    tokens = RunTokens((b"k" * 32,), 90 * 86400)
+    page = tokens.issue(7, now=1000.0)
+    handed = tokens.issue(repository_subject("octo/repo"), now=5000.0, until=expiry_of(page))
+    assert expiry_of(handed) == expiry_of(page)
+    assert tokens.check(handed, repository_subject("octo/repo"), now=expiry_of(page) + 1) == "expired"
+    # A later expiry than the ttl's is never given.
+    assert expiry_of(tokens.issue(7, now=1000.0, until=10**12)) == 1000 + 90 * 86400

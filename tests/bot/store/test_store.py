@@ -531,3 +531,15 @@ def test_processes_that_start_together_on_an_empty_database_all_upgrade_it(
             assert compare_metadata(MigrationContext.configure(conn), Base.metadata) == []
     finally:
         s.close()
+
+
+def test_a_help_reply_on_an_ungated_pr_is_no_head_a_rerun_can_take(store: Store) -> None:
+    from bot.github.events import HELP
+
+    help_request = GateRequest(11, "octo/repo", "", HELP, 7, rerun=True, comment_id=1)
+    [reply] = store.record_delivery("d1", "issue_comment", "created", [help_request]).job_ids
+    assert store.job(reply) is not None
+    rerun = GateRequest(11, "octo/repo", "", "issue_comment.rerun", 7, rerun=True, comment_id=2)
+    recorded = store.record_delivery("d2", "issue_comment", "created", [rerun])
+    assert recorded.job_ids == ()
+    assert "patchgate has not gated octo/repo#7" in recorded.notes[0]

@@ -191,6 +191,9 @@ def test_the_details_page_needs_its_token(server: Server, github: FakeGitHub, tm
     repo_page = httpx.get(server.url + repo_link.group(1).replace("&amp;", "&"))
     assert repo_page.status_code == 200 and repo_page.headers["cache-control"] == "no-store"
     assert f'href="/runs/{job_id}?token=' in repo_page.text and '<table id="runs">' in repo_page.text
+    # Following links never extends access: every token handed out expires with the first one.
+    handed = re.findall(r"token=(\d+)\.", repo_link.group(1) + repo_page.text)
+    assert handed and set(handed) == {token.split(".")[0]}
     other = repo_link.group(1).replace("/repos/octo/details", "/repos/octo/other")
     assert httpx.get(server.url + other).status_code == 404
     assert httpx.get(f"{server.url}/repos/octo/details").status_code == 404

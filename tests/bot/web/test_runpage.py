@@ -159,3 +159,17 @@ def test_the_repository_page_plots_the_judges_calibration_with_intervals() -> No
     html = repository_page("octo/repo", [], lambda j: "", records)
     assert 'id="calibration-1"' in html and "false acceptance (tests failed, judge passed)" in html
     assert 'id="calibration' not in repository_page("octo/repo", [], lambda j: "")
+
+
+def test_a_findings_link_names_its_file_and_nothing_else(tmp_path: Path) -> None:
+    report = gated_report()
+    report.shape.findings[0].path = "../../../../evil/page"
+    report.shape.findings[1].path = "dir/a file#1?.py"
+    store, job_id = pull_job(tmp_path, report)
+    job = store.job(job_id)
+    store.close()
+    assert job is not None
+    html = page(job, "text", "https://github.com", report=report)
+    assert "evil/page" in html and "/evil/page" not in html.split("<code>")[0]
+    assert 'href="https://github.com/octo/repo/blob/' + "d" * 40 + '/dir/a%20file%231%3F.py#L9-L9"' in html
+    assert not [line for line in html.splitlines() if "href" in line and ".." in line]

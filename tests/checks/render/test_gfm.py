@@ -27,7 +27,7 @@ from checks.report import (
 from tests.conftest import page_tool
 
 EXTENSIONS = ("table", "strikethrough", "autolink", "tagfilter", "tasklist")
-ODD_ID = "tests/test_parse.py::test_units[1  h]"  # two spaces, as pytest prints this id
+ODD_ID = "tests/test_parse.py::test_units[1  h|a<b&c]"  # two spaces and <, &, |: as pytest prints it
 
 
 @pytest.fixture(scope="module")
@@ -150,9 +150,13 @@ def test_untrusted_markdown_in_a_finding_stays_text(cmark_gfm: str) -> None:
     nasty = "[click](javascript:alert(1)) <img src=x onerror=alert(1)> | **bold** `tick`"
     report = maintainer_report()
     report.shape.findings[0].message = nasty
+    # In code spans too: a path, a rule and a test id are shown raw, as text.
+    report.shape.findings[0].path = "<img src=x onerror=alert(1)>|`x`.py"
+    report.behaviour.suites[0].failures[0].id = "t.py::test[<script>alert(1)</script>|`]"
     _, summary = render_markdown(report)
     html = github_html(cmark_gfm, summary)
-    assert "<img" not in html and 'href="javascript' not in html and "<strong>bold" not in html
+    assert "<img" not in html and "<script" not in html
+    assert 'href="javascript' not in html and "<strong>bold" not in html
     page = Page()
     page.feed(html)
     assert "[click](javascript:alert(1))" in "".join(page.text)

@@ -127,3 +127,11 @@ def test_the_category_is_the_callers() -> None:
         "id": "agents/patchgate/"
     }
     assert render_sarif(REPORT, category=" / ")["runs"][0]["automationDetails"] == {"id": "patchgate/shape/"}
+
+
+def test_a_path_is_a_uri_reference() -> None:
+    odd = finding("ruff", "F401", path="dir/a file#1%.py")
+    log = render_sarif(Report(conclusion="failure", shape=ShapeResult(status="failed", findings=[odd])))
+    [result] = log["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "dir/a%20file%231%25.py"
+    jsonschema.Draft4Validator(schema()).validate(log)
