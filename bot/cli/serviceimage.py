@@ -15,6 +15,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from docker.errors import APIError
+
 from sandbox.engine import docker_client
 from sandbox.images import Log, build_context, ensure_rootfs, image_exists, no_log
 from sandbox.pipconf import pip_settings
@@ -83,8 +85,12 @@ def ensure_service_image(*, force: bool = False, log: Log | None = None, root: P
                     buildargs={"ROOTFS": rootfs, "PIP_INDEX_URL": settings.index_url},
                     say=say,
                 )
-            # The build stage saw the index URL: it does not stay around.
-            client.images.prune(filters={"dangling": True, "label": "patchgate.stage=service-build"})
+            # The build stage saw the index URL: it does not stay around. Housekeeping only: the
+            # image is built, and an engine busy with another prune (409) does not undo that.
+            try:
+                client.images.prune(filters={"dangling": True, "label": "patchgate.stage=service-build"})
+            except APIError as exc:
+                say(f"left the build stage for a later prune ({exc.explanation or exc})")
         client.api.tag(tag, REPOSITORY, "latest")
         return tag
     finally:
