@@ -9,6 +9,7 @@ in a URL.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Annotated
@@ -162,15 +163,24 @@ def check_writable(directory: Path, what: str) -> None:
             owner = f"owned by uid {where.stat().st_uid}"
         except OSError:
             owner = "unreadable"
+        if exc.errno == errno.EROFS:
+            fix = "mount a writable volume there"
+        else:
+            fix = f"make it this uid's, e.g. `chown -R {os.getuid()} {where}`"
         raise SettingsError(
             f"{what} {directory} is not writable by this process (uid {os.getuid()}; {where} is {owner}): "
-            f"make it this uid's, e.g. `chown -R {os.getuid()} {where}` ({exc.strerror or exc})"
+            f"{fix} ({exc.strerror or exc})"
         ) from exc
 
 
-def check_state(settings: Settings) -> None:
-    """Check, at start, that the directories the service writes are writable (see check_writable)."""
-    check_writable(settings.work_dir, "PATCHGATE_WORK_DIR")
+def check_state(settings: Settings, *, runs_jobs: bool = True) -> None:
+    """Check, at start, that the directories this process writes are writable (see check_writable).
+
+    The work directory only where jobs run: a web process without workers writes none (the
+    chart and the image test run it on a read-only root).
+    """
+    if runs_jobs:
+        check_writable(settings.work_dir, "PATCHGATE_WORK_DIR")
     url = settings.database_url
     if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
         check_writable(Path(url.removeprefix("sqlite:///")).parent, "the SQLite database's directory")

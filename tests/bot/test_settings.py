@@ -124,4 +124,6 @@ def test_a_state_directory_the_process_cannot_write_is_refused_at_start_naming_t
     with pytest.raises(SettingsError, match="the SQLite database's directory"):
         check_state(writable)
     check_state(Settings(work_dir=tmp_path / "work", database_url=f"sqlite:///{tmp_path / 'db' / 'x.db'}"))
+    # A web process without workers writes no work directory (it runs on a read-only root).
+    check_state(Settings(work_dir=blocker / "work", database_url="postgresql://db/x"), runs_jobs=False)
     assert not list((tmp_path / "work").iterdir())  # the probe leaves nothing behind

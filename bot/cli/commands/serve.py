@@ -48,7 +48,7 @@ def command(args: argparse.Namespace) -> int:
         if workers:
             settings.require_app()
         check_store(settings, jobs_elsewhere=not workers)
-        check_state(settings)
+        check_state(settings, runs_jobs=workers)
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"patchgate serve: {exc}", file=sys.stderr)
         return 2
