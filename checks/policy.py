@@ -7,7 +7,7 @@ the repository under test.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -295,17 +295,22 @@ def _set_at(data: Any, path: tuple[str | int, ...], value: str) -> Any:
     return data
 
 
-def _is_flag(path: tuple[str | int, ...]) -> bool:
-    """Tell whether the policy field at ``path`` takes true or false (a yes/no field)."""
-    model: Any = Policy
-    annotation: Any = None
+def _is_flag(path: tuple[str | int, ...], model: Any = None) -> bool:
+    """Tell whether the policy field at ``path`` takes true or false (a yes/no field).
+
+    Whatever the field's type says: ``bool``, ``bool | None``, or the items of a list of them.
+    """
+    annotation: Any = Policy if model is None else model
     for key in path:
-        fields = getattr(model, "model_fields", None)
-        if not isinstance(key, str) or fields is None or key not in fields:
+        if isinstance(key, int):  # an item of a list (or tuple) field
+            args = get_args(annotation)
+            annotation = args[0] if args else None
+            continue
+        fields = getattr(annotation, "model_fields", None)
+        if fields is None or key not in fields:
             return False
         annotation = fields[key].annotation
-        model = annotation
-    return annotation is bool
+    return annotation is bool or bool in get_args(annotation)
 
 
 def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:

@@ -83,3 +83,19 @@ def test_agent_detection(author: str, labels: list[str], branch: str, expected: 
 def test_a_hostile_policy_file_is_a_policy_error_never_a_crash(text: str, message: str) -> None:
     with pytest.raises(PolicyError, match=re.escape(message)):
         load_policy(text)
+
+
+def test_a_yes_no_field_is_known_by_its_type_whatever_its_shape() -> None:
+    from pydantic import BaseModel
+
+    from checks.policy import _is_flag
+
+    class Shapes(BaseModel):
+        plain: bool = False
+        optional: bool | None = None
+        many: list[bool] = []
+        words: list[str] = []
+
+    assert _is_flag(("plain",), Shapes) and _is_flag(("optional",), Shapes) and _is_flag(("many", 0), Shapes)
+    assert not _is_flag(("words", 0), Shapes) and not _is_flag(("nothing",), Shapes)
+    assert _is_flag(("quality", "enabled")) and not _is_flag(("report", "comment"))
