@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import sqlite3
+import time
 from pathlib import Path
 
 _HEX = frozenset("0123456789abcdef")
@@ -46,3 +48,21 @@ def evict(folder: Path, pattern: str, max_entries: int, max_bytes: int) -> None:
         if count > max_entries or total > max_bytes:
             with contextlib.suppress(OSError):
                 path.unlink()
+
+
+def wal_mode(db: sqlite3.Connection, timeout_s: float = 30.0) -> None:
+    """Put a SQLite file in WAL mode, waiting out other connections doing the same.
+
+    SQLite's busy handler does not cover the journal-mode change: connections opening a new file
+    at once get "database is locked" straight away (about one start in ten with eight threads,
+    as the shape gate's tool threads do), which would fail whichever job came second.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)

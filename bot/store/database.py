@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from bot.store.checkpoints import Checkpointer
 from bot.store.migrations import upgrade
+from checks.hostfiles import wal_mode
 
 # A server connection used this recently is taken as it is; one idle for longer answers a ping first.
 PING_AFTER_IDLE_S = 1.0
@@ -48,7 +49,7 @@ def make_engine(url: str, *, ping_after_idle_s: float = PING_AFTER_IDLE_S) -> En
         # Savepoints / Transactional DDL" in SQLAlchemy's SQLite dialect docs).
         dbapi_conn.isolation_level = None
         cursor = dbapi_conn.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        wal_mode(dbapi_conn)
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.execute("PRAGMA foreign_keys=ON")
         # WAL with synchronous=NORMAL syncs at checkpoints, not at every commit: a commit can

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from checks.hostfiles import evict, keyed, write_whole
+from checks.hostfiles import evict, keyed, wal_mode, write_whole
 from checks.report import Finding
 from checks.shape.config import BASE_MOUNT, DEFAULTS_DIR, RULES_DIR, STAGE_MOUNT
 
@@ -190,7 +190,7 @@ class ShapeCache:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         db = sqlite3.connect(self.root / "findings.sqlite", timeout=30, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
+            wal_mode(db)
             db.execute("CREATE TABLE IF NOT EXISTS findings (key TEXT PRIMARY KEY, value TEXT, used REAL)")
             db.execute("BEGIN IMMEDIATE")
             try:

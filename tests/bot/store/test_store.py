@@ -10,12 +10,15 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import Engine, text
 
 from bot.github.events import CancelRequest, GateRequest, Ignore, InstallationChange
 from bot.store import Incoming, JudgeRow, RunRecord, Store, StoreVerdictCache
+from bot.store.database import make_engine
 from bot.store.leases import Beat, Lease
 from bot.store.tables import Base
 from checks.report import CriterionResult
+from tests.checks.test_hostfiles import at_once
 
 SHA1, SHA2 = "1" * 40, "2" * 40
 
@@ -543,3 +546,19 @@ def test_a_help_reply_on_an_ungated_pr_is_no_head_a_rerun_can_take(store: Store)
     recorded = store.record_delivery("d2", "issue_comment", "created", [rerun])
     assert recorded.job_ids == ()
     assert "patchgate has not gated octo/repo#7" in recorded.notes[0]
+
+
+def test_connections_opening_a_new_sqlite_store_at_once_all_connect(tmp_path: Path) -> None:
+    # Web and worker threads (or processes) reaching a new SQLite file together: the WAL switch
+    # on connect used to fail one of them with "database is locked".
+    for trial in range(25):
+        engine = make_engine(f"sqlite:///{tmp_path / f'{trial}.sqlite'}")
+
+        def connect(engine: Engine = engine) -> None:
+            with engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+
+        try:
+            assert at_once(connect) == []
+        finally:
+            engine.dispose()

@@ -9,6 +9,7 @@ without the cache, and compare.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import tarfile
@@ -30,6 +31,7 @@ from checks.workspace import Workspace, from_git
 from sandbox.docker import DockerSandbox
 from sandbox.spec import RunResult, RunSpec
 from tests.checks.shape.conftest import BAD_FILES, BASE_FILES, GOOD_FILES, make_ws
+from tests.checks.test_hostfiles import at_once
 from tests.conftest import GitRepo
 
 GATES = ("mypy", "bandit", "semgrep")
@@ -313,3 +315,11 @@ def test_semgreps_ocaml_command_line_finds_what_the_python_one_does(
     assert found(fast.parsed.base) == found(legacy.parsed.base)
     assert len(found(fast.parsed.head)) >= 4
     assert fast.parsed.detail == legacy.parsed.detail
+
+
+def test_tool_threads_opening_a_new_cache_at_once_all_read_it(tmp_path: Path) -> None:
+    # The shape gate's tools ask the findings cache from their own threads; on a new cache
+    # directory one of them used to get "database is locked" from the journal-mode change.
+    for trial in range(40):
+        cache = ShapeCache(tmp_path / str(trial))
+        assert at_once(functools.partial(cache.findings, ["a" * 64])) == []
