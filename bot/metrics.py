@@ -57,6 +57,11 @@ SANDBOX_FAILURES = Counter(
 GITHUB_ERRORS = Counter(
     "patchgate_github_api_errors", "GitHub API calls that failed after retries, by status", ["status"]
 )
+SARIF_UPLOADS = Counter(
+    "patchgate_sarif_uploads",
+    "Reports uploaded to code scanning (PATCHGATE_UPLOAD_SARIF), by outcome",
+    ["outcome"],
+)
 RATE_LIMIT_WAITS = Counter("patchgate_github_rate_limit_waits", "Rate limits waited out")
 RATE_LIMIT_WAIT_SECONDS = Counter(
     "patchgate_github_rate_limit_wait_seconds", "Seconds spent waiting out rate limits"

@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     # Tarballs kept by sha under <work_dir>/tarballs for later jobs (0: no cache).
     tarball_cache_bytes: int = Field(default=2 * 1024 * 1024 * 1024, ge=0)
     http_timeout_s: Seconds = 30.0
+    # Opt-in: also upload each PR's findings as SARIF to code scanning (the App then needs the
+    # security_events: write permission; an upload GitHub refuses is logged, never a verdict).
+    upload_sarif: bool = False
 
     @field_validator("public_url", "github_api_url", "github_url")
     @classmethod

@@ -14,6 +14,8 @@ import asyncio
 import base64
 import contextlib
 import functools
+import gzip
+import json
 import logging
 import re
 import ssl
@@ -34,6 +36,11 @@ from bot.github.checkrun import CompleteBody, Completion, CreateBody, CreateComp
 from bot.github.events import PullRequest
 from bot.github.linked import Issue, PullCommit
 from bot.settings import Settings
+
+# Code scanning's upload limits: results per run beyond 5,000 are dropped and over 25,000 the
+# upload is refused; the gzipped log may be at most 10 MB.
+SARIF_MAX_RESULTS = 5000
+SARIF_MAX_BYTES = 10 * 1024 * 1024
 
 # The reactions patchgate puts on a command's comment (GitHub's set has more).
 Reaction = Literal["+1", "confused"]
@@ -408,6 +415,30 @@ class Installation:
             if len(runs) < per_page or page * per_page >= int(data.get("total_count") or 0):
                 return None
             page += 1
+
+    async def upload_sarif(self, repository: str, *, commit_sha: str, ref: str, sarif: dict[str, Any]) -> str:
+        """Upload a SARIF log to code scanning (gzip, then base64, as GitHub asks); return its id.
+
+        https://docs.github.com/rest/code-scanning/code-scanning#upload-an-analysis-as-sarif-data
+        A log over GitHub's limits is refused here rather than sent (GitHubError, not retried).
+        """
+        owner, name = repository.split("/", 1)
+        results = sum(len(run.get("results", [])) for run in sarif.get("runs", []))
+        packed = gzip.compress(json.dumps(sarif, separators=(",", ":")).encode(), mtime=0)
+        if results > SARIF_MAX_RESULTS or len(packed) > SARIF_MAX_BYTES:
+            raise GitHubError(
+                f"SARIF for {commit_sha[:12]}: {results} results, {len(packed)} bytes gzipped: "
+                f"over code scanning's limits ({SARIF_MAX_RESULTS} results, {SARIF_MAX_BYTES} bytes)",
+                retryable=False,
+            )
+        encoded = base64.b64encode(packed).decode("ascii")
+        resp = await self._call(
+            f"upload SARIF for {commit_sha[:12]}",
+            lambda: self.gh.rest.code_scanning.async_upload_sarif(
+                owner, name, data={"commit_sha": commit_sha, "ref": ref, "sarif": encoded}
+            ),
+        )
+        return str(resp.json().get("id", ""))
 
     async def create_check_run(self, repository: str, body: CreateBody | CreateCompletedBody) -> int:
         """Create a check run exactly once, even when GitHub fails after creating it."""

@@ -40,6 +40,7 @@ from bot.github.events import (
 from bot.github.linked import competes_for, issue_text, linked_issues, pull_provenance
 from bot.github.tarballs import TarballCache
 from bot.github.trees import fetch_workspace
+from bot.service.codescanning import upload_findings
 from bot.service.commenting import (
     ACCEPTED,
     NOT_UNDERSTOOD,
@@ -385,6 +386,8 @@ class JobRun:
         url = check_run_url(self.s.settings.github_url, job.repository, check_run_id)
         mode = policy.report.comment
         await post_summary(self.client, job.repository, job.pr_number, report, mode=mode, url=url)
+        if self.s.settings.upload_sarif:
+            await upload_findings(self.client, job.repository, job.pr_number, job.head_sha, report)
         await self._compete(pr, policy, check_run_id)
 
     async def _inputs(

@@ -112,6 +112,16 @@ def _result(finding: Finding, index: int, occurrence: int) -> dict[str, Any]:
     }
 
 
+def installed_version() -> str:
+    """patchgate's version as installed (the SARIF driver's version), "0" from a bare checkout."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("patchgate")
+    except PackageNotFoundError:
+        return "0"
+
+
 def render_sarif(report: Report, *, version: str = "0", category: str = DEFAULT_CATEGORY) -> dict[str, Any]:
     """Return the SARIF log of the findings the change introduced, one run, rules deduplicated.
 

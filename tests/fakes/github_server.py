@@ -15,12 +15,16 @@ It speaks the few endpoints patchgate uses, the way GitHub does:
   request models (and GitHub's size limits) and recorded; annotations
   accumulate across updates as on GitHub;
 - ``POST /app-manifests/{code}/conversions`` for the App manifest flow.
+- ``POST /repos/{repo}/code-scanning/sarifs``: the body is checked against the
+  REST description's schema (tests/fixtures/rest/), the log is gunzipped and
+  kept in ``sarifs``; 403 without ``security_events: write``.
 Any request can be scripted to fail first (``fail``): 500s, rate limits, 404s.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import re
 import secrets
@@ -105,6 +109,8 @@ class FakeGitHub:
             "metadata": "read",
         }
     )
+    # SARIF uploads: repository, the request body and the decoded log, in order.
+    sarifs: list[dict[str, Any]] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
     url: str = ""
@@ -319,6 +325,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._commit(repo, unquote(p.group(1)))
         if method == "POST" and rest == "/check-runs":
             return self._create_run(repo, body)
+        if method == "POST" and rest == "/code-scanning/sarifs":
+            return self._upload_sarif(repo, body)
         if method == "PATCH" and (p := re.fullmatch(r"/check-runs/(\d+)", rest)):
             return self._update_run(repo, int(p.group(1)), body)
         if method == "GET" and (p := re.fullmatch(r"/check-runs/(\d+)", rest)):
@@ -591,6 +599,20 @@ class _Handler(BaseHTTPRequestHandler):
         shown = runs[(page - 1) * per_page : page * per_page]
         return self._send(200, {"total_count": len(runs), "check_runs": shown})
 
+    def _upload_sarif(self, repo: str, body: Any) -> int:
+        if self.fake.permissions.get("security_events") != "write":
+            return self._send(403, {"message": "Resource not accessible by integration"})
+        problems, log = validate_sarif_upload(body)
+        if problems:
+            with self.fake.lock:
+                self.fake.problems.extend(problems)
+            return self._send(422, {"message": "Validation Failed", "errors": problems})
+        with self.fake.lock:
+            upload_id = f"{len(self.fake.sarifs) + 1:08d}-0000-4000-8000-000000000000"
+            self.fake.sarifs.append({"repository": repo, "body": body, "log": log})
+        url = f"{self.fake.url}/repos/{repo}/code-scanning/sarifs/{upload_id}"
+        return self._send(202, {"id": upload_id, "url": url})
+
     def _create_run(self, repo: str, body: Any) -> int:
         problems = validate_check_run_body("POST", body)
         if problems:
@@ -693,6 +715,26 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
     return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+SARIF_UPLOAD = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "rest" / "code-scanning-upload-sarif.json").read_text()
+)
+
+
+def validate_sarif_upload(body: Any) -> tuple[list[str], dict[str, Any] | None]:
+    """Check an upload body against GitHub's schema; return the problems and the decoded log."""
+    import jsonschema
+
+    schema = jsonschema.Draft202012Validator(SARIF_UPLOAD["request"])
+    problems = [f"upload body: {e.json_path}: {e.message}" for e in schema.iter_errors(body)]
+    if problems:
+        return problems, None
+    try:
+        log: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(body["sarif"], validate=True)))
+    except (ValueError, OSError) as exc:
+        return [f"upload body: sarif is not gzipped, base64-encoded JSON: {exc}"], None
+    return [], log
 
 
 def validate_check_run_body(method: str, body: Any) -> list[str]:

@@ -94,15 +94,11 @@ def render(report: Report, fmt: str, *, sarif_category: str = "patchgate/shape")
         return report.model_dump_json(indent=2) + "\n"
     if fmt == "sarif":
         import json
-        from importlib.metadata import PackageNotFoundError, version
 
-        from checks.render.sarif import render_sarif
+        from checks.render.sarif import installed_version, render_sarif
 
-        try:
-            ours = version("patchgate")
-        except PackageNotFoundError:
-            ours = "0"
-        return json.dumps(render_sarif(report, version=ours, category=sarif_category), indent=2) + "\n"
+        sarif = render_sarif(report, version=installed_version(), category=sarif_category)
+        return json.dumps(sarif, indent=2) + "\n"
     if fmt == "markdown":
         return render_document(report) + "\n"
     return render_text(report)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import gzip
 import io
 import ssl
 import tarfile
@@ -18,10 +20,18 @@ from githubkit_schemas.latest.types import (
 from pydantic import SecretStr
 
 from bot.github import checkrun
-from bot.github.client import GitHubApp, GitHubError, Installation, InstallationGone, NotFound, tls_context
+from bot.github.client import (
+    SARIF_MAX_RESULTS,
+    GitHubApp,
+    GitHubError,
+    Installation,
+    InstallationGone,
+    NotFound,
+    tls_context,
+)
 from bot.settings import Settings
 from tests.bot.harness import APP_ID, INSTALLATION, make_pull
-from tests.fakes.github_server import FakeGitHub
+from tests.fakes.github_server import FakeGitHub, validate_sarif_upload
 
 T = TypeVar("T")
 
@@ -269,3 +279,59 @@ def test_finding_a_check_run_reads_every_page(
     pages = github.calls_to("GET", r"/repos/octo/manyruns/commits/.*/check-runs")[before:]
     assert [c.query.get("page") for c in pages] == [["1"], ["2"]]
     assert run(client.find_check_run(pull.repository, pull.head_sha, "absent")) is None
+
+
+def test_a_sarif_upload_is_the_body_github_describes(
+    github: FakeGitHub, client: Installation, tmp_path: Path
+) -> None:
+    pull = make_pull(github, tmp_path, "sarif")
+    log = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "patchgate"}}, "results": []}]}
+    github.permissions["security_events"] = "write"
+    try:
+        upload = run(
+            client.upload_sarif(pull.repository, commit_sha=pull.head_sha, ref="refs/pull/1/head", sarif=log)
+        )
+    finally:
+        del github.permissions["security_events"]
+    [sent] = [u for u in github.sarifs if u["repository"] == pull.repository]
+    assert sent["log"] == log and upload
+    with pytest.raises(GitHubError, match="403"):
+        run(client.upload_sarif(pull.repository, commit_sha=pull.head_sha, ref="refs/pull/1/head", sarif=log))
+    assert github.problems == []
+
+
+def test_a_sarif_log_over_code_scannings_limits_is_never_sent(
+    github: FakeGitHub, client: Installation, tmp_path: Path
+) -> None:
+    pull = make_pull(github, tmp_path, "sarif-big")
+    results = [{"ruleId": "r", "message": {"text": str(i)}} for i in range(SARIF_MAX_RESULTS + 1)]
+    log = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "patchgate"}}, "results": results}]}
+    github.permissions["security_events"] = "write"
+    try:
+        with pytest.raises(GitHubError, match="over code scanning's limits") as raised:
+            run(
+                client.upload_sarif(
+                    pull.repository, commit_sha=pull.head_sha, ref="refs/pull/1/head", sarif=log
+                )
+            )
+    finally:
+        del github.permissions["security_events"]
+    assert not raised.value.retryable
+    assert [u for u in github.sarifs if u["repository"] == pull.repository] == []
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"ref": "main"}, "does not match"),  # not a full ref
+        ({"commit_sha": "abc"}, "is too short"),
+        ({"sarif": base64.b64encode(b'{"version": "2.1.0"}').decode()}, "not gzipped"),
+        ({"extra": 1}, "Additional properties"),
+    ],
+)
+def test_the_fake_refuses_upload_bodies_github_would(change: dict[str, Any], problem: str) -> None:
+    packed = base64.b64encode(gzip.compress(b'{"version": "2.1.0", "runs": []}')).decode()
+    body = {"commit_sha": "a" * 40, "ref": "refs/pull/1/head", "sarif": packed}
+    assert validate_sarif_upload(body) == ([], {"version": "2.1.0", "runs": []})
+    problems, log = validate_sarif_upload({**body, **change})
+    assert log is None and problem in " ".join(problems)
