@@ -16,13 +16,6 @@ import threading
 from collections.abc import Sequence
 from types import FrameType, ModuleType
 
-# Exit codes of `patchgate run`; documented in the README.
-EXIT_SUCCESS = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_NEUTRAL = 3
-EXIT_ACTION_REQUIRED = 4
-
 # Each command: its module (imported only when that command runs) and its one-line help, here so
 # `patchgate --help` imports no command at all.
 COMMANDS: dict[str, tuple[str, str]] = {

@@ -184,6 +184,23 @@ class GitHubApp:
             auto_retry=self._retry,
         )
 
+    async def installation_on(self, repository: str) -> Installation | None:
+        """Return a client for the installation that covers ``repository``; None when there is none.
+
+        GET /repos/{owner}/{repo}/installation, as the App (JWT):
+        https://docs.github.com/en/rest/apps/apps#get-a-repository-installation-for-the-authenticated-app
+        """
+        owner, name = repository.split("/", 1)
+        gh = self.as_app()
+        try:
+            async with gh:
+                resp = await gh.rest.apps.async_get_repo_installation(owner, name)
+        except GitHubException as exc:
+            if isinstance(exc, RequestFailed) and exc.response.status_code == 404:
+                return None
+            raise GitHubError(f"find the installation on {repository}: {exc}") from exc
+        return self.installation(int(resp.json()["id"]))
+
     def installation(self, installation_id: int) -> Installation:
         """Return a client acting as ``installation_id``."""
         gh = GitHub(
@@ -505,3 +522,12 @@ class Installation:
             f"update check run {check_run_id}",
             lambda: self.gh.rest.checks.async_update(owner, name, check_run_id, data=body),
         )
+
+
+def convert_manifest(github_api_url: str, code: str) -> dict[str, Any]:
+    """Exchange an App manifest's code for the App's credentials (unauthenticated, single use).
+
+    https://docs.github.com/en/rest/apps/apps#create-a-github-app-from-a-manifest
+    """
+    gh: GitHub[Any] = GitHub(base_url=github_api_url + "/", user_agent="patchgate", http_cache=False)
+    return dict(gh.rest.apps.create_from_manifest(code).json())

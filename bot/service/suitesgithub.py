@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from githubkit import GitHub
-from githubkit.exception import GitHubException, RequestFailed
-
-from bot.github.client import GitHubApp, GitHubError, InstallationGone, NotFound
+from bot.github.client import GitHubApp, GitHubError, Installation, InstallationGone, NotFound
 from bot.service.suitestore import SuitesUnavailable
 
 
@@ -21,22 +16,11 @@ class GitHubSuites:
     def __init__(self, app: GitHubApp) -> None:
         self.app = app
 
-    async def _installation(self, repository: str) -> Any:
-        owner, name = repository.split("/", 1)
-        # GET /repos/{owner}/{repo}/installation, as the App (JWT):
-        # https://docs.github.com/en/rest/apps/apps#get-a-repository-installation-for-the-authenticated-app
-        gh: GitHub[Any] = self.app.as_app()
-        try:
-            async with gh:
-                resp = await gh.rest.apps.async_get_repo_installation(owner, name)
-        except GitHubException as exc:
-            status = exc.response.status_code if isinstance(exc, RequestFailed) else None
-            if status == 404:
-                raise SuitesUnavailable(
-                    f"suites repository {repository}: the App is not installed on it (404)"
-                ) from None
-            raise GitHubError(f"find the installation on {repository}: {exc}") from exc
-        return self.app.installation(int(resp.json()["id"]))
+    async def _installation(self, repository: str) -> Installation:
+        client = await self.app.installation_on(repository)
+        if client is None:
+            raise SuitesUnavailable(f"suites repository {repository}: the App is not installed on it (404)")
+        return client
 
     async def commit_sha(self, repository: str, ref: str) -> str:
         """Return the commit ``ref`` names in ``repository``."""

@@ -1,6 +1,6 @@
 """Typed plain-JSON values: decode the sandbox's results and the cases' expectations, then compare.
 
-Both sides use one encoding (see ``incontainer/case_runner.py``): plain JSON,
+Both sides use one encoding (see ``incontainer/channel/codec.py``): plain JSON,
 plus ``{"__type__": ...}`` objects for what JSON lacks. Decoding builds
 patchgate's own Python objects on the host, so equality here is Python's
 own on known types and never code from the change under review.

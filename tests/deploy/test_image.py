@@ -19,7 +19,7 @@ def image() -> str:
 
     if not engine_available():
         pytest.skip("no Docker engine is reachable; scripts/engine.sh starts one")
-    from bot.cli.serviceimage import ensure_service_image
+    from sandbox.serviceimage import ensure_service_image
 
     # A no-op when the sources have not changed since the last build (scripts/test.sh builds it).
     return ensure_service_image()

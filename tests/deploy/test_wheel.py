@@ -33,7 +33,7 @@ from tests.bot.harness import free_port, wait_for
 pytestmark = [pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-# What `pip wheel .` reads (as bot/cli/serviceimage.py's SOURCES, plus the licence file).
+# What `pip wheel .` reads (as sandbox/serviceimage.py's SOURCES, plus the licence file).
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "bot", "checks", "sandbox", "rubrics")
 _NOT_SOURCES = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache", ".pytest_cache")
 

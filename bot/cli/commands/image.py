@@ -14,8 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from bot.cli.serviceimage import ensure_service_image
     from sandbox.errors import SandboxError
+    from sandbox.serviceimage import ensure_service_image
 
     started = time.monotonic()
 

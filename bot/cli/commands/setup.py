@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from githubkit import GitHub
-
+from bot.github.client import convert_manifest
 from bot.settings import config_path, load_settings
 
 # An edited copy here (or a checkout's own) wins over the packaged manifest.
@@ -84,13 +83,6 @@ def write_config(path: Path, values: dict[str, str]) -> None:
     with os.fdopen(fd, "w") as handle:
         os.fchmod(handle.fileno(), 0o600)
         handle.write("\n".join(lines) + "\n")
-
-
-def convert(github_api_url: str, code: str) -> dict[str, Any]:
-    """Exchange the manifest code for the App's credentials (unauthenticated, single use)."""
-    gh = GitHub(base_url=github_api_url + "/", user_agent="patchgate", http_cache=False)
-    data = gh.rest.apps.create_from_manifest(code).json()
-    return dict(data)
 
 
 class SetupServer(ThreadingHTTPServer):
@@ -167,7 +159,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._page(400, "<p>missing code or wrong state: start again from the first page</p>")
             return
         try:
-            app = convert(srv.github_api_url, code)
+            app = convert_manifest(srv.github_api_url, code)
         except Exception as exc:  # show any failure in the browser; the code is single-use anyway
             self._page(502, f"<p>GitHub did not convert the code: {html.escape(type(exc).__name__)}</p>")
             return

@@ -21,7 +21,7 @@ from sandbox.engine import docker_client
 from sandbox.images import Log, build_context, ensure_rootfs, image_exists, no_log
 from sandbox.pipconf import pip_settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 REPOSITORY = "patchgate"
 # What `pip install .` needs: the packages and the files pyproject.toml names.
