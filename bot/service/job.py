@@ -430,11 +430,18 @@ class JobRun:
         job = self.job
         labels = [label.name for label in pr.labels]
         row = CandidateRow(
-            job.repository, job.pr_number,
-            competes_for(pr.body or "", labels, pr.head.ref, job.repository, policy.ranking), "open",
-            pr.title, pr.user.login if pr.user else "", pr.base.sha, job.head_sha,
-            pr.head.repo.full_name if pr.head.repo is not None else job.repository, job.id, check_run_id,
-        )  # fmt: skip
+            repository=job.repository,
+            pr_number=job.pr_number,
+            issue=competes_for(pr.body or "", labels, pr.head.ref, job.repository, policy.ranking),
+            state="open",
+            title=pr.title,
+            author=pr.user.login if pr.user else "",
+            base_sha=pr.base.sha,
+            head_sha=job.head_sha,
+            head_repository=pr.head.repo.full_name if pr.head.repo is not None else job.repository,
+            job_id=job.id,
+            check_run_id=check_run_id,
+        )
         ranker = Ranker(self.client, self.s.store, self.s.settings, self.s.judge, policy, self.s.tarballs)
         try:
             await enter(ranker, row)
@@ -571,14 +578,14 @@ class JobRun:
         def on_shadow(record: JudgeRecord) -> None:
             shadows.append(
                 JudgeRow(
-                    record.model,
-                    record.rubric,
-                    record.execution_passed,
-                    record.judge_passed,
-                    True,
-                    record.prompt_tokens,
-                    record.completion_tokens,
-                    record.cost_usd,
+                    model=record.model,
+                    rubric=record.rubric,
+                    execution_passed=record.execution_passed,
+                    judge_passed=record.judge_passed,
+                    shadow=True,
+                    prompt_tokens=record.prompt_tokens,
+                    completion_tokens=record.completion_tokens,
+                    cost_usd=record.cost_usd,
                 )
             )
 

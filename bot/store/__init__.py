@@ -94,7 +94,7 @@ def run_record(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JudgeRow:
     model: str
     rubric: str
@@ -263,14 +263,14 @@ class Store(Deliveries, Leases, Candidates):
                 stmt = stmt.where(JudgeRecord.repository == repository)
             return [
                 JudgeRow(
-                    r.model,
-                    r.rubric,
-                    r.execution_passed,
-                    r.judge_passed,
-                    r.shadow,
-                    r.prompt_tokens,
-                    r.completion_tokens,
-                    r.cost_usd,
+                    model=r.model,
+                    rubric=r.rubric,
+                    execution_passed=r.execution_passed,
+                    judge_passed=r.judge_passed,
+                    shadow=r.shadow,
+                    prompt_tokens=r.prompt_tokens,
+                    completion_tokens=r.completion_tokens,
+                    cost_usd=r.cost_usd,
                 )
                 for r in s.scalars(stmt)
             ]

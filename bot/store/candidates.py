@@ -14,7 +14,7 @@ from bot.store.tables import Candidate, Pairwise
 OPEN = "open"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CandidateRow:
     """One candidate PR as stored: what its ranking row and its check run need."""
 
@@ -34,9 +34,19 @@ class CandidateRow:
 
 def _row(c: Candidate) -> CandidateRow:
     return CandidateRow(
-        c.repository, c.pr_number, c.issue, c.state, c.title, c.author, c.base_sha, c.head_sha,
-        c.head_repository, c.job_id, c.check_run_id, c.ranked,
-    )  # fmt: skip
+        repository=c.repository,
+        pr_number=c.pr_number,
+        issue=c.issue,
+        state=c.state,
+        title=c.title,
+        author=c.author,
+        base_sha=c.base_sha,
+        head_sha=c.head_sha,
+        head_repository=c.head_repository,
+        job_id=c.job_id,
+        check_run_id=c.check_run_id,
+        ranked=c.ranked,
+    )
 
 
 class Candidates(Database):

@@ -313,8 +313,15 @@ def test_a_comment_command_takes_the_prs_latest_head_and_explain_its_latest_run(
 
 def test_judge_records_and_verdict_cache(store: Store) -> None:
     [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
-    store.add_judge_record(job, "octo/repo", SHA1, JudgeRow("m", "default", False, True, shadow=True))
-    assert store.judge_records() == [JudgeRow("m", "default", False, True, True)]
+    store.add_judge_record(
+        job,
+        "octo/repo",
+        SHA1,
+        JudgeRow(model="m", rubric="default", execution_passed=False, judge_passed=True, shadow=True),
+    )
+    assert store.judge_records() == [
+        JudgeRow(model="m", rubric="default", execution_passed=False, judge_passed=True, shadow=True)
+    ]
     cache = StoreVerdictCache(store)
     assert cache.get("k") is None
     verdicts = [

@@ -13,6 +13,19 @@ from bot.store import JudgeRow, Store
 
 
 @pytest.mark.slow
+def judged(execution_passed: bool, judge_passed: bool) -> JudgeRow:
+    return JudgeRow(
+        model="fake/judge",
+        rubric="default",
+        execution_passed=execution_passed,
+        judge_passed=judge_passed,
+        shadow=True,
+        prompt_tokens=900,
+        completion_tokens=30,
+        cost_usd=0.001,
+    )
+
+
 def test_calibrate_prints_the_table_from_stored_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -28,8 +41,8 @@ def test_calibrate_prints_the_table_from_stored_records(
         "d", "pull_request", "opened", [GateRequest(1, "o/r", "a" * 40, "t", 1)]
     ).job_ids
     # 40 failing PRs the judge passed 10 times; 10 passing PRs it passed 9 times.
-    rows = [JudgeRow("fake/judge", "default", False, i < 10, True, 900, 30, 0.001) for i in range(40)]
-    rows += [JudgeRow("fake/judge", "default", True, i < 9, True, 900, 30, 0.001) for i in range(10)]
+    rows = [judged(False, i < 10) for i in range(40)]
+    rows += [judged(True, i < 9) for i in range(10)]
     for row in rows:
         store.add_judge_record(job, "o/r", "a" * 40, row)
     store.close()

@@ -46,7 +46,13 @@ def test_task_author_cache_and_calibration_as_the_service_had_them(
         "d", "pull_request", "opened", [GateRequest(1, "o/r", "a" * 40, "t", 1)]
     ).job_ids
     for passed in (True, False, False):
-        row = JudgeRow("openai/gpt-4o-mini", "default", False, passed, True)
+        row = JudgeRow(
+            model="openai/gpt-4o-mini",
+            rubric="default",
+            execution_passed=False,
+            judge_passed=passed,
+            shadow=True,
+        )
         store.add_judge_record(job, "o/r", "a" * 40, row)
     store.close()
     issue = tmp_path / "issue.md"
