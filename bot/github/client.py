@@ -55,12 +55,14 @@ _M = TypeVar("_M", bound=BaseModel)
 class GitHubError(Exception):
     """GitHub did not answer usefully (after retries): infrastructure trouble.
 
-    ``retryable`` is False for answers that will not change by asking again (4xx).
+    ``retryable`` is False for answers that will not change by asking again (4xx); ``status``
+    is GitHub's HTTP status when it answered one (None: the network, or refused before sending).
     """
 
-    def __init__(self, message: str, *, retryable: bool = True) -> None:
+    def __init__(self, message: str, *, retryable: bool = True, status: int | None = None) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.status = status
 
 
 class NotFound(GitHubError):
@@ -242,6 +244,7 @@ class Installation:
                 return GitHubError(
                     "GitHub refused the App's JWT (401): check PATCHGATE_APP_ID and the private key",
                     retryable=False,
+                    status=401,
                 )
             if path.endswith("/access_tokens") and status in (403, 404):
                 return InstallationGone(
@@ -251,11 +254,12 @@ class Installation:
             if status == 401:
                 return InstallationGone(f"{what}: GitHub rejected the installation token (401)")
             if status == 404:
-                return NotFound(f"{what}: not found (404)", retryable=False)
+                return NotFound(f"{what}: not found (404)", retryable=False, status=404)
             limited = isinstance(exc, RateLimitExceeded)
             return GitHubError(
                 f"{what}: GitHub answered {status}{' (rate limited)' if limited else ''}",
                 retryable=status >= 500 or limited,
+                status=status,
             )
         return GitHubError(f"{what}: {type(exc).__name__}: {exc}")
 

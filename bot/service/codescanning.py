@@ -34,7 +34,7 @@ async def upload_findings(
     except (GitHubError, InstallationGone) as exc:
         metrics.SARIF_UPLOADS.labels(outcome="refused").inc()
         hint = ""
-        if "403" in str(exc):
+        if isinstance(exc, GitHubError) and exc.status == 403:
             hint = " (grant the App security_events: write, and enable code scanning on the repository)"
         log.warning("%s#%s: SARIF not uploaded: %s%s", repository, pr_number, exc, hint)
         return

@@ -7,13 +7,17 @@ installation without ``security_events: write``, as GitHub does.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.service.codescanning import APP_CATEGORY
+from bot.github.client import GitHubError, Installation
+from bot.service.codescanning import APP_CATEGORY, upload_findings
+from checks.report import Report, ShapeResult
 from tests.bot.harness import Server, jobs, make_pull, wait_for
 from tests.fakes.github_server import FakeGitHub
 
@@ -74,3 +78,36 @@ def test_without_the_setting_nothing_is_uploaded(
     wait_for(pull.completed, 60, "the check run")
     wait_for(lambda: [j for j in jobs(server) if j["state"] == "done"], 30, "the job to end")
     assert uploads(github, pull.repository) == []
+
+
+class Refusing:
+    """An installation client whose every SARIF upload GitHub refuses with ``status``."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+    async def upload_sarif(self, repository: str, *, commit_sha: str, ref: str, sarif: dict[str, Any]) -> str:
+        raise GitHubError(
+            f"upload SARIF for {commit_sha[:12]}: GitHub answered {self.status}", status=self.status
+        )
+
+
+@pytest.mark.parametrize(("status", "hinted"), [(403, True), (413, False), (422, False)])
+def test_only_a_refusal_for_permission_names_the_permission(
+    status: int, hinted: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The head sha's first twelve digits contain "403": the message does, whatever the status.
+    client: Installation = Refusing(status)  # type: ignore[assignment]
+    with caplog.at_level(logging.WARNING, logger="bot.service.codescanning"):
+        asyncio.run(
+            upload_findings(
+                client,
+                "octo/repo",
+                3,
+                "ab403" + "0" * 35,
+                Report(conclusion="failure", shape=ShapeResult(status="failed")),
+            )
+        )
+    [record] = caplog.records
+    assert "SARIF not uploaded" in record.getMessage()
+    assert ("security_events: write" in record.getMessage()) is hinted
