@@ -1,4 +1,6 @@
-"""GitHub REST through githubkit: App JWT, installation tokens, PRs, files, tarballs, check runs.
+"""GitHub REST as one installation, through githubkit: PRs, files, tarballs, check runs, SARIF.
+
+The App (its JWT, the clients it hands out) is in app.py, the retry policy in retry.py.
 
 The installation token lives in githubkit's in-memory cache until a minute
 before it expires; it travels only in the ``Authorization`` header - never in
@@ -12,29 +14,21 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
-import functools
 import gzip
 import json
 import logging
-import re
-import ssl
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
 from typing import Any, Literal, TypeVar
 
-import httpx
-from githubkit import AppAuthStrategy, GitHub
-from githubkit.cache import MemCacheStrategy
-from githubkit.exception import GitHubException, RateLimitExceeded, RequestError, RequestFailed
-from githubkit.retry import RetryOption
-from githubkit_schemas.latest import models
+from githubkit import GitHub
+from githubkit.exception import GitHubException, RateLimitExceeded, RequestFailed
 from pydantic import BaseModel, ValidationError
 
 from bot import metrics
 from bot.github.checkrun import CompleteBody, Completion, CreateBody, CreateCompletedBody, UpdateBody
-from bot.github.events import PullRequest
 from bot.github.linked import Issue, PullCommit
+from bot.github.payloads import PullRequest
+from bot.github.retry import unwrap
 from bot.settings import Settings
 
 # Code scanning's upload limits: results per run beyond 5,000 are dropped and over 25,000 the
@@ -73,149 +67,12 @@ class InstallationGone(Exception):
     """The App was uninstalled or suspended, or lost access: nothing can be reported any more."""
 
 
-class Retry:
-    """githubkit retry policy: back off on 5xx and network errors, wait out short rate limits."""
-
-    def __init__(self, retries: int, backoff_s: float, max_rate_limit_wait_s: float) -> None:
-        self.retries = retries
-        self.backoff_s = backoff_s
-        self.max_wait = max_rate_limit_wait_s
-
-    def __call__(self, exc: GitHubException, count: int) -> RetryOption:
-        exc = _unwrap(exc)
-        if count >= self.retries:
-            return RetryOption(False)
-        if isinstance(exc, RateLimitExceeded):
-            wait = exc.retry_after
-            if wait.total_seconds() > self.max_wait:
-                return RetryOption(False)
-            metrics.RATE_LIMIT_WAITS.inc()
-            metrics.RATE_LIMIT_WAIT_SECONDS.inc(wait.total_seconds())
-            return RetryOption(True, wait)
-        backoff = RetryOption(True, timedelta(seconds=self.backoff_s * 2**count))
-        if isinstance(exc, RequestFailed):
-            if exc.response.status_code < 500:
-                return RetryOption(False)
-            # A failed create may have created the run, and a failed update may have added its
-            # annotations (GitHub appends them): the caller looks before it retries.
-            if _unrepeatable(exc):
-                return RetryOption(False)
-            return backoff
-        if isinstance(exc, RequestError):
-            return RetryOption(False) if _unrepeatable(exc) else backoff
-        return RetryOption(False)
-
-
-def _unwrap(exc: GitHubException) -> GitHubException:
-    """Return the HTTP failure inside a RequestError (a failed token request surfaces that way)."""
-    cause = exc.__cause__
-    if isinstance(exc, RequestError) and isinstance(cause, GitHubException):
-        return cause
-    return exc
-
-
-def _unrepeatable(exc: GitHubException) -> bool:
-    """A check run's creation, or an update carrying annotations: repeating either duplicates."""
-    request = getattr(exc, "request", None)
-    if request is None and isinstance(exc, RequestFailed):
-        request = exc.response.raw_request
-    if request is None:
-        return False
-    if request.method == "POST" and request.url.path.endswith("/check-runs"):
-        return True
-    if request.method != "PATCH" or not re.search(r"/check-runs/\d+$", request.url.path):
-        return False
-    try:
-        content: bytes = request.content
-    except httpx.RequestNotRead:  # a streamed body: never one of ours; assume the worst
-        return True
-    return b'"annotations"' in content
-
-
 def _lenient(model: type[_M], parsed: Callable[[], object], raw: Callable[[], Any]) -> _M:
     """Read a response through githubkit's model, or the raw JSON when GitHub strays from it."""
     try:
         return model.model_validate(parsed())
     except ValidationError:
         return model.model_validate(raw())
-
-
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """Return the one TLS context every GitHub client of this process verifies with.
-
-    githubkit opens an httpx client per request, and httpx builds a fresh context for each
-    unless it is given one: loading the CA bundle took ~30 ms of the event loop per GitHub
-    call, which stalled the webhook's answers behind every job (bench/README.md, ingress.py).
-    An SSLContext is safe to share between connections and threads once configured.
-    """
-    # httpx's own recipe (certifi, or SSL_CERT_FILE / SSL_CERT_DIR), built once.
-    return httpx.create_ssl_context()
-
-
-def warm_up() -> None:
-    """Load githubkit's REST namespaces and models now rather than inside the first job."""
-    tls_context()
-    gh = GitHub("warm-up", http_cache=False)
-    for namespace in (gh.rest.checks, gh.rest.pulls, gh.rest.repos, gh.rest.apps):
-        _ = namespace
-    with contextlib.suppress(ValidationError):
-        models.PullRequest.model_validate({})
-
-
-class GitHubApp:
-    """The App: signs JWTs and hands out per-installation clients sharing one token cache."""
-
-    def __init__(self, settings: Settings) -> None:
-        app_id, key = settings.require_app()
-        self.settings = settings
-        self._auth = AppAuthStrategy(app_id, key)
-        self._cache = MemCacheStrategy()
-        self._tls = tls_context()
-        self._retry = Retry(settings.github_retries, settings.retry_backoff_s, settings.max_rate_limit_wait_s)
-
-    def as_app(self) -> GitHub[Any]:
-        """Return a client acting as the App itself (JWT): installation look-ups only."""
-        return GitHub(
-            self._auth,
-            base_url=self.settings.github_api_url + "/",
-            user_agent="patchgate",
-            timeout=self.settings.http_timeout_s,
-            ssl_verify=self._tls,
-            http_cache=False,
-            auto_retry=self._retry,
-        )
-
-    async def installation_on(self, repository: str) -> Installation | None:
-        """Return a client for the installation that covers ``repository``; None when there is none.
-
-        GET /repos/{owner}/{repo}/installation, as the App (JWT):
-        https://docs.github.com/en/rest/apps/apps#get-a-repository-installation-for-the-authenticated-app
-        """
-        owner, name = repository.split("/", 1)
-        gh = self.as_app()
-        try:
-            async with gh:
-                resp = await gh.rest.apps.async_get_repo_installation(owner, name)
-        except GitHubException as exc:
-            if isinstance(exc, RequestFailed) and exc.response.status_code == 404:
-                return None
-            raise GitHubError(f"find the installation on {repository}: {exc}") from exc
-        return self.installation(int(resp.json()["id"]))
-
-    def installation(self, installation_id: int) -> Installation:
-        """Return a client acting as ``installation_id``."""
-        gh = GitHub(
-            self._auth.as_installation(installation_id),
-            base_url=self.settings.github_api_url + "/",
-            user_agent="patchgate",
-            timeout=self.settings.http_timeout_s,
-            ssl_verify=self._tls,
-            cache_strategy=self._cache,
-            http_cache=False,
-            auto_retry=self._retry,
-        )
-        return Installation(gh, installation_id, self.settings)
 
 
 class Installation:
@@ -230,7 +87,7 @@ class Installation:
         try:
             return await call()
         except GitHubException as raised:
-            exc = _unwrap(raised)
+            exc = unwrap(raised)
             status = exc.response.status_code if isinstance(exc, RequestFailed) else "network"
             metrics.GITHUB_ERRORS.labels(status=str(status)).inc()
             raise self._translate(what, exc) from raised
@@ -526,12 +383,3 @@ class Installation:
             f"update check run {check_run_id}",
             lambda: self.gh.rest.checks.async_update(owner, name, check_run_id, data=body),
         )
-
-
-def convert_manifest(github_api_url: str, code: str) -> dict[str, Any]:
-    """Exchange an App manifest's code for the App's credentials (unauthenticated, single use).
-
-    https://docs.github.com/en/rest/apps/apps#create-a-github-app-from-a-manifest
-    """
-    gh: GitHub[Any] = GitHub(base_url=github_api_url + "/", user_agent="patchgate", http_cache=False)
-    return dict(gh.rest.apps.create_from_manifest(code).json())

@@ -34,10 +34,10 @@ from bot.github.events import (
     UNKNOWN,
     WITHDRAWN_CLOSED,
     WITHDRAWN_MERGED,
-    PullRequest,
     classify,
 )
 from bot.github.linked import competes_for, issue_text, linked_issues, pull_provenance
+from bot.github.payloads import PullRequest
 from bot.github.tarballs import TarballCache
 from bot.github.trees import fetch_workspace
 from bot.service.codescanning import upload_findings

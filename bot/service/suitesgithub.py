@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bot.github.client import GitHubApp, GitHubError, Installation, InstallationGone, NotFound
+from bot.github.app import GitHubApp
+from bot.github.client import GitHubError, Installation, InstallationGone, NotFound
 from bot.service.suitestore import SuitesUnavailable
 
 

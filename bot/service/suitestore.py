@@ -84,7 +84,7 @@ def _split_ref(text: str) -> tuple[str, str]:
 
 
 class TarballReader(Protocol):
-    """How GitHub suites are read (bot.github.client.GitHubApp's suites client)."""
+    """How GitHub suites are read (bot.github.app.GitHubApp's suites client)."""
 
     async def commit_sha(self, repository: str, ref: str) -> str: ...
 

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from bot import logs, metrics
-from bot.github.client import GitHubApp, GitHubError, InstallationGone, NotFound
+from bot.github.app import GitHubApp
+from bot.github.client import GitHubError, InstallationGone, NotFound
 from bot.github.tarballs import TarballCache
 from bot.service.job import JobRun, PipelineFn, Services, Watch
 from bot.service.queue import JobQueue

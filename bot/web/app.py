@@ -15,8 +15,8 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from bot.github import client as github
-from bot.github import events
+from bot.github import app as github
+from bot.github import payloads
 from bot.service.job import PipelineFn
 from bot.service.queue import JobQueue
 from bot.service.runtokens import run_tokens
@@ -85,7 +85,7 @@ def create_app(
 
 
 def _warm_up() -> None:
-    events.warm_up()
+    payloads.warm_up()
     github.warm_up()
     # What the process has built by now (modules, githubkit's and pydantic's models, ~170,000
     # objects) lives as long as it does. A full collection walked all of them: a pause of

@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
 
 from bot import logs, metrics
-from bot.github import events
+from bot.github import events, payloads
 from bot.github.events import Ignore
 from bot.service.queue import JobQueue
 from bot.service.runtokens import RunTokens, expiry_of, repository_subject
@@ -196,7 +196,7 @@ async def _accept(svc: Service, request: Request, body: bytes) -> tuple[JSONResp
         actions = [Ignore(f"{event}.{action or '-'} is not handled")]
     else:
         try:
-            actions = events.route(event, events.parse(event, data))
+            actions = events.route(event, payloads.parse(event, data))
         except ValidationError as exc:
             actions = [
                 Ignore(f"{event}.{action} payload lacks fields patchgate needs: {exc.error_count()} errors")

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
-from bot.github.client import convert_manifest
+from bot.github.app import convert_manifest
 from bot.settings import config_path, load_settings
 
 # An edited copy here (or a checkout's own) wins over the packaged manifest.

@@ -40,7 +40,7 @@ async def _serve(args: argparse.Namespace) -> int:
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"patchgate worker: {exc}", file=sys.stderr)
         return 2
-    from bot.github.client import warm_up
+    from bot.github.app import warm_up
 
     if settings.metrics_port is not None:
         from bot import metrics

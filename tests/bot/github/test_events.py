@@ -8,18 +8,18 @@ import pytest
 from githubkit import webhooks
 from pydantic import ValidationError
 
-from bot.github import events
+from bot.github import events, payloads
 from bot.github.events import (
     CancelRequest,
     GateRequest,
     Ignore,
     InstallationChange,
     classify,
-    parse,
     route,
     routed,
     run_key,
 )
+from bot.github.payloads import parse
 from checks.policy import Policy, load_policy
 from tests.bot.harness import fixture
 
@@ -68,8 +68,8 @@ def test_githubkit_parses_what_it_can_and_the_raw_dict_covers_the_rest() -> None
     webhooks.parse_obj("pull_request", fixture("pull_request.synchronize"))
     opened = parse("pull_request", fixture("pull_request.opened"))
     synced = parse("pull_request", fixture("pull_request.synchronize"))
-    assert isinstance(opened, events.PullRequestPayload)
-    assert isinstance(synced, events.PullRequestPayload)
+    assert isinstance(opened, payloads.PullRequestPayload)
+    assert isinstance(synced, payloads.PullRequestPayload)
     assert (opened.repository.full_name, synced.repository.full_name) == ("Codertocat/Hello-World",) * 2
     assert synced.pull_request.head.sha == "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 
@@ -204,7 +204,7 @@ def comment_payload(body: str, association: str = "MEMBER", *, on_pull: bool = T
 def test_issue_comment_created_is_routed_and_githubs_example_parses() -> None:
     assert routed("issue_comment", "created") and not routed("issue_comment", "edited")
     example = parse("issue_comment", fixture("issue_comment.created"))
-    assert isinstance(example, events.IssueCommentPayload)
+    assert isinstance(example, payloads.IssueCommentPayload)
     assert (example.issue.number, example.comment.author_association) == (1, "OWNER")
     # The example comment is on an issue and names no installation: nothing to do.
     assert route("issue_comment", example) == [Ignore("the delivery names no installation")]

@@ -20,14 +20,13 @@ from githubkit_schemas.latest.types import (
 from pydantic import SecretStr
 
 from bot.github import checkrun
+from bot.github.app import GitHubApp, tls_context
 from bot.github.client import (
     SARIF_MAX_RESULTS,
-    GitHubApp,
     GitHubError,
     Installation,
     InstallationGone,
     NotFound,
-    tls_context,
 )
 from bot.settings import Settings
 from tests.bot.harness import APP_ID, INSTALLATION, make_pull
