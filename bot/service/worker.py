@@ -23,7 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from bot import logs, metrics
 from bot.github.client import GitHubApp, GitHubError, InstallationGone, NotFound
 from bot.github.tarballs import TarballCache
-from bot.service.job import JobRun, PipelineFn, Services, Watch
+from bot.service.attempt import PipelineFn, Services, Watch
+from bot.service.job import JobRun
 from bot.service.queue import JobQueue
 from bot.service.runners import LimitedRunner
 from bot.service.suitesgithub import GitHubSuites

@@ -17,7 +17,7 @@ from fastapi import FastAPI
 
 from bot.github import client as github
 from bot.github import events
-from bot.service.job import PipelineFn
+from bot.service.attempt import PipelineFn
 from bot.service.queue import JobQueue
 from bot.service.runtokens import run_tokens
 from bot.service.worker import Worker, default_runner

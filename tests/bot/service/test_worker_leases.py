@@ -12,7 +12,7 @@ import pytest
 from pydantic import SecretStr
 
 from bot.github.events import GateRequest
-from bot.service.job import Watch
+from bot.service.attempt import Watch
 from bot.service.queue import JobQueue
 from bot.service.worker import Worker
 from bot.settings import Settings
