@@ -84,7 +84,7 @@ class Watch:
         return "the job no longer owns its lease" if self.lost else (self.reason or "cancelled")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Services:
     """What every job of one worker shares."""
 

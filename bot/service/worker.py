@@ -72,15 +72,15 @@ class Worker:
         self._runner: Runner | None = None
         self._pipelines = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="patchgate-pipeline")
         self.services = Services(
-            settings,
-            store,
-            pipeline,
-            self._get_runner,
-            settings.judge(),
-            self.name,
-            self._pipelines,
-            TarballCache(settings.work_dir / "tarballs", settings.tarball_cache_bytes),
-            SuiteStore(settings.test_store, settings.work_dir / "suites", GitHubSuites(self.github)),
+            settings=settings,
+            store=store,
+            pipeline=pipeline,
+            runner=self._get_runner,
+            judge=settings.judge(),
+            worker=self.name,
+            pipelines=self._pipelines,
+            tarballs=TarballCache(settings.work_dir / "tarballs", settings.tarball_cache_bytes),
+            suites=SuiteStore(settings.test_store, settings.work_dir / "suites", GitHubSuites(self.github)),
         )
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._reaper: asyncio.Task[None] | None = None

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunRecord:
     job_id: int
     repository: str
@@ -53,7 +53,7 @@ class RunRecord:
     reuse_key: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StoredRun:
     """A stored run that a job with the same inputs may be answered with."""
 
@@ -118,7 +118,7 @@ class JudgeRow:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RepositoryRun:
     """One stored run as the repository page lists it."""
 
@@ -196,7 +196,7 @@ class Store(Deliveries, Leases, Candidates):
                 .order_by(Run.id.desc())
                 .limit(1)
             ).first()
-            return StoredRun(row[0], row[1], row[2]) if row is not None else None
+            return StoredRun(job_id=row[0], check_run_id=row[1], report=row[2]) if row is not None else None
 
     def run_report(self, job_id: int) -> dict[str, Any] | None:
         with self._tx() as s:
@@ -229,7 +229,18 @@ class Store(Deliveries, Leases, Candidates):
             strength = ((report or {}).get("behaviour") or {}).get("strength") or {}
             ran = int(strength.get("mutants") or 0) - int(strength.get("not_run") or 0)
             score = int(strength.get("killed") or 0) / ran if ran > 0 else None
-            runs.append(RepositoryRun(job_id, number, head, conclusion, hidden, held_out, score, created))
+            runs.append(
+                RepositoryRun(
+                    job_id=job_id,
+                    pr_number=number,
+                    head_sha=head,
+                    conclusion=conclusion,
+                    hidden_pass_rate=hidden,
+                    held_out_pass_rate=held_out,
+                    mutation_score=score,
+                    created_at=created,
+                )
+            )
         return runs
 
     def run_count(self) -> int:

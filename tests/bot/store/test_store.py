@@ -279,19 +279,29 @@ def test_retry_later_and_due_jobs(store: Store) -> None:
 def test_runs_are_stored_and_replaced_on_a_second_attempt(store: Store) -> None:
     [job] = store.record_delivery("d1", "pull_request", "opened", [opened()]).job_ids
     record = RunRecord(
-        job,
-        "octo/repo",
-        7,
-        SHA1,
-        SHA2,
-        "failure",
-        {"conclusion": "failure"},
+        job_id=job,
+        repository="octo/repo",
+        pr_number=7,
+        head_sha=SHA1,
+        base_sha=SHA2,
+        conclusion="failure",
+        report={"conclusion": "failure"},
         findings=3,
         hidden_pass_rate=0.5,
         timings={"shape": 1.5},
     )
     store.save_run(record)
-    store.save_run(RunRecord(job, "octo/repo", 7, SHA1, SHA2, "success", {"conclusion": "success"}))
+    store.save_run(
+        RunRecord(
+            job_id=job,
+            repository="octo/repo",
+            pr_number=7,
+            head_sha=SHA1,
+            base_sha=SHA2,
+            conclusion="success",
+            report={"conclusion": "success"},
+        )
+    )
     assert store.run_report(job) == {"conclusion": "success"}
     assert store.run_count() == 1
 
@@ -304,8 +314,28 @@ def test_a_comment_command_takes_the_prs_latest_head_and_explain_its_latest_run(
     [second] = store.record_delivery("d2", "pull_request", "synchronize", [opened(SHA2)]).job_ids
     [rerun] = store.record_delivery("c1", "issue_comment", "created", [command]).job_ids
     assert [j.head_sha for j in store.jobs() if j.id == rerun] == [SHA2]
-    store.save_run(RunRecord(first, "octo/repo", 7, SHA1, "0" * 40, "failure", {"conclusion": "failure"}))
-    store.save_run(RunRecord(second, "octo/repo", 7, SHA2, "0" * 40, "success", {"conclusion": "success"}))
+    store.save_run(
+        RunRecord(
+            job_id=first,
+            repository="octo/repo",
+            pr_number=7,
+            head_sha=SHA1,
+            base_sha="0" * 40,
+            conclusion="failure",
+            report={"conclusion": "failure"},
+        )
+    )
+    store.save_run(
+        RunRecord(
+            job_id=second,
+            repository="octo/repo",
+            pr_number=7,
+            head_sha=SHA2,
+            base_sha="0" * 40,
+            conclusion="success",
+            report={"conclusion": "success"},
+        )
+    )
     store.set_check_run(second, 99)
     assert store.latest_run("octo/repo", 7) == ({"conclusion": "success"}, 99)
     assert store.latest_run("octo/repo", 8) is None

@@ -97,8 +97,17 @@ def _one_run(store: Store, report: Report, number: int, hidden: float) -> int:
         [GateRequest(1, "octo/repo", sha, "pull_request.opened", number)],
     ).job_ids
     data = report.model_dump(mode="json")
-    record = RunRecord(job_id, "octo/repo", number, sha, "a" * 40, report.conclusion, data,
-                       hidden_pass_rate=hidden, held_out_pass_rate=1.0)  # fmt: skip
+    record = RunRecord(
+        job_id=job_id,
+        repository="octo/repo",
+        pr_number=number,
+        head_sha=sha,
+        base_sha="a" * 40,
+        conclusion=report.conclusion,
+        report=data,
+        hidden_pass_rate=hidden,
+        held_out_pass_rate=1.0,
+    )
     store.save_run(record)
     return job_id
 
