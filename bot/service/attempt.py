@@ -117,7 +117,7 @@ class Attempt:
     async def finish(self, state: str, *, conclusion: str | None = None, detail: str = "") -> None:
         """Move the job to a final state (only while it is still ours)."""
         if await asyncio.to_thread(
-            self.services.store.finish,
+            self.services.store.leases.finish,
             self.job.id,
             self.services.worker,
             state,
@@ -141,7 +141,7 @@ class Attempt:
 
     async def check_run_id(self) -> int | None:
         """Return the check run the store has for this job, if any."""
-        fresh = await asyncio.to_thread(self.services.store.job, self.job.id)
+        fresh = await asyncio.to_thread(self.services.store.leases.job, self.job.id)
         return fresh.check_run_id if fresh is not None else None
 
     async def ensure_check_run(self) -> int:
@@ -156,7 +156,7 @@ class Attempt:
                 self.services.settings.check_name, job.head_sha, job.key, self.details_url(), job.trigger
             )
             found = await self.client.create_check_run(job.repository, body)
-        await asyncio.to_thread(self.services.store.set_check_run, job.id, found)
+        await asyncio.to_thread(self.services.store.leases.set_check_run, job.id, found)
         return found
 
     def details_url(self) -> str:
@@ -181,7 +181,7 @@ class Attempt:
         await self.complete(check_run_id, report)
         metrics.report_done(report)
         await asyncio.to_thread(
-            store.save_run,
+            store.runs.save_run,
             run_record(
                 job.id,
                 job.repository,
@@ -193,5 +193,5 @@ class Attempt:
             ),
         )
         for row in shadows or []:
-            await asyncio.to_thread(store.add_judge_record, job.id, job.repository, job.head_sha, row)
+            await asyncio.to_thread(store.judge.add_judge_record, job.id, job.repository, job.head_sha, row)
         await self.finish(DONE, conclusion=report.conclusion, detail="; ".join(report.reasons)[:1000])

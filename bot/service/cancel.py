@@ -13,7 +13,7 @@ from checks.report import Report
 async def run(attempt: Attempt, reason: str) -> None:
     """Stop the job; its check run (if any) completes as cancelled."""
     job, store = attempt.job, attempt.services.store
-    if await asyncio.to_thread(store.installation_active, job.installation_id) is False:
+    if await asyncio.to_thread(store.deliveries.installation_active, job.installation_id) is False:
         # The App is gone: GitHub would refuse every request.
         await attempt.finish(ABANDONED, detail=reason)
         return

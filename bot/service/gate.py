@@ -142,7 +142,7 @@ async def _is_agent_pr(attempt: Attempt, pr: PullRequest, policy: Policy) -> boo
     if verdict == "not_agent" and policy.agents.others == "neutral":
         body = checkrun.not_agent(services.settings.check_name, job.head_sha, job.key, attempt.details_url())
         check_run_id = await attempt.client.create_check_run(job.repository, body)
-        await asyncio.to_thread(services.store.set_check_run, job.id, check_run_id)
+        await asyncio.to_thread(services.store.leases.set_check_run, job.id, check_run_id)
     reason = (
         "not an agent PR by the base branch's policy"
         if verdict == "not_agent"
@@ -247,7 +247,7 @@ async def _inputs(
 async def _stored(attempt: Attempt, key: str, base_sha: str) -> Report | None:
     """Return the report of an identical earlier run, marked as reused; None if there is none."""
     job, services = attempt.job, attempt.services
-    found = await asyncio.to_thread(services.store.reusable_run, key)
+    found = await asyncio.to_thread(services.store.runs.reusable_run, key)
     report = answer(found, base_sha, job.head_sha, services.settings.github_url, job.repository)
     if report is not None and report.reused_from is not None:
         log.info(

@@ -137,7 +137,11 @@ async def run_pipeline(
     await sender.close()
     report = work.result()
     beat = await asyncio.to_thread(
-        services.store.heartbeat, job.id, services.worker, services.settings.lease_s, attempt=job.attempts
+        services.store.leases.heartbeat,
+        job.id,
+        services.worker,
+        services.settings.lease_s,
+        attempt=job.attempts,
     )
     if beat.lease is not Lease.RENEWED:  # another attempt owns the job now: never deliver
         return None

@@ -109,7 +109,7 @@ class Worker:
 
     async def reap_once(self) -> list[int]:
         """Enqueue due jobs: never enqueued, retry time reached, or lease expired (dead worker)."""
-        due = await asyncio.to_thread(self.store.due, self.settings.lease_s)
+        due = await asyncio.to_thread(self.store.leases.due, self.settings.lease_s)
         handed = [(job_id, why) for why, ids in (("queued", due.queued), ("lease expired", due.expired))
                   for job_id in ids]  # fmt: skip
         for i, (job_id, why) in enumerate(handed):
@@ -119,7 +119,7 @@ class Worker:
             except BaseException:
                 # Not handed over after all: the next pass (of any reaper) may take them at once.
                 unsent = [j for j, _ in handed[i:]]
-                await asyncio.to_thread(self.store.mark_enqueued, unsent, undo=True)
+                await asyncio.to_thread(self.store.leases.mark_enqueued, unsent, undo=True)
                 raise
             metrics.REAPER_ENQUEUED.labels(why=why).inc()
         return due.ids
@@ -136,7 +136,7 @@ class Worker:
         """Claim ``job_id`` and take it to a final state (or back to the queue for a retry)."""
         async with self._slots:
             job = await asyncio.to_thread(
-                self.store.claim,
+                self.store.leases.claim,
                 job_id,
                 self.name,
                 self.settings.lease_s,
@@ -160,7 +160,7 @@ class Worker:
 
     async def _kick_waiting(self, repository: str) -> None:
         try:
-            for waiting in await asyncio.to_thread(self.store.waiting, repository):
+            for waiting in await asyncio.to_thread(self.store.leases.waiting, repository):
                 await self.queue.kick(waiting)
         except Exception:  # the reaper enqueues them later anyway
             log.exception("enqueueing the waiting jobs of %s failed", repository)
@@ -174,7 +174,11 @@ class Worker:
             await asyncio.sleep(every)
             try:
                 beat = await asyncio.to_thread(
-                    self.store.heartbeat, job.id, self.name, self.settings.lease_s, attempt=job.attempts
+                    self.store.leases.heartbeat,
+                    job.id,
+                    self.name,
+                    self.settings.lease_s,
+                    attempt=job.attempts,
                 )
             except Exception:  # a database hiccup: keep beating, the lease has slack
                 log.exception("job %s: heartbeat failed", job.id)
@@ -223,7 +227,7 @@ class Worker:
                 return
             delay = self.settings.retry_backoff_s * 2 ** (job.attempts - 1)
             retried = await asyncio.to_thread(
-                functools.partial(self.store.retry_later, attempt=job.attempts),
+                functools.partial(self.store.leases.retry_later, attempt=job.attempts),
                 job.id,
                 self.name,
                 delay,

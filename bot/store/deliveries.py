@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from bot.github.events import REPLIES, Action, CancelRequest, GateRequest, Ignore, InstallationChange, run_key
-from bot.store.database import Database
+from bot.store.database import Part
 from bot.store.tables import LIVE, QUEUED, RUNNING, Delivery, Installation, Job, Repository
 
 # A job whose sha already has one of these is not queued again by a plain pull_request event.
@@ -47,7 +47,7 @@ def _ignored(actions: Sequence[Action]) -> bool:
     return all(isinstance(a, Ignore) for a in actions)
 
 
-class Deliveries(Database):
+class Deliveries(Part):
     """What each webhook delivery asked for, recorded in one transaction."""
 
     def record_delivery(

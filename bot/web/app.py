@@ -58,7 +58,9 @@ def create_app(
             await worker.start()
         else:
             await queue.start()
-        intake = Intake(functools.partial(store.record_deliveries, enqueued=True), writers=store.writers)
+        intake = Intake(
+            functools.partial(store.deliveries.record_deliveries, enqueued=True), writers=store.writers
+        )
         intake.start()
         app.state.service = Service(conf, secret, store, queue, worker, run_tokens(conf), intake)
         # Warm githubkit up in the background: /readyz says "in progress" until it is done.

@@ -64,20 +64,20 @@ class Hub:
             rerun=trigger != "pull_request.opened",
             comment_id=comment_id,
         )
-        recorded = self.store.record_delivery(f"d{self.deliveries}", "test", trigger, [request])
+        recorded = self.store.deliveries.record_delivery(f"d{self.deliveries}", "test", trigger, [request])
         [job_id] = recorded.job_ids
         return job_id
 
     def run(self, job_id: int) -> JobView:
         """Claim the job and run one attempt of it to the end; return the job as the store has it then."""
-        job = self.store.claim(job_id, WORKER, self.settings.lease_s)
+        job = self.store.leases.claim(job_id, WORKER, self.settings.lease_s)
         assert job is not None
 
         async def attempt() -> None:
             await JobRun(self.services, self.app.installation(job.installation_id), job, Watch()).run()
 
         asyncio.run(attempt())
-        after = self.store.job(job_id)
+        after = self.store.leases.job(job_id)
         assert after is not None
         return after
 
@@ -123,7 +123,7 @@ def test_a_gate_job_runs_the_pipeline_and_completes_the_check_run(
     assert "shape failed" in run["output"]["title"]
     assert (job.state, job.conclusion, job.check_run_id) == (DONE, "failure", run["id"])
     assert runs_of_pipeline(tmp_path) == 1
-    latest = hub.store.latest_run(pull.repository, pull.number)
+    latest = hub.store.runs.latest_run(pull.repository, pull.number)
     assert latest is not None and latest[1] == run["id"]
     assert github.problems == []
 
@@ -169,7 +169,7 @@ def test_a_job_cancelled_before_it_ran_ends_cancelled_without_a_gate(
 ) -> None:
     pull = make_pull(github, tmp_path, "cancelled", scenario={"count": str(counted(tmp_path))})
     job_id = hub.record("pull_request.opened", pull)
-    hub.store.record_delivery(
+    hub.store.deliveries.record_delivery(
         "closing", "pull_request", "closed", [CancelRequest(pull.repository, 1, "closed")]
     )
     job = hub.run(job_id)

@@ -184,7 +184,7 @@ def test_a_stopped_writer_refuses_rather_than_leaving_a_request_waiting() -> Non
 def test_the_intake_records_into_the_real_store(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
-    intake = Intake(lambda batch: store.record_deliveries(batch, enqueued=True))
+    intake = Intake(lambda batch: store.deliveries.record_deliveries(batch, enqueued=True))
     intake.start()
     gate = GateRequest(11, "octo/repo", "1" * 40, "pull_request.opened", 7)
 
