@@ -19,6 +19,7 @@ import pytest
 from bot.github.client import GitHubApp
 from bot.github.events import EXPLAIN, HELP, WITHDRAWN_CLOSED, CancelRequest, GateRequest
 from bot.service.attempt import Services, Watch, load_pipeline
+from bot.service.commenting import ACCEPTED
 from bot.service.job import JobRun
 from bot.settings import Settings
 from bot.store import Store
@@ -145,21 +146,23 @@ def test_explain_answers_with_the_latest_report_and_no_check_run(
     pull = make_pull(github, tmp_path, "explained", scenario={"findings": 1, "count": str(counted(tmp_path))})
     hub.run(hub.record("pull_request.opened", pull))
     [gated] = pull.runs()
-    job = hub.run(hub.record(EXPLAIN, pull, head_sha=""))
+    job = hub.run(hub.record(EXPLAIN, pull, head_sha="", comment_id=501))
     assert (job.state, job.detail, job.check_run_id) == (DONE, "explained the latest run", None)
     [comment] = github.comments_on(pull.repository, pull.number)
     assert f"{pull.repository}/runs/{gated['id']})" in comment["body"]
     assert "1 new findings" in comment["body"]
     assert pull.runs() == [gated]  # no second check run
+    assert (pull.repository, 501, ACCEPTED) in github.reactions  # the command was taken
     assert runs_of_pipeline(tmp_path) == 1
 
 
 def test_help_lists_the_commands_in_a_comment(hub: Hub, github: FakeGitHub, tmp_path: Path) -> None:
     pull = make_pull(github, tmp_path, "helped", scenario={"count": str(counted(tmp_path))})
-    job = hub.run(hub.record(HELP, pull, head_sha=""))
+    job = hub.run(hub.record(HELP, pull, head_sha="", comment_id=502))
     assert (job.state, job.detail) == (DONE, "listed the commands")
     [comment] = github.comments_on(pull.repository, pull.number)
     assert "/patchgate rerun" in comment["body"]
+    assert (pull.repository, 502, ACCEPTED) in github.reactions
     assert pull.runs() == []
     assert runs_of_pipeline(tmp_path) == 0
 
