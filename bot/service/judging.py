@@ -20,7 +20,7 @@ REQUESTED = "run on request (Run judge anyway)"
 
 def stored_records(store: Store) -> list[JudgeRecord]:
     """Return the stored judge verdicts as calibration records."""
-    return [r.record() for r in store.judge_records()]
+    return [r.record() for r in store.judge.judge_records()]
 
 
 def judge_anyway(inputs: PipelineInputs, report: Report, store: Store) -> Report:

@@ -51,7 +51,7 @@ class Ranker:
 
     async def rerank(self, repository: str, issue: int) -> Ranking | None:
         """Rank the open candidates for ``issue`` and show it on their check runs (None: fewer than 2)."""
-        rows = await asyncio.to_thread(self.store.candidates, repository, issue)
+        rows = await asyncio.to_thread(self.store.candidates.candidates, repository, issue)
         reports = {row.pr_number: await self._report(row) for row in rows}
         if len(rows) < 2:
             for row in rows:
@@ -68,7 +68,11 @@ class Ranker:
         return ranking
 
     async def _report(self, row: CandidateRow) -> Report | None:
-        data = await asyncio.to_thread(self.store.run_report, row.job_id) if row.job_id is not None else None
+        data = (
+            await asyncio.to_thread(self.store.runs.run_report, row.job_id)
+            if row.job_id is not None
+            else None
+        )
         return Report.model_validate(data) if data else None
 
     def _candidate(self, row: CandidateRow, report: Report | None) -> Candidate:
@@ -90,7 +94,9 @@ class Ranker:
         except GitHubError as exc:  # advisory: the next re-rank tries again
             log.warning("ranking: check run %s not updated: %s", row.check_run_id, exc)
             return
-        await asyncio.to_thread(self.store.set_ranked, row.repository, row.pr_number, ranking is not None)
+        await asyncio.to_thread(
+            self.store.candidates.set_ranked, row.repository, row.pr_number, ranking is not None
+        )
 
     async def _pairwise(
         self, repository: str, issue: int, rows: Sequence[CandidateRow], candidates: Sequence[Candidate]
@@ -103,7 +109,7 @@ class Ranker:
         asked = []
         for a, b in pairs:
             key = pair_key(self.policy.quality.model, by_id[a.id].head_sha, by_id[b.id].head_sha, issue)
-            cached = await asyncio.to_thread(self.store.pairwise, key)
+            cached = await asyncio.to_thread(self.store.candidates.pairwise, key)
             if cached is not None:
                 results[frozenset((a.id, b.id))] = Pairwise(a=a.id, b=b.id, **cached)
             else:
@@ -138,7 +144,9 @@ class Ranker:
                 )  # fmt: skip
                 results[frozenset((a.id, b.id))] = pair
                 if pair.a_first is not None and pair.b_first is not None:
-                    await asyncio.to_thread(self.store.put_pairwise, key, pair.model_dump(exclude={"a", "b"}))
+                    await asyncio.to_thread(
+                        self.store.candidates.put_pairwise, key, pair.model_dump(exclude={"a", "b"})
+                    )
         return results
 
     async def _workspace(self, row: CandidateRow, dest: Path) -> Workspace:
@@ -156,7 +164,7 @@ def pair_key(model: str, a_sha: str, b_sha: str, issue: int) -> str:
 
 async def enter(ranker: Ranker, row: CandidateRow) -> None:
     """Record a gated PR as a candidate and rank its issue (and the issue it competed for before)."""
-    before = await asyncio.to_thread(ranker.store.save_candidate, row)
+    before = await asyncio.to_thread(ranker.store.candidates.save_candidate, row)
     for issue in sorted({n for n in (before, row.issue) if n is not None}):
         await ranker.rerank(row.repository, issue)
 
@@ -167,10 +175,10 @@ async def withdraw(ranker: Ranker, repository: str, pr_number: int, state: str) 
     The rest are ranked under the policy at a remaining candidate's base, as its own run read it.
     """
     store, client = ranker.store, ranker.client
-    issue = await asyncio.to_thread(store.close_candidate, repository, pr_number, state)
+    issue = await asyncio.to_thread(store.candidates.close_candidate, repository, pr_number, state)
     if issue is None:
         return "not a candidate for an issue: nothing to rank"
-    rest = await asyncio.to_thread(store.candidates, repository, issue)
+    rest = await asyncio.to_thread(store.candidates.candidates, repository, issue)
     try:
         text = await client.file_at(repository, POLICY_PATH, rest[0].base_sha) if rest else None
         policy = load_policy(text)

@@ -24,7 +24,8 @@ from bot import logs, metrics
 from bot.github.app import GitHubApp
 from bot.github.client import GitHubError, InstallationGone, NotFound
 from bot.github.tarballs import TarballCache
-from bot.service.job import JobRun, PipelineFn, Services, Watch
+from bot.service.attempt import PipelineFn, Services, Watch
+from bot.service.job import JobRun
 from bot.service.queue import JobQueue
 from bot.service.runners import LimitedRunner
 from bot.service.suitesgithub import GitHubSuites
@@ -72,15 +73,15 @@ class Worker:
         self._runner: Runner | None = None
         self._pipelines = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="patchgate-pipeline")
         self.services = Services(
-            settings,
-            store,
-            pipeline,
-            self._get_runner,
-            settings.judge(),
-            self.name,
-            self._pipelines,
-            TarballCache(settings.work_dir / "tarballs", settings.tarball_cache_bytes),
-            SuiteStore(settings.test_store, settings.work_dir / "suites", GitHubSuites(self.github)),
+            settings=settings,
+            store=store,
+            pipeline=pipeline,
+            runner=self._get_runner,
+            judge=settings.judge(),
+            worker=self.name,
+            pipelines=self._pipelines,
+            tarballs=TarballCache(settings.work_dir / "tarballs", settings.tarball_cache_bytes),
+            suites=SuiteStore(settings.test_store, settings.work_dir / "suites", GitHubSuites(self.github)),
         )
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._reaper: asyncio.Task[None] | None = None
@@ -109,7 +110,7 @@ class Worker:
 
     async def reap_once(self) -> list[int]:
         """Enqueue due jobs: never enqueued, retry time reached, or lease expired (dead worker)."""
-        due = await asyncio.to_thread(self.store.due, self.settings.lease_s)
+        due = await asyncio.to_thread(self.store.leases.due, self.settings.lease_s)
         handed = [(job_id, why) for why, ids in (("queued", due.queued), ("lease expired", due.expired))
                   for job_id in ids]  # fmt: skip
         for i, (job_id, why) in enumerate(handed):
@@ -119,7 +120,7 @@ class Worker:
             except BaseException:
                 # Not handed over after all: the next pass (of any reaper) may take them at once.
                 unsent = [j for j, _ in handed[i:]]
-                await asyncio.to_thread(self.store.mark_enqueued, unsent, undo=True)
+                await asyncio.to_thread(self.store.leases.mark_enqueued, unsent, undo=True)
                 raise
             metrics.REAPER_ENQUEUED.labels(why=why).inc()
         return due.ids
@@ -136,7 +137,7 @@ class Worker:
         """Claim ``job_id`` and take it to a final state (or back to the queue for a retry)."""
         async with self._slots:
             job = await asyncio.to_thread(
-                self.store.claim,
+                self.store.leases.claim,
                 job_id,
                 self.name,
                 self.settings.lease_s,
@@ -160,7 +161,7 @@ class Worker:
 
     async def _kick_waiting(self, repository: str) -> None:
         try:
-            for waiting in await asyncio.to_thread(self.store.waiting, repository):
+            for waiting in await asyncio.to_thread(self.store.leases.waiting, repository):
                 await self.queue.kick(waiting)
         except Exception:  # the reaper enqueues them later anyway
             log.exception("enqueueing the waiting jobs of %s failed", repository)
@@ -174,7 +175,11 @@ class Worker:
             await asyncio.sleep(every)
             try:
                 beat = await asyncio.to_thread(
-                    self.store.heartbeat, job.id, self.name, self.settings.lease_s, attempt=job.attempts
+                    self.store.leases.heartbeat,
+                    job.id,
+                    self.name,
+                    self.settings.lease_s,
+                    attempt=job.attempts,
                 )
             except Exception:  # a database hiccup: keep beating, the lease has slack
                 log.exception("job %s: heartbeat failed", job.id)
@@ -223,7 +228,7 @@ class Worker:
                 return
             delay = self.settings.retry_backoff_s * 2 ** (job.attempts - 1)
             retried = await asyncio.to_thread(
-                functools.partial(self.store.retry_later, attempt=job.attempts),
+                functools.partial(self.store.leases.retry_later, attempt=job.attempts),
                 job.id,
                 self.name,
                 delay,

@@ -1,298 +1,47 @@
 """The durable store: deliveries and jobs, runs, judge records, the judge's verdict cache.
 
 SQLite (WAL) by default, PostgreSQL by URL; the schema comes from the Alembic
-migrations in bot/store/migrations. ``Store`` joins the package's parts
-(deliveries, leases, candidates); the tables are in tables.py. Only this
-package imports SQLAlchemy (.importlinter).
+migrations in bot/store/migrations. ``Store`` is the database and its parts,
+each a module of this package: ``store.deliveries``, ``store.leases`` (jobs and
+their leases), ``store.candidates`` (best of k), ``store.runs``, ``store.judge``
+(judge records and verdicts); the tables are in tables.py. Only this package
+imports SQLAlchemy (.importlinter).
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-from typing import Any
-
-from sqlalchemy import func, select
-
 from bot.store.candidates import Candidates
+from bot.store.database import PING_AFTER_IDLE_S, Database
 from bot.store.deliveries import Deliveries, Incoming, Recorded
+from bot.store.judge import Judge, JudgeRow
 from bot.store.leases import JobView, Leases
-from bot.store.tables import DONE, Job, JudgeRecord, Run, VerdictCache
-from checks.quality.calibration import JudgeRecord as CalibrationRecord
-from checks.report import CriterionResult, Report
+from bot.store.runs import RepositoryRun, RunRecord, Runs, StoredRun, run_record
+from checks.report import CriterionResult
 
 __all__ = [
     "Incoming",
     "JobView",
     "JudgeRow",
     "Recorded",
+    "RepositoryRun",
     "RunRecord",
     "Store",
     "StoreVerdictCache",
     "StoredRun",
+    "run_record",
 ]
 
 
-@dataclass(frozen=True)
-class RunRecord:
-    job_id: int
-    repository: str
-    pr_number: int
-    head_sha: str
-    base_sha: str
-    conclusion: str
-    report: dict[str, Any]
-    findings: int = 0
-    hidden_pass_rate: float | None = None
-    held_out_pass_rate: float | None = None
-    regressions: int = 0
-    quality_status: str = "skipped"
-    judge_cost_usd: float = 0.0
-    seconds: float = 0.0
-    timings: dict[str, float] | None = None
-    reuse_key: str | None = None
+class Store(Database):
+    """All database access of the service, by part; every operation is one transaction."""
 
-
-@dataclass(frozen=True)
-class StoredRun:
-    """A stored run that a job with the same inputs may be answered with."""
-
-    job_id: int
-    check_run_id: int | None
-    report: dict[str, Any]
-
-
-def run_record(
-    job_id: int,
-    repository: str,
-    pr_number: int,
-    head_sha: str,
-    report: Report,
-    *,
-    seconds: float,
-    reuse_key: str | None = None,
-) -> RunRecord:
-    """Return the stored form of a report: the JSON plus the numbers worth querying."""
-    rates = {s.kind: s.pass_rate for s in report.behaviour.suites}
-    return RunRecord(
-        job_id=job_id,
-        repository=repository,
-        pr_number=pr_number,
-        head_sha=head_sha,
-        base_sha=report.base_sha,
-        conclusion=report.conclusion,
-        report=report.model_dump(mode="json"),
-        findings=sum(1 for f in report.shape.findings if f.introduced),
-        hidden_pass_rate=rates.get("hidden"),
-        held_out_pass_rate=rates.get("held_out"),
-        regressions=report.behaviour.regressions,
-        quality_status=report.quality.status,
-        judge_cost_usd=report.quality.cost_usd,
-        seconds=seconds,
-        timings=dict(report.timings),
-        reuse_key=reuse_key,
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class JudgeRow:
-    model: str
-    rubric: str
-    execution_passed: bool
-    judge_passed: bool
-    shadow: bool
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-
-    def record(self) -> CalibrationRecord:
-        """Return this row as the plain record checks.quality's statistics take."""
-        return CalibrationRecord(
-            self.execution_passed,
-            self.judge_passed,
-            self.model,
-            self.rubric,
-            self.prompt_tokens,
-            self.completion_tokens,
-            self.cost_usd,
-        )
-
-
-@dataclass(frozen=True)
-class RepositoryRun:
-    """One stored run as the repository page lists it."""
-
-    job_id: int
-    pr_number: int
-    head_sha: str
-    conclusion: str
-    hidden_pass_rate: float | None
-    held_out_pass_rate: float | None
-    mutation_score: float | None
-    created_at: float
-
-
-class Store(Deliveries, Leases, Candidates):
-    """All database access of the service."""
-
-    def add_local_job(self, repository: str, ref: str, report: Report, *, installation_id: int) -> int:
-        """Add a finished job for a run made without GitHub (``patchgate run``/``demo``); return its id."""
-        now = time.time()
-        with self._tx() as s:
-            job = Job(
-                key=f"local:{repository}:{ref}:{report.head_sha}:{now}",
-                delivery_id="local",
-                trigger="local",
-                installation_id=installation_id,
-                repository=repository,
-                pr_number=0,
-                head_sha=report.head_sha,
-                state=DONE,
-                conclusion=report.conclusion,
-                detail="; ".join(report.reasons)[:1000],
-                created_at=now,
-                updated_at=now,
-            )
-            s.add(job)
-            s.flush()
-            return job.id
-
-    def save_run(self, record: RunRecord) -> None:
-        """Store (or replace, after a crash and a second attempt) the run of a job."""
-        with self._tx() as s:
-            existing = s.scalar(select(Run).where(Run.job_id == record.job_id))
-            if existing is not None:
-                s.delete(existing)
-                s.flush()
-            s.add(
-                Run(
-                    job_id=record.job_id,
-                    repository=record.repository,
-                    pr_number=record.pr_number,
-                    head_sha=record.head_sha,
-                    base_sha=record.base_sha,
-                    conclusion=record.conclusion,
-                    findings=record.findings,
-                    hidden_pass_rate=record.hidden_pass_rate,
-                    held_out_pass_rate=record.held_out_pass_rate,
-                    regressions=record.regressions,
-                    quality_status=record.quality_status,
-                    judge_cost_usd=record.judge_cost_usd,
-                    seconds=record.seconds,
-                    timings=dict(record.timings or {}),
-                    report=record.report,
-                    reuse_key=record.reuse_key,
-                    created_at=time.time(),
-                )
-            )
-
-    def reusable_run(self, reuse_key: str) -> StoredRun | None:
-        """Return the newest run gated with inputs of key ``reuse_key`` (bot/service/reuse.py), or None."""
-        with self._tx() as s:
-            row = s.execute(
-                select(Run.job_id, Job.check_run_id, Run.report)
-                .join(Job, Job.id == Run.job_id)
-                .where(Run.reuse_key == reuse_key)
-                .order_by(Run.id.desc())
-                .limit(1)
-            ).first()
-            return StoredRun(row[0], row[1], row[2]) if row is not None else None
-
-    def run_report(self, job_id: int) -> dict[str, Any] | None:
-        with self._tx() as s:
-            return s.scalar(select(Run.report).where(Run.job_id == job_id))
-
-    def latest_run(self, repository: str, pr_number: int) -> tuple[dict[str, Any], int | None] | None:
-        """Return the newest stored report of a PR and its job's check run id (``/patchgate explain``)."""
-        with self._tx() as s:
-            row = s.execute(
-                select(Run.report, Job.check_run_id)
-                .join(Job, Job.id == Run.job_id)
-                .where(Run.repository == repository, Run.pr_number == pr_number)
-                .order_by(Run.id.desc())
-                .limit(1)
-            ).first()
-            return (row[0], row[1]) if row is not None else None
-
-    def repository_runs(self, repository: str, limit: int = 100) -> list[RepositoryRun]:
-        """Return the repository's newest stored runs (the repository page), newest first."""
-        with self._tx() as s:
-            rows = s.execute(
-                select(Run.job_id, Run.pr_number, Run.head_sha, Run.conclusion, Run.hidden_pass_rate,
-                       Run.held_out_pass_rate, Run.report, Run.created_at)
-                .where(Run.repository == repository)
-                .order_by(Run.id.desc())
-                .limit(limit)
-            ).all()  # fmt: skip
-        runs = []
-        for job_id, number, head, conclusion, hidden, held_out, report, created in rows:
-            strength = ((report or {}).get("behaviour") or {}).get("strength") or {}
-            ran = int(strength.get("mutants") or 0) - int(strength.get("not_run") or 0)
-            score = int(strength.get("killed") or 0) / ran if ran > 0 else None
-            runs.append(RepositoryRun(job_id, number, head, conclusion, hidden, held_out, score, created))
-        return runs
-
-    def run_count(self) -> int:
-        with self._tx() as s:
-            return int(s.scalar(select(func.count()).select_from(Run)) or 0)
-
-    def add_judge_record(self, job_id: int, repository: str, head_sha: str, row: JudgeRow) -> None:
-        with self._tx() as s:
-            s.add(
-                JudgeRecord(
-                    job_id=job_id,
-                    repository=repository,
-                    head_sha=head_sha,
-                    model=row.model,
-                    rubric=row.rubric,
-                    execution_passed=row.execution_passed,
-                    judge_passed=row.judge_passed,
-                    shadow=row.shadow,
-                    prompt_tokens=row.prompt_tokens,
-                    completion_tokens=row.completion_tokens,
-                    cost_usd=row.cost_usd,
-                    created_at=time.time(),
-                )
-            )
-
-    def judge_records(self, repository: str | None = None) -> list[JudgeRow]:
-        """Return the judge's calibration records, oldest first (of one repository, when given)."""
-        with self._tx() as s:
-            stmt = select(JudgeRecord).order_by(JudgeRecord.id)
-            if repository is not None:
-                stmt = stmt.where(JudgeRecord.repository == repository)
-            return [
-                JudgeRow(
-                    model=r.model,
-                    rubric=r.rubric,
-                    execution_passed=r.execution_passed,
-                    judge_passed=r.judge_passed,
-                    shadow=r.shadow,
-                    prompt_tokens=r.prompt_tokens,
-                    completion_tokens=r.completion_tokens,
-                    cost_usd=r.cost_usd,
-                )
-                for r in s.scalars(stmt)
-            ]
-
-    def verdicts(self, key: str) -> list[CriterionResult] | None:
-        """Return cached judge verdicts (checks.quality.VerdictCache ``get``)."""
-        with self._tx() as s:
-            rows = s.scalar(select(VerdictCache.verdicts).where(VerdictCache.key == key))
-            return None if rows is None else [CriterionResult.model_validate(r) for r in rows]
-
-    def put_verdicts(self, key: str, value: list[CriterionResult]) -> None:
-        """Cache judge verdicts; the first answer for a key stays (checks.quality.VerdictCache ``put``)."""
-        with self._tx() as s:
-            self._insert_ignore(
-                s,
-                VerdictCache,
-                {
-                    "key": key,
-                    "verdicts": [c.model_dump(mode="json") for c in value],
-                    "created_at": time.time(),
-                },
-            )
+    def __init__(self, url: str, *, ping_after_idle_s: float = PING_AFTER_IDLE_S) -> None:
+        super().__init__(url, ping_after_idle_s=ping_after_idle_s)
+        self.deliveries = Deliveries(self)
+        self.leases = Leases(self)
+        self.candidates = Candidates(self)
+        self.runs = Runs(self)
+        self.judge = Judge(self)
 
 
 class StoreVerdictCache:
@@ -302,7 +51,7 @@ class StoreVerdictCache:
         self.store = store
 
     def get(self, key: str) -> list[CriterionResult] | None:
-        return self.store.verdicts(key)
+        return self.store.judge.verdicts(key)
 
     def put(self, key: str, value: list[CriterionResult]) -> None:
-        self.store.put_verdicts(key, value)
+        self.store.judge.put_verdicts(key, value)

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from bot.store.database import Database
+from bot.store.database import Part
 from bot.store.tables import Candidate, Pairwise
 
 OPEN = "open"
@@ -49,7 +49,7 @@ def _row(c: Candidate) -> CandidateRow:
     )
 
 
-class Candidates(Database):
+class Candidates(Part):
     """Candidates for best of k, and cached pairwise comparisons."""
 
     def save_candidate(self, row: CandidateRow) -> int | None:

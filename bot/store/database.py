@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +156,20 @@ class Database:
         key = sa_inspect(model).primary_key[0]
         stmt = insert(model).values(**values).on_conflict_do_nothing().returning(key)
         return session.execute(stmt).scalar()
+
+
+class Part:
+    """One part of the store (deliveries, leases, ...): its own queries over the shared database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.engine = db.engine
+
+    def _tx(self) -> AbstractContextManager[Session]:
+        return self.db._tx()
+
+    def _insert_ignore(self, session: Session, model: type[Any], values: dict[str, Any]) -> bool:
+        return self.db._insert_ignore(session, model, values)
+
+    def _insert_returning(self, session: Session, model: type[Any], values: dict[str, Any]) -> Any:
+        return self.db._insert_returning(session, model, values)

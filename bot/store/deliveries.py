@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from bot.github.events import REPLIES, Action, CancelRequest, GateRequest, Ignore, InstallationChange, run_key
-from bot.store.database import Database
+from bot.store.database import Part
 from bot.store.tables import LIVE, QUEUED, RUNNING, Delivery, Installation, Job, Repository
 
 # A job whose sha already has one of these is not queued again by a plain pull_request event.
@@ -32,7 +32,7 @@ class Incoming:
     received_at: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Recorded:
     """What recording a delivery did: a duplicate records nothing."""
 
@@ -47,7 +47,7 @@ def _ignored(actions: Sequence[Action]) -> bool:
     return all(isinstance(a, Ignore) for a in actions)
 
 
-class Deliveries(Database):
+class Deliveries(Part):
     """What each webhook delivery asked for, recorded in one transaction."""
 
     def record_delivery(
@@ -63,7 +63,15 @@ class Deliveries(Database):
         enqueued: bool = False,
     ) -> Recorded:
         """Record a delivery and the work it asks for in one transaction; a known id is a duplicate."""
-        incoming = Incoming(delivery_id, event, action, actions, installation_id, repository, now)
+        incoming = Incoming(
+            delivery_id,
+            event,
+            action,
+            actions,
+            installation_id=installation_id,
+            repository=repository,
+            received_at=now,
+        )
         return self.record_deliveries([incoming], enqueued=enqueued)[0]
 
     def record_deliveries(self, batch: Sequence[Incoming], *, enqueued: bool = False) -> list[Recorded]:
@@ -92,7 +100,7 @@ class Deliveries(Database):
             final = {**row, "outcome": "ignored", "detail": "; ".join(notes)[:4000]}
             if not self._insert_ignore(s, Delivery, final):
                 return Recorded(duplicate=True)
-            return Recorded(False, (), notes, "ignored")
+            return Recorded(duplicate=False, notes=notes, outcome="ignored")
         if not self._insert_ignore(s, Delivery, {**row, "outcome": "recorded", "detail": ""}):
             return Recorded(duplicate=True)
         job_ids, notes = self._work(s, one, received, enqueued=enqueued)
@@ -103,7 +111,7 @@ class Deliveries(Database):
             .values(outcome=outcome, detail="; ".join(notes)[:4000])
             .execution_options(synchronize_session=False)
         )
-        return Recorded(False, job_ids, notes, outcome)
+        return Recorded(duplicate=False, job_ids=job_ids, notes=notes, outcome=outcome)
 
     def _work(
         self, s: Session, one: Incoming, now: float, *, enqueued: bool

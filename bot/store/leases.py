@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
-from bot.store.database import Database
+from bot.store.database import Part
 from bot.store.tables import QUEUED, RUNNING, Job
 
 
@@ -111,7 +111,7 @@ def _view(job: Job) -> JobView:
     )
 
 
-class Leases(Database):
+class Leases(Part):
     """The job table as a durable queue with leases."""
 
     def job(self, job_id: int) -> JobView | None:

@@ -17,7 +17,7 @@ from fastapi import FastAPI
 
 from bot.github import app as github
 from bot.github import payloads
-from bot.service.job import PipelineFn
+from bot.service.attempt import PipelineFn
 from bot.service.queue import JobQueue
 from bot.service.runtokens import run_tokens
 from bot.service.worker import Worker, default_runner
@@ -58,7 +58,9 @@ def create_app(
             await worker.start()
         else:
             await queue.start()
-        intake = Intake(functools.partial(store.record_deliveries, enqueued=True), writers=store.writers)
+        intake = Intake(
+            functools.partial(store.deliveries.record_deliveries, enqueued=True), writers=store.writers
+        )
         intake.start()
         app.state.service = Service(conf, secret, store, queue, worker, run_tokens(conf), intake)
         # Warm githubkit up in the background: /readyz says "in progress" until it is done.

@@ -98,7 +98,7 @@ async def healthz() -> JSONResponse:
 async def metrics_page(request: Request) -> Response:
     svc: Service = request.app.state.service
     try:
-        metrics.queue(*await asyncio.to_thread(svc.store.queue_stats))
+        metrics.queue(*await asyncio.to_thread(svc.store.leases.queue_stats))
     except Exception:  # the process's own metrics still answer; the log says why the queue's did not
         log.exception("reading the queue for /metrics failed")
     return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
@@ -138,10 +138,10 @@ async def run_page(request: Request, job_id: int, token: str = "") -> Response:
         return _answer(410, error="this link has expired; the check run on GitHub keeps the summary")
     if verdict != "ok":
         return _answer(404, error="no such run")
-    job = await asyncio.to_thread(svc.store.job, job_id)
+    job = await asyncio.to_thread(svc.store.leases.job, job_id)
     if job is None:
         return _answer(404, error="no such run")
-    data = await asyncio.to_thread(svc.store.run_report, job_id)
+    data = await asyncio.to_thread(svc.store.runs.run_report, job_id)
     github_url = svc.settings.github_url
     if request.query_params.get("format") == "json":
         return _answer(200, job=runpage.public_job(job, github_url), report=data)
@@ -164,8 +164,8 @@ async def repository_page(request: Request, owner: str, name: str, token: str = 
         return _answer(410, error="this link has expired; open it again from a run's page")
     if verdict != "ok":
         return _answer(404, error="no such repository")
-    runs = await asyncio.to_thread(svc.store.repository_runs, repository)
-    records = [row.record() for row in await asyncio.to_thread(svc.store.judge_records, repository)]
+    runs = await asyncio.to_thread(svc.store.runs.repository_runs, repository)
+    records = [row.record() for row in await asyncio.to_thread(svc.store.judge.judge_records, repository)]
 
     def run_url(job_id: int) -> str:
         # Each run's link expires with this page's token: following links never extends access.
@@ -226,7 +226,7 @@ async def _accept(svc: Service, request: Request, body: bytes) -> tuple[JSONResp
                 await svc.queue.kick(job_id)
         except Exception:  # the jobs are durable: the reaper enqueues them when the broker is back
             log.exception("delivery %s: enqueueing failed; the reaper will retry", delivery)
-            await asyncio.to_thread(svc.store.mark_enqueued, recorded.job_ids, undo=True)
+            await asyncio.to_thread(svc.store.leases.mark_enqueued, recorded.job_ids, undo=True)
     # The outcome is computed once, where the delivery is recorded.
     status = recorded.outcome
     return _answer(202, status=status, jobs=list(recorded.job_ids), notes=list(recorded.notes)), status

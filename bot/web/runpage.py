@@ -56,7 +56,7 @@ _PUBLIC_FIELDS = (
 )
 
 
-# The trigger of a run made without GitHub (patchgate run, patchgate demo; Store.add_local_job).
+# The trigger of a run made without GitHub (patchgate run, patchgate demo; store.runs.add_local_job).
 LOCAL = "local"
 # Jinja2 with autoescape on for every template: no value reaches the page unescaped.
 _ENV = Environment(

@@ -36,9 +36,9 @@ def test_the_queue_gauges_read_the_store_and_add_up_the_unfinished_work(tmp_path
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
     requests = [GateRequest(11, "octo/repo", str(n) * 40, "pull_request.opened", n) for n in (1, 2, 3)]
-    jobs = store.record_delivery("d1", "pull_request", "opened", requests).job_ids
-    assert store.claim(jobs[0], "w1", 30) is not None
-    metrics.queue(*store.queue_stats())
+    jobs = store.deliveries.record_delivery("d1", "pull_request", "opened", requests).job_ids
+    assert store.leases.claim(jobs[0], "w1", 30) is not None
+    metrics.queue(*store.leases.queue_stats())
     store.close()
     assert value("patchgate_queue_depth") == 2
     assert value("patchgate_jobs_running") == 1

@@ -32,7 +32,7 @@ def command(args: argparse.Namespace) -> int:
     import uvicorn
 
     from bot import logs
-    from bot.service.job import load_pipeline
+    from bot.service.attempt import load_pipeline
     from bot.settings import SettingsError, check_state, load_settings
     from bot.store.topology import check_store
     from bot.web.app import create_app

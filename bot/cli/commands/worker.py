@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from bot.service.job import load_pipeline
+    from bot.service.attempt import load_pipeline
     from bot.service.queue import JobQueue
     from bot.service.worker import Worker
     from bot.settings import SettingsError, check_state, load_settings

@@ -57,10 +57,10 @@ def test_the_in_memory_queue_runs_jobs_in_this_process() -> None:
 def test_an_in_memory_queue_nobody_consumes_drops_nothing_it_should_not(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
-    [job] = store.record_delivery(
+    [job] = store.deliveries.record_delivery(
         "d1", "pull_request", "opened", [GateRequest(11, "octo/repo", "1" * 40, "pull_request.opened", 7)]
     ).job_ids
-    assert store.due_jobs(lease_s=30) == [job]  # what a reaper does before it kicks
+    assert store.leases.due_jobs(lease_s=30) == [job]  # what a reaper does before it kicks
 
     async def kick_unconsumed() -> None:
         queue = JobQueue("memory", concurrency=1)
@@ -70,11 +70,11 @@ def test_an_in_memory_queue_nobody_consumes_drops_nothing_it_should_not(tmp_path
 
     asyncio.run(kick_unconsumed())
     # The job is still the store's: queued, unclaimed, and due again once the kick's lease runs out.
-    view = store.job(job)
+    view = store.leases.job(job)
     assert view is not None
     assert (view.state, view.worker, view.attempts) == ("queued", None, 0)
-    assert store.due_jobs(lease_s=30) == []
-    [due] = store.due_jobs(lease_s=30, now=time.time() + 31)
+    assert store.leases.due_jobs(lease_s=30) == []
+    [due] = store.leases.due_jobs(lease_s=30, now=time.time() + 31)
     store.close()
 
     async def kick_consumed() -> list[int]:

@@ -12,7 +12,7 @@ import pytest
 from pydantic import SecretStr
 
 from bot.github.events import GateRequest
-from bot.service.job import Watch
+from bot.service.attempt import Watch
 from bot.service.queue import JobQueue
 from bot.service.worker import Worker
 from bot.settings import Settings
@@ -38,8 +38,8 @@ def make_worker(tmp_path: Path, app_key: tuple[str, bytes], **extra: object) -> 
 
 def claimed_job(worker: Worker) -> JobView:
     request = GateRequest(11, "octo/repo", SHA, "pull_request.opened", 7)
-    [job_id] = worker.store.record_delivery("d1", "pull_request", "opened", [request]).job_ids
-    job = worker.store.claim(job_id, worker.name, worker.settings.lease_s)
+    [job_id] = worker.store.deliveries.record_delivery("d1", "pull_request", "opened", [request]).job_ids
+    job = worker.store.leases.claim(job_id, worker.name, worker.settings.lease_s)
     assert job is not None
     return job
 
@@ -50,7 +50,7 @@ def test_a_failing_heartbeat_keeps_beating_and_the_lease_holds(
 ) -> None:
     worker = make_worker(tmp_path, app_key, lease_s=1.0)
     job = claimed_job(worker)
-    real = worker.store.heartbeat
+    real = worker.store.leases.heartbeat
     calls: list[float] = []
 
     def flaky(job_id: int, name: str, lease_s: float, *, attempt: int | None = None) -> Beat:
@@ -59,7 +59,7 @@ def test_a_failing_heartbeat_keeps_beating_and_the_lease_holds(
             raise RuntimeError("database is locked")
         return real(job_id, name, lease_s, attempt=attempt)
 
-    monkeypatch.setattr(worker.store, "heartbeat", flaky)
+    monkeypatch.setattr(worker.store.leases, "heartbeat", flaky)
 
     async def beat_for(seconds: float) -> Watch:
         watch = Watch()
@@ -73,15 +73,15 @@ def test_a_failing_heartbeat_keeps_beating_and_the_lease_holds(
     assert len(calls) >= 6  # five beats a lease, and the error did not stop them
     assert not watch.event.is_set()
     # Nobody else can take the job: its lease is still current.
-    assert worker.store.due_jobs(worker.settings.lease_s) == []
-    assert worker.store.claim(job.id, "another", worker.settings.lease_s) is None
+    assert worker.store.leases.due_jobs(worker.settings.lease_s) == []
+    assert worker.store.leases.claim(job.id, "another", worker.settings.lease_s) is None
 
 
 def test_a_lost_lease_is_reported_to_the_attempt(tmp_path: Path, app_key: tuple[str, bytes]) -> None:
     worker = make_worker(tmp_path, app_key, lease_s=0.5)
     job = claimed_job(worker)
     time.sleep(0.6)
-    assert worker.store.claim(job.id, "another", 30) is not None
+    assert worker.store.leases.claim(job.id, "another", 30) is not None
 
     async def beat() -> Watch:
         watch = Watch()
@@ -102,7 +102,9 @@ def test_a_job_its_own_worker_finished_never_reads_as_a_lost_lease(
         watch = Watch()
         beat = asyncio.create_task(worker._heartbeat(job, watch))
         # The attempt ends (its last write) while its heartbeat has not been cancelled yet.
-        assert await asyncio.to_thread(worker.store.finish, job.id, worker.name, "done", conclusion="success")
+        assert await asyncio.to_thread(
+            worker.store.leases.finish, job.id, worker.name, "done", conclusion="success"
+        )
         await asyncio.sleep(0.5)  # five beat intervals
         ended = beat.done()
         beat.cancel()
@@ -145,7 +147,7 @@ def test_jobs_a_reaper_could_not_hand_to_the_broker_are_due_again_at_once(
 ) -> None:
     worker = make_worker(tmp_path, app_key)
     requests = [GateRequest(11, "octo/repo", str(n) * 40, "pull_request.opened", n) for n in (1, 2, 3)]
-    ids = list(worker.store.record_delivery("d1", "pull_request", "opened", requests).job_ids)
+    ids = list(worker.store.deliveries.record_delivery("d1", "pull_request", "opened", requests).job_ids)
     kicked: list[int] = []
 
     async def kick(job_id: int) -> None:
@@ -158,4 +160,4 @@ def test_jobs_a_reaper_could_not_hand_to_the_broker_are_due_again_at_once(
         asyncio.run(worker.reap_once())
     assert kicked == ids[:1]
     # The first is in the broker: not due again for a lease period. The other two never got there.
-    assert worker.store.due_jobs(worker.settings.lease_s) == ids[1:]
+    assert worker.store.leases.due_jobs(worker.settings.lease_s) == ids[1:]

@@ -15,7 +15,7 @@ def test_a_local_run_is_a_finished_job_with_its_report(tmp_path: Path) -> None:
     job_id = record_local_run(url, "local/demo", "agent/fix", report, seconds=1.5)
     store = Store(url)
     try:
-        job = store.job(job_id)
+        job = store.leases.job(job_id)
         assert job is not None
         assert (job.state, job.conclusion, job.trigger, job.repository) == (
             "done",
@@ -24,10 +24,10 @@ def test_a_local_run_is_a_finished_job_with_its_report(tmp_path: Path) -> None:
             "local/demo",
         )
         assert job.installation_id == LOCAL_INSTALLATION
-        stored = store.run_report(job_id)
+        stored = store.runs.run_report(job_id)
         assert stored is not None and stored["reasons"] == ["no sandbox"]
         # A second run of the same ref is a job of its own, not a replacement.
         assert record_local_run(url, "local/demo", "agent/fix", report) != job_id
-        assert len(store.jobs(repository="local/demo")) == 2
+        assert len(store.leases.jobs(repository="local/demo")) == 2
     finally:
         store.close()

@@ -34,7 +34,7 @@ class FakeStore:
         self.calls.append(names)
         if any(n.startswith("bad") for n in names):
             raise ValueError(f"cannot record {names}")
-        return [Recorded(False, (), (n,), "ignored") for n in names]
+        return [Recorded(duplicate=False, notes=(n,), outcome="ignored") for n in names]
 
 
 @pytest.mark.parametrize(
@@ -83,7 +83,7 @@ def test_an_installations_deliveries_are_recorded_by_one_writer_in_order() -> No
 
     def record(batch: Sequence[Incoming]) -> list[Recorded]:
         seen.extend((threading.current_thread().name, one.delivery_id) for one in batch)
-        return [Recorded(False, (), (one.delivery_id,), "ignored") for one in batch]
+        return [Recorded(duplicate=False, notes=(one.delivery_id,), outcome="ignored") for one in batch]
 
     intake = Intake(record, writers=3)
     intake.start()
@@ -137,7 +137,7 @@ def test_several_writers_run_transactions_at_once() -> None:
     def record(batch: Sequence[Incoming]) -> list[Recorded]:
         entered.set()
         barrier.wait()
-        return [Recorded(False, (), (one.delivery_id,), "ignored") for one in batch]
+        return [Recorded(duplicate=False, notes=(one.delivery_id,), outcome="ignored") for one in batch]
 
     intake = Intake(record, writers=2)
     intake.start()
@@ -184,7 +184,7 @@ def test_a_stopped_writer_refuses_rather_than_leaving_a_request_waiting() -> Non
 def test_the_intake_records_into_the_real_store(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
-    intake = Intake(lambda batch: store.record_deliveries(batch, enqueued=True))
+    intake = Intake(lambda batch: store.deliveries.record_deliveries(batch, enqueued=True))
     intake.start()
     gate = GateRequest(11, "octo/repo", "1" * 40, "pull_request.opened", 7)
 

@@ -13,8 +13,8 @@ def test_a_local_run_has_no_pull_request_link_no_number_and_no_attempts(tmp_path
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
     report = Report(conclusion="failure", base_sha="a" * 40, head_sha="b" * 40)
-    job_id = store.add_local_job("example/duration", "agent/x", report, installation_id=0)
-    job = store.job(job_id)
+    job_id = store.runs.add_local_job("example/duration", "agent/x", report, installation_id=0)
+    job = store.leases.job(job_id)
     store.close()
     assert job is not None
     html = page(job, "the report", "https://github.com")
@@ -29,10 +29,10 @@ def test_a_pull_requests_run_links_to_it(tmp_path: Path) -> None:
 
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
-    [job_id] = store.record_delivery(
+    [job_id] = store.deliveries.record_delivery(
         "d1", "pull_request", "opened", [GateRequest(1, "octo/repo", "c" * 40, "pull_request.opened", 7)]
     ).job_ids
-    job = store.job(job_id)
+    job = store.leases.job(job_id)
     store.close()
     assert job is not None
     html = page(job, "<b>report</b>", "https://github.com")
@@ -90,16 +90,25 @@ def _one_run(store: Store, report: Report, number: int, hidden: float) -> int:
     from bot.store import RunRecord
 
     sha = f"{number:040d}" if number != 7 else "d" * 40
-    [job_id] = store.record_delivery(
+    [job_id] = store.deliveries.record_delivery(
         f"d{number}",
         "pull_request",
         "opened",
         [GateRequest(1, "octo/repo", sha, "pull_request.opened", number)],
     ).job_ids
     data = report.model_dump(mode="json")
-    record = RunRecord(job_id, "octo/repo", number, sha, "a" * 40, report.conclusion, data,
-                       hidden_pass_rate=hidden, held_out_pass_rate=1.0)  # fmt: skip
-    store.save_run(record)
+    record = RunRecord(
+        job_id=job_id,
+        repository="octo/repo",
+        pr_number=number,
+        head_sha=sha,
+        base_sha="a" * 40,
+        conclusion=report.conclusion,
+        report=data,
+        hidden_pass_rate=hidden,
+        held_out_pass_rate=1.0,
+    )
+    store.runs.save_run(record)
     return job_id
 
 
@@ -108,7 +117,7 @@ def test_the_run_page_shows_layers_suites_findings_linked_to_their_lines_and_a_t
 ) -> None:
     report = gated_report()
     store, job_id = pull_job(tmp_path, report)
-    job = store.job(job_id)
+    job = store.leases.job(job_id)
     store.close()
     assert job is not None
     html = page(job, "text", "https://github.com", report=report, repository_url="/repos/octo/repo?token=t")
@@ -129,7 +138,7 @@ def test_the_repository_page_lists_runs_and_charts_them(tmp_path: Path) -> None:
     report = gated_report()
     report.behaviour.strength.mutants, report.behaviour.strength.killed = 4, 3
     store, job_id = pull_job(tmp_path, report)
-    runs = store.repository_runs("octo/repo")
+    runs = store.runs.repository_runs("octo/repo")
     store.close()
     assert [(r.job_id, r.conclusion, r.hidden_pass_rate, r.mutation_score) for r in runs] == [
         (job_id, "failure", 0.75, 0.75)
@@ -166,7 +175,7 @@ def test_a_findings_link_names_its_file_and_nothing_else(tmp_path: Path) -> None
     report.shape.findings[0].path = "../../../../evil/page"
     report.shape.findings[1].path = "dir/a file#1?.py"
     store, job_id = pull_job(tmp_path, report)
-    job = store.job(job_id)
+    job = store.leases.job(job_id)
     store.close()
     assert job is not None
     html = page(job, "text", "https://github.com", report=report)
