@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SECTIONS = frozenset({"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"})
@@ -122,9 +123,9 @@ def test_the_changelog_keeps_the_form() -> None:
 
 
 def test_the_newest_release_is_the_packaged_version() -> None:
-    # Fails between writing a release heading and bumping pyproject.toml:
-    # CHANGELOG.md has 0.2.0 and pyproject.toml still says 0.1.0 until the release.
     releases = parse((ROOT / "CHANGELOG.md").read_text(encoding="utf-8"))
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     newest = ".".join(str(part) for part in releases[0].version)
     assert project["version"] == newest
+    chart = yaml.safe_load((ROOT / "deploy/helm/patchgate/Chart.yaml").read_text(encoding="utf-8"))
+    assert (chart["version"], chart["appVersion"]) == (newest, newest)

@@ -20,6 +20,7 @@ import signal
 import site
 import subprocess
 import sys
+import tomllib
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from tests.bot.harness import free_port, wait_for
 pytestmark = [pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
+PROJECT_VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 # What `pip wheel .` reads (as sandbox/serviceimage.py's SOURCES, plus the licence file).
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "bot", "checks", "sandbox", "rubrics")
 _NOT_SOURCES = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache", ".ruff_cache", ".pytest_cache")
@@ -103,7 +105,8 @@ def test_patchgate_comes_from_the_wheel(installed: Installed) -> None:
     for file in files:
         assert Path(file).is_relative_to(installed.site_packages), file
     assert installer == "pip"
-    assert _run([installed.patchgate, "--version"], env=installed.env()).stdout.strip() == "patchgate 0.1.0"
+    shown = _run([installed.patchgate, "--version"], env=installed.env()).stdout.strip()
+    assert shown == f"patchgate {PROJECT_VERSION}"
 
 
 def test_the_wheel_carries_the_example_the_manifest_and_the_image_recipes(installed: Installed) -> None:
