@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from checks.shape.probing import probes  # noqa: E402 - after the path set-up above
 from checks.shape.pysource import parse_module  # noqa: E402
-from checks.testfiles import is_test_module  # noqa: E402
+from checks.testinfra.files import is_test_module  # noqa: E402
 from sandbox.host import run_process  # noqa: E402
 
 # Popular, well-maintained, and varied: web frameworks, clients, CLIs, ORMs, a test runner.

@@ -6,18 +6,20 @@ this order: a module imports only what is below it):
 - ``pipeline.py``: one gate run. Shape and behaviour side by side, then
   quality, then the decision; ``PipelineInputs`` puts each layer's inputs
   together.
-- ``render/`` (check-run markdown, annotations, SARIF, workflow commands,
-  the terminal view) and ``ranking.py`` (best of k by execution, then by a
-  two-order judge; ``render/ranking.py`` is its table).
+- ``bestofk/``: best of k (``ranking.py`` orders competing patches by
+  execution, then by a two-order judge; ``render.py`` is its table).
+- ``render/``: check-run markdown, annotations, SARIF, workflow commands,
+  the terminal view.
 - The three layers, which never import each other:
   ``shape/`` (does it load, is it clean: ruff, mypy, bandit, semgrep and the
   agent-hygiene rules, on what the PR introduces only), ``behaviour/``
   (hidden and held-out suites in the sandbox; ``behaviour/incontainer/``
   is the code that runs inside the container) and ``quality/`` (the rubric
   judge with checked citations, and its calibration).
-- The test-infrastructure rules every layer asks: ``testinfra.py`` (files
-  a PR must not change to pass its own tests), ``testfiles.py`` (what a
-  test file is), ``testconfig.py``, ``makefile.py``, ``pytestplugins.py``.
+- ``testinfra/``: the test-infrastructure rules every layer asks:
+  ``files.py`` (what a test file is), ``guarded.py`` (files a PR must not
+  change to pass its own tests), ``config.py``, ``makefile.py``,
+  ``plugins.py`` (the parts of shared configuration that decide how tests run).
 - The core: ``decide.py`` (the conclusion, pure), ``refusal.py`` (a tree
   beyond bounds is the PR's failure), ``runner.py`` (the sandbox port and
   the contexts a layer is given), ``workspace.py`` (base and head trees),

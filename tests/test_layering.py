@@ -77,10 +77,12 @@ def test_the_tree_keeps_every_contract(tree: Path) -> None:
         ("bot/service/suitesgithub.py", "import githubkit", "only bot.github imports githubkit"),
         ("bot/web/routes.py", "import githubkit_schemas", "only bot.github imports githubkit"),
         # inside checks: the core reaching up into a layer, a layer into the pipeline or render
-        ("checks/report.py", "import checks.shape.gate", "checks: pipeline > render, ranking"),
-        ("checks/behaviour/plan.py", "import checks.pipeline", "checks: pipeline > render, ranking"),
-        ("checks/quality/judge.py", "import checks.render.markdown", "checks: pipeline > render, ranking"),
-        ("checks/policy.py", "import checks.testinfra", "checks: pipeline > render, ranking"),
+        ("checks/report.py", "import checks.shape.gate", "checks: pipeline > best of k"),
+        ("checks/behaviour/plan.py", "import checks.pipeline", "checks: pipeline > best of k"),
+        ("checks/quality/judge.py", "import checks.render.markdown", "checks: pipeline > best of k"),
+        ("checks/policy.py", "import checks.testinfra.guarded", "checks: pipeline > best of k"),
+        ("checks/render/markdown.py", "import checks.bestofk.ranking", "checks: pipeline > best of k"),
+        ("checks/testinfra/files.py", "import checks.shape.gate", "checks: pipeline > best of k"),
         # a module called pure doing I/O itself
         ("checks/decide.py", "import subprocess", "the modules docs/architecture.md calls pure"),
         ("bot/github/checkrun.py", "import bot.github.client", "the modules docs/architecture.md calls pure"),

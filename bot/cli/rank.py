@@ -3,7 +3,7 @@
 Each head is gated as `patchgate run` gates it; candidates tied on execution
 and all passing are compared by the pairwise judge in both orders
 (checks.quality.pairwise), all comparisons sharing one judge time budget.
-The ordering itself is checks.ranking's.
+The ordering itself is checks.bestofk.ranking's.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.cli.local import LocalRun, read_policy, run_local
+from checks.bestofk.ranking import Candidate, Pairwise, Ranking, execution_of, pairs_to_judge, rank
 from checks.quality import compare_pairwise
 from checks.quality.inputs import JudgeSettings
-from checks.ranking import Candidate, Pairwise, Ranking, execution_of, pairs_to_judge, rank
 from checks.report import Report
 from checks.runner import Runner
 from checks.workspace import Workspace, from_git

@@ -34,12 +34,12 @@ from githubkit_schemas.latest.types import (
 )
 
 from bot.github.events import JUDGE, RERUN
-from checks.ranking import Ranking
+from checks.bestofk.ranking import Ranking
+from checks.bestofk.render import rank_line, render_ranking_markdown
 from checks.render import MAX_SUMMARY_BYTES, render_markdown
 from checks.render.annotations import MAX_MESSAGE, Annotation, batches, render_annotations
 from checks.render.markdown import MAX_TITLE_CHARS
 from checks.render.numbers import QUALITY_LABEL, behaviour_numbers, quality_numbers, shape_numbers
-from checks.render.ranking import rank_line, render_ranking_markdown
 from checks.report import Conclusion, Report
 
 __all__ = [

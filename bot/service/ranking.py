@@ -2,7 +2,7 @@
 
 After a candidate's run is delivered (a push re-gates it), or when one is
 closed or merged, the open candidates for its issue are ranked again
-(checks.ranking): by their stored reports, then - only for candidates tied on
+(checks.bestofk.ranking): by their stored reports, then - only for candidates tied on
 execution and all passing - by the pairwise judge in both orders, whose
 answers are cached by (model, head shas). Each candidate's check run gets
 ``rank r of k for #12`` in its title and the table of all candidates under
@@ -27,10 +27,10 @@ from bot.github.trees import fetch_workspace
 from bot.settings import Settings
 from bot.store import Store
 from bot.store.candidates import CandidateRow
+from checks.bestofk.ranking import Candidate, Pairwise, Ranking, execution_of, pairs_to_judge, rank
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
 from checks.quality import compare_pairwise
 from checks.quality.inputs import JudgeSettings, Task
-from checks.ranking import Candidate, Pairwise, Ranking, execution_of, pairs_to_judge, rank
 from checks.report import Report
 from checks.workspace import Workspace
 from sandbox.trees import scratch

@@ -12,7 +12,7 @@ import ast
 from collections.abc import Mapping
 from pathlib import Path
 
-from checks.testfiles import is_test_path
+from checks.testinfra.files import is_test_path
 from checks.workspace import Workspace
 
 # A file larger than this is not parsed for coverage (the AST of a hostile file can be huge).

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from checks.behaviour.incontainer.grader.names import runner_names
 from checks.behaviour.result import Note
-from checks.testfiles import is_test_path
+from checks.testinfra.files import is_test_path
 from checks.toolnames import STDLIB, top_level
 from checks.workspace import ChangedFile
 

@@ -36,7 +36,7 @@ from checks.behaviour.cases import runner_plan
 from checks.behaviour.outcomes import Part
 from checks.behaviour.suites import Suite
 from checks.policy import Behaviour
-from checks.testfiles import PYTEST_PYTHON_FILES
+from checks.testinfra.files import PYTEST_PYTHON_FILES
 from sandbox.spec import GRADER_HOME, RENDEZVOUS, Grader, Limits, Mount, RunSpec
 
 CONTAINER_REPO = "/work/repo"

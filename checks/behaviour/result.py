@@ -16,7 +16,7 @@ from checks.behaviour.grade import SuiteGrade
 from checks.behaviour.suites import SUITE_NAMES
 from checks.policy import Behaviour
 from checks.report import BehaviourResult, LayerStatus, SuiteKind, SuiteResult, TestFailure
-from checks.testinfra import InfraChange
+from checks.testinfra.guarded import InfraChange
 
 # Beyond this many ids per list the report says how many more there were.
 MAX_LISTED = 500

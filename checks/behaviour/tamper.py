@@ -1,6 +1,6 @@
 """Undo a change's edits to test infrastructure before its code meets a suite.
 
-Every path `checks.testinfra.infra_changes` reports (conftest.py anywhere,
+Every path `checks.testinfra.guarded.infra_changes` reports (conftest.py anywhere,
 pytest.ini, tox.ini / tox.toml, setup.cfg / pyproject.toml test and tox
 sections, hatch.toml, Makefile test targets, setup.py pytest11 entry points,
 sitecustomize.py, usercustomize.py, *.pth, CI and the gate's policy; the
@@ -18,7 +18,7 @@ import os
 import shutil
 from pathlib import Path, PurePosixPath
 
-from checks.testinfra import InfraChange, infra_changes
+from checks.testinfra.guarded import InfraChange, infra_changes
 from checks.workspace import Workspace
 from sandbox.host import run_process
 from sandbox.trees import remove

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checks.quality.prompt import FileView, neutralize, render_change, render_file
-from checks.testfiles import is_test_path
+from checks.testinfra.files import is_test_path
 from checks.workspace import ChangedFile, Workspace
 
 # Files larger than this are listed as omitted without being read.

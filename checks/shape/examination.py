@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from checks.report import Finding, Severity
 from checks.shape.pysource import SourceTooLarge, decode_source, import_aliases, parse_module, read_source
 from checks.shape.testcode import ModuleFacts, module_facts
-from checks.testfiles import is_test_module
+from checks.testinfra.files import is_test_module
 from checks.workspace import ChangedFile, Workspace
 
 TOOL = "hygiene"

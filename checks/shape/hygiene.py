@@ -23,8 +23,8 @@ from checks.shape.statements import Hit, new_hits
 from checks.shape.stubs import Stub, base_class_names, find_stubs
 from checks.shape.suppressions import new_suppressions
 from checks.shape.testrules import check_tests
-from checks.testfiles import is_test_module
-from checks.testinfra import InfraChange, infra_changes, tree_entries
+from checks.testinfra.files import is_test_module
+from checks.testinfra.guarded import InfraChange, infra_changes, tree_entries
 from checks.toolnames import STDLIB, tool_names, top_level
 from checks.workspace import Workspace
 

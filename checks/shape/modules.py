@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from checks.testfiles import is_test_module
+from checks.testinfra.files import is_test_module
 
 # Files that do something when run, not modules to import: setup scripts, task
 # runners, pytest's conftest (only pytest knows how to import it), __main__.

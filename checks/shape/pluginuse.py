@@ -5,7 +5,7 @@ pytest import a module whose hooks (``pytest_runtest_makereport``...) can
 turn any failure into a pass. The name can be bound many ways (assigned,
 appended to, set through ``globals()`` or ``setattr`` with a computed
 name), so every mention counts, not one spelling. Configuration files load
-plugins too: `checks.pytestplugins`.
+plugins too: `checks.testinfra.plugins`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from checks.shape.testcode import (
     ModuleFacts,
     match_tests,
 )
-from checks.testfiles import is_test_module
+from checks.testinfra.files import is_test_module
 
 
 def check_tests(sides: list[Side], exam: Examination) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from checks.ranking import Ranking
+    from checks.bestofk.ranking import Ranking
 
 EPILOG = """ranking: held-out pass rate, then hidden pass rate, then regressions, then blocking
 shape findings; candidates tied on all four and all passing go to the pairwise judge
@@ -48,7 +48,7 @@ def heads_arg(value: str) -> list[str]:
 
 def render_ranking(ranking: Ranking, fmt: str) -> str:
     """Render a ranking in the chosen output format (json: the Ranking model)."""
-    from checks.render.ranking import render_ranking_markdown, render_ranking_text
+    from checks.bestofk.render import render_ranking_markdown, render_ranking_text
 
     if fmt == "json":
         return ranking.model_dump_json(indent=2) + "\n"

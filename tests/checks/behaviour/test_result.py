@@ -13,7 +13,7 @@ from checks.behaviour.result import (
 )
 from checks.policy import Behaviour
 from checks.report import SuiteResult
-from checks.testinfra import InfraChange
+from checks.testinfra.guarded import InfraChange
 
 SECRET = "held_out_secret_marker"
 FAIL = TestOutcome("failed", f"AssertionError: {SECRET}")

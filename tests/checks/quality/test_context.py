@@ -95,7 +95,7 @@ def three_files(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
             "new.py": "def new():\n    return 0\n",
             "image.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00binary",
             "tests/test_a.py": "def test_a():\n    assert True\n",
-            # Test files by checks.testfiles' rule, outside tests/: the judge sees none of them.
+            # Test files by checks.testinfra.files' rule, outside tests/: the judge sees none of them.
             "conftest.py": "EXPECTED_SECRET = 42\n",
             "test_data.json": '{"expected_secret": 42}\n',
             "testing/helpers.py": "def expected_secret():\n    return 42\n",

@@ -102,7 +102,7 @@ CASES: list[tuple[str, Files, Files, Found]] = [
         {"tests/test_m.py": TESTS},
         [],
     ),
-    # Test files are what checks.testfiles says: Django's app/tests.py and a root testing/ folder too.
+    # Test files are what checks.testinfra.files says: Django's app/tests.py and a root testing/ folder too.
     (
         "test deleted from app/tests.py",
         {"app/tests.py": TESTS},

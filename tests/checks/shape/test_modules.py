@@ -73,7 +73,8 @@ def test_module_name(tree: DirTree, path: str, expected: ModuleName | None) -> N
         ("setup.py", False),
         ("pkg/__main__.py", False),
         ("pkg/my-mod.py", False),
-        # checks.testfiles decides what a test is: a package's testing/ is its code, a root testing/ is tests.
+        # checks.testinfra.files decides what a test is: a package's testing/ is its code, a root
+        # testing/ is tests.
         ("pkg/testing/asserts.py", True),
         ("testing/util.py", False),
         ("app/tests.py", False),

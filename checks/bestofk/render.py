@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.markup import escape as rich_escape
 from rich.table import Table
 
-from checks.ranking import Placed, Ranking
+from checks.bestofk.ranking import Placed, Ranking
 from checks.render.markdown import code, escape
 
 CONCLUSION_MARK = {"success": "✅", "failure": "❌", "neutral": "⚪", "action_required": "🟠"}

@@ -3,7 +3,7 @@
 setup.cfg, pyproject.toml, hatch.toml, setup.py and Makefiles hold much
 besides tests; only their test parts count, so a PR that bumps a dependency
 is not reported. Files that configure nothing but tests (pytest.ini,
-tox.ini, noxfile.py...) count whole (`checks.testinfra.classify`); here only
+tox.ini, noxfile.py...) count whole (`checks.testinfra.guarded.classify`); here only
 the pytest plugins they load are read, to name them. Pure: bytes in, no I/O.
 """
 
@@ -14,11 +14,11 @@ import tomllib
 from collections.abc import Callable
 from typing import Literal
 
-from checks.makefile import is_makefile, recipe_of_tests
-from checks.pytestplugins import addopts_plugins, entry_point_plugins, setup_py_plugins
+from checks.testinfra.makefile import is_makefile, recipe_of_tests
+from checks.testinfra.plugins import addopts_plugins, entry_point_plugins, setup_py_plugins
 
 ConfigKind = Literal["pytest-config", "coverage-config", "pytest-plugin", "tox", "hatch", "make"]
-# Names whose test parts are compared (besides Makefiles, see `checks.makefile.is_makefile`).
+# Names whose test parts are compared (besides Makefiles, see `checks.testinfra.makefile.is_makefile`).
 SECTION_FILES = frozenset({"setup.cfg", "pyproject.toml", "hatch.toml", "setup.py"})
 # Files pytest reads an [pytest] ini section from; pytest.toml has a [pytest] table instead.
 _INI_FILES = frozenset({"pytest.ini", ".pytest.ini", "tox.ini"})

@@ -1,10 +1,10 @@
-"""checks.testconfig: which edits to shared config files change how tests run, and which plugins load."""
+"""checks.testinfra.config: which edits to shared config files change how tests run; which plugins load."""
 
 from __future__ import annotations
 
 import pytest
 
-from checks.testconfig import config_changes, has_sections, plugin_changes
+from checks.testinfra.config import config_changes, has_sections, plugin_changes
 
 PYPROJECT = '[project]\nname = "a"\n'
 ADDOPTS = '[tool.pytest.ini_options]\naddopts = "{}"\n'

@@ -1,4 +1,4 @@
-"""checks.testinfra: which paths are test infrastructure, and exactly which of them a change touched."""
+"""checks.testinfra.guarded: which paths are test infrastructure, and which of them a change touched."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from checks import workspace
-from checks.testinfra import InfraChange, classify, infra_changes
+from checks.testinfra.guarded import InfraChange, classify, infra_changes
 from checks.workspace import Workspace, from_git
 from tests.conftest import GitRepo
 

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from checks.policy import POLICY_PATH
-from checks.testconfig import ConfigKind, config_changes, has_sections, plugin_changes
+from checks.testinfra.config import ConfigKind, config_changes, has_sections, plugin_changes
 from checks.workspace import Workspace
 from sandbox.trees import walk
 
@@ -50,7 +50,7 @@ def classify(path: str) -> tuple[InfraKind, str] | None:
 
     setup.cfg, pyproject.toml, hatch.toml, setup.py and Makefiles are not
     classified here: they count only when their test parts differ
-    (`checks.testconfig`).
+    (`checks.testinfra.config`).
     """
     p = PurePosixPath(path)
     name = p.name

@@ -1,10 +1,10 @@
-"""checks.ranking: execution first, the two-order judge only among passing ties, pass@k. Tables of cases."""
+"""checks.bestofk.ranking: execution first, the two-order judge among passing ties, pass@k. Tables."""
 
 from __future__ import annotations
 
 import pytest
 
-from checks.ranking import (
+from checks.bestofk.ranking import (
     MAX_PAIRWISE_GROUP,
     Candidate,
     Execution,

@@ -1,11 +1,11 @@
-"""checks.makefile: only edits to what `make test` runs count."""
+"""checks.testinfra.makefile: only edits to what `make test` runs count."""
 
 from __future__ import annotations
 
 import pytest
 
-from checks.makefile import recipe_of_tests
-from checks.testconfig import config_changes
+from checks.testinfra.config import config_changes
+from checks.testinfra.makefile import recipe_of_tests
 
 MAKEFILE = """\
 PYTEST_ARGS = -q $(EXTRA)

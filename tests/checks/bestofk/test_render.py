@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from checks.ranking import Candidate, Execution, Pairwise, rank
-from checks.render.ranking import (
+from checks.bestofk.ranking import Candidate, Execution, Pairwise, rank
+from checks.bestofk.render import (
     consistency_line,
     passing_line,
     rank_line,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.testfiles import PYTEST_PYTHON_FILES, is_test_module, is_test_path, pytest_collects
+from checks.testinfra.files import PYTEST_PYTHON_FILES, is_test_module, is_test_path, pytest_collects
 
 # path, is_test_path, is_test_module, pytest_collects
 PATHS: list[tuple[str, bool, bool, bool]] = [
