@@ -24,8 +24,8 @@ from pathlib import Path, PurePosixPath
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checks.shape.probing import probes  # noqa: E402 - after the path set-up above
-from checks.shape.pysource import parse_module  # noqa: E402
+from checks.shape.hygiene.probing import probes  # noqa: E402 - after the path set-up above
+from checks.shape.hygiene.pysource import parse_module  # noqa: E402
 from checks.testinfra.files import is_test_module  # noqa: E402
 from sandbox.host import run_process  # noqa: E402
 

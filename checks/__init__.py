@@ -11,8 +11,10 @@ this order: a module imports only what is below it):
 - ``render/``: check-run markdown, annotations, SARIF, workflow commands,
   the terminal view.
 - The three layers, which never import each other:
-  ``shape/`` (does it load, is it clean: ruff, mypy, bandit, semgrep and the
-  agent-hygiene rules, on what the PR introduces only), ``behaviour/``
+  ``shape/`` (does it load, is it clean: ruff, mypy, bandit, semgrep, one
+  module a tool, on what the PR introduces only; ``shape/hygiene/`` is the
+  agent-hygiene gate, one module a rule; ``shape/incontainer/`` the probe
+  that runs in the sandbox), ``behaviour/``
   (hidden and held-out suites in the sandbox; ``behaviour/incontainer/``
   is the code that runs inside the container) and ``quality/`` (the rubric
   judge with checked citations, and its calibration).

@@ -5,7 +5,7 @@ The standard library's, and those of the sandbox image's tools
 every distribution they depend on, read from the metadata of the copies
 installed beside patchgate (the image pins the same tools). A module of the
 change named like one of them is something a maintainer should see
-(``checks/shape/hygiene.py``): the behaviour layer never lets such a name
+(``checks/shape/hygiene/gate.py``): the behaviour layer never lets such a name
 replace the tool (``checks/behaviour/incontainer/grader/names.py``), so the
 module is tested only where the suite imports it, or not at all.
 """

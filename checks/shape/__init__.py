@@ -21,10 +21,11 @@ from types import MappingProxyType
 from checks.policy import Policy
 from checks.report import ShapeResult, ToolRun
 from checks.runner import LayerContext
-from checks.shape import bandit, hygiene, loads, mypy, ruff, semgrep
+from checks.shape import bandit, loads, mypy, ruff, semgrep
 from checks.shape.cache import ShapeCache
 from checks.shape.container import ToolFailure
 from checks.shape.gate import Gate, GateResult
+from checks.shape.hygiene.gate import gate as hygiene_gate
 from checks.shape.thresholds import failure_reason
 from sandbox.errors import SandboxError
 from sandbox.trees import TreeBoundExceeded
@@ -42,7 +43,7 @@ GATES: Mapping[str, Gate] = MappingProxyType(
         "mypy": mypy.gate,
         "bandit": bandit.gate,
         "semgrep": semgrep.gate,
-        "hygiene": hygiene.gate,
+        "hygiene": hygiene_gate,
     }
 )
 

@@ -22,7 +22,7 @@ from checks.runner import LayerContext
 from checks.shape.config import BASE_MOUNT, CONTAINER_TMP, DEFAULTS_DIR, HEAD_MOUNT, RULES_DIR, STAGE_MOUNT
 from sandbox.spec import Limits, Mount, RunSpec
 
-PROBE = Path(__file__).resolve().parent / "probe.py"
+PROBE = Path(__file__).resolve().parent / "incontainer" / "probe.py"
 # semgrep must not phone home (no network anyway: this keeps it from waiting for one).
 QUIET_ENV: Mapping[str, str] = {
     "SEMGREP_ENABLE_VERSION_CHECK": "0",

@@ -2,7 +2,7 @@
 
 A plugin can rewrite any test's outcome, so the hygiene gate names each one
 a change starts (or stops) loading. Python modules load plugins too
-(``pytest_plugins``): see `checks.shape.pluginuse`. Pure: text in, names out.
+(``pytest_plugins``): see `checks.shape.hygiene.pluginuse`. Pure: text in, names out.
 """
 
 from __future__ import annotations

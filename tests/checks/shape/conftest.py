@@ -20,7 +20,7 @@ from checks.report import Finding, ShapeResult
 from checks.runner import LayerContext
 from checks.shape import loads, run_shape
 from checks.shape.gate import GateResult
-from checks.shape.hygiene import HygieneGate
+from checks.shape.hygiene.gate import HygieneGate
 from checks.workspace import Workspace, from_git
 from sandbox.docker import DockerSandbox
 from sandbox.engine import engine_available

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from checks.shape.pysource import dotted, import_aliases, resolve
+from checks.shape.hygiene.pysource import dotted, import_aliases, resolve
 
 StubKind = Literal["pass", "ellipsis", "not-implemented", "docstring-only", "constant-return"]
 

@@ -1,4 +1,4 @@
-"""checks.shape.stubs: which bodies are stubs, which are deliberately empty, and how often it errs."""
+"""checks.shape.hygiene.stubs: which bodies are stubs, which are deliberately empty, and how often it errs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import click
 import httpx
 import pytest
 
-from checks.shape.stubs import base_class_names, find_stubs
+from checks.shape.hygiene.stubs import base_class_names, find_stubs
 
 # (name, source, expected (qualname, kind) pairs)
 STUBS: list[tuple[str, str, list[tuple[str, str]]]] = [

@@ -17,8 +17,8 @@ from __future__ import annotations
 import ast
 import re
 
-from checks.shape.pysource import import_aliases
-from checks.shape.statements import Hit, Located, located
+from checks.shape.hygiene.pysource import import_aliases
+from checks.shape.hygiene.statements import Hit, Located, located
 
 # Why each kind of probe is worth a maintainer's look.
 REASONS = {

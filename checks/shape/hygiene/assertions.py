@@ -13,7 +13,7 @@ import ast
 import copy
 from dataclasses import dataclass
 
-from checks.shape.pysource import dotted, resolve
+from checks.shape.hygiene.pysource import dotted, resolve
 
 _TEXT_CHARS = 100
 # Comparisons that hold when both sides are the same value.

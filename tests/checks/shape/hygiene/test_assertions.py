@@ -1,4 +1,4 @@
-"""checks.shape.assertions: what a test checks, by content, so rewriting a check is seen."""
+"""checks.shape.hygiene.assertions: what a test checks, by content, so rewriting a check is seen."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from textwrap import dedent
 
 import pytest
 
-from checks.shape.assertions import Expectation, compare, expectations, tautological
+from checks.shape.hygiene.assertions import Expectation, compare, expectations, tautological
 
 
 def checks_of(source: str) -> tuple[Expectation, ...]:

@@ -10,7 +10,7 @@ import pytest
 from checks.policy import Policy
 from checks.runner import LayerContext
 from checks.shape import GATES
-from checks.shape.hygiene import HygieneGate
+from checks.shape.hygiene.gate import HygieneGate
 from checks.workspace import from_git
 from tests.checks.shape.conftest import Files, Found, Gate, found, src
 from tests.conftest import GitRepo

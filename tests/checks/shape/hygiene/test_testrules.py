@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.shape.testrules import line_after_removal
+from checks.shape.hygiene.testrules import line_after_removal
 from tests.checks.shape.conftest import Files, Found, Gate, found, src
 
 SQUARES = src("""

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import ast
 
-from checks.shape.pysource import dotted
-from checks.shape.statements import Hit, located, own_key
+from checks.shape.hygiene.pysource import dotted
+from checks.shape.hygiene.statements import Hit, located, own_key
 
 _PLUGINS_NAME = "pytest_plugins"
 # Environment variables pytest reads plugins and options from.

@@ -15,14 +15,14 @@ from pathlib import Path, PurePosixPath
 from checks.report import ToolRun
 from checks.runner import LayerContext
 from checks.shape.cache import ShapeCache
-from checks.shape.examination import TOOL, Examination, Side, Source, changed_span, python_sides
 from checks.shape.gate import GateResult
-from checks.shape.pluginuse import hook_definitions, plugin_loads
-from checks.shape.probing import probes, reason
-from checks.shape.statements import Hit, new_hits
-from checks.shape.stubs import Stub, base_class_names, find_stubs
-from checks.shape.suppressions import new_suppressions
-from checks.shape.testrules import check_tests
+from checks.shape.hygiene.examination import TOOL, Examination, Side, Source, changed_span, python_sides
+from checks.shape.hygiene.pluginuse import hook_definitions, plugin_loads
+from checks.shape.hygiene.probing import probes, reason
+from checks.shape.hygiene.statements import Hit, new_hits
+from checks.shape.hygiene.stubs import Stub, base_class_names, find_stubs
+from checks.shape.hygiene.suppressions import new_suppressions
+from checks.shape.hygiene.testrules import check_tests
 from checks.testinfra.files import is_test_module
 from checks.testinfra.guarded import InfraChange, infra_changes, tree_entries
 from checks.toolnames import STDLIB, tool_names, top_level

@@ -1,4 +1,4 @@
-"""checks.shape.pluginuse: pytest plugins loaded from Python, and hooks that can rewrite outcomes."""
+"""checks.shape.hygiene.pluginuse: pytest plugins loaded from Python, and hooks that can rewrite outcomes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from checks.shape.pluginuse import hook_definitions, plugin_loads
+from checks.shape.hygiene.pluginuse import hook_definitions, plugin_loads
 from tests.checks.shape.conftest import Files, Found, Gate, found
 
 LOADS: list[tuple[str, str, list[str]]] = [

@@ -1,4 +1,4 @@
-"""checks.shape.testcode: test inventory, assertion counts, skip markers, and matching base to head."""
+"""checks.shape.hygiene.testcode: test inventory, assertion counts, skip markers, base matched to head."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from textwrap import dedent
 
 import pytest
 
-from checks.shape.testcode import (
+from checks.shape.hygiene.testcode import (
     MODULE_SCOPE,
     ChangedTestModule,
     CollectedTest,

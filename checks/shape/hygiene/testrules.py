@@ -1,7 +1,7 @@
 """The hygiene rules on changed test files: tests deleted, checking less, or checking nothing.
 
 A base test is matched to its head version (same file, moved or renamed:
-`checks.shape.testcode.match_tests`) before anything is compared, so
+`checks.shape.hygiene.testcode.match_tests`) before anything is compared, so
 reorganising tests is not reported; what a kept test checks is compared
 with what it checked.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import difflib
 
-from checks.shape.assertions import Expectation, compare
-from checks.shape.examination import Examination, Side, Source
-from checks.shape.testcode import (
+from checks.shape.hygiene.assertions import Expectation, compare
+from checks.shape.hygiene.examination import Examination, Side, Source
+from checks.shape.hygiene.testcode import (
     ChangedTestModule,
     CollectedHelper,
     KeptTest,

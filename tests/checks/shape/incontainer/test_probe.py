@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from checks.shape import probe
+from checks.shape.incontainer import probe
 from sandbox.host import run_process
 
 PROBE = Path(probe.__file__)

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from checks.shape.pysource import comments
+from checks.shape.hygiene.pysource import comments
 
 # Each kind, and the comment text that makes it; matched against real comment tokens only.
 SUPPRESSIONS: dict[str, re.Pattern[str]] = {

@@ -1,10 +1,10 @@
-"""checks.shape.suppressions: real suppression comments only, and only the ones the change added."""
+"""checks.shape.hygiene.suppressions: real suppression comments only, and only the ones the change added."""
 
 from __future__ import annotations
 
 import pytest
 
-from checks.shape.suppressions import find_suppressions, new_suppressions
+from checks.shape.hygiene.suppressions import find_suppressions, new_suppressions
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from checks.report import Finding, Severity
-from checks.shape.pysource import SourceTooLarge, decode_source, import_aliases, parse_module, read_source
-from checks.shape.testcode import ModuleFacts, module_facts
+from checks.shape.hygiene.pysource import (
+    SourceTooLarge,
+    decode_source,
+    import_aliases,
+    parse_module,
+    read_source,
+)
+from checks.shape.hygiene.testcode import ModuleFacts, module_facts
 from checks.testinfra.files import is_test_module
 from checks.workspace import ChangedFile, Workspace
 
@@ -94,7 +100,7 @@ def _source(raw: bytes | None, path: str | None, exam: Examination) -> Source | 
         return Source(text, None, None)
     try:
         aliases = import_aliases(tree)
-        # Only a test module's tests and helpers are ever compared (checks.shape.testrules).
+        # Only a test module's tests and helpers are ever compared (checks.shape.hygiene.testrules).
         tests = path is not None and is_test_module(path)
         return Source(text, tree, module_facts(tree, tests=tests, aliases=aliases), aliases)
     except RecursionError:

@@ -1,11 +1,11 @@
-"""checks.shape.statements: a statement's own code, its lines, and which hits are new."""
+"""checks.shape.hygiene.statements: a statement's own code, its lines, and which hits are new."""
 
 from __future__ import annotations
 
 import ast
 from textwrap import dedent
 
-from checks.shape.statements import Hit, located, new_hits, own_key, span
+from checks.shape.hygiene.statements import Hit, located, new_hits, own_key, span
 
 SOURCE = dedent("""\
     import os

@@ -1,4 +1,4 @@
-"""checks.shape.pysource: reading and parsing hostile Python source without crashing."""
+"""checks.shape.hygiene.pysource: reading and parsing hostile Python source without crashing."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.shape import pysource
-from checks.shape.pysource import (
+from checks.shape.hygiene import pysource
+from checks.shape.hygiene.pysource import (
     SourceTooLarge,
     comments,
     decode_source,

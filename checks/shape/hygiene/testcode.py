@@ -6,8 +6,8 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from checks.shape.assertions import Expectation, expectations, parametrize_values
-from checks.shape.pysource import dotted, import_aliases, resolve
+from checks.shape.hygiene.assertions import Expectation, expectations, parametrize_values
+from checks.shape.hygiene.pysource import dotted, import_aliases, resolve
 
 MODULE_SCOPE = "<module>"
 
@@ -51,7 +51,7 @@ class CollectedTest:
     asserts: int
     # Parametrized cases, when every parametrize decorator lists them literally.
     cases: int | None
-    # What it checks, by content (checks.shape.assertions).
+    # What it checks, by content (checks.shape.hygiene.assertions).
     expectations: tuple[Expectation, ...] = ()
 
 

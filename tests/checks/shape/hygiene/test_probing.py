@@ -1,4 +1,4 @@
-"""checks.shape.probing: code that looks for the grader, found through aliases and built strings."""
+"""checks.shape.hygiene.probing: code that looks for the grader, found through aliases and built strings."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import click
 import httpx
 import pytest
 
-from checks.shape.probing import REASONS, fold, probes, reason
+from checks.shape.hygiene.probing import REASONS, fold, probes, reason
 from tests.checks.shape.conftest import Files, Found, Gate, found
 
 
