@@ -320,13 +320,7 @@ def _shape(ctx: LayerContext, cache: ShapeCache | None) -> ShapeResult:
 def _behaviour(
     inputs: PipelineInputs, ctx: LayerContext, keep: ExitStack, pending: list[PendingMutants]
 ) -> BehaviourResult:
-    policy = inputs.policy.behaviour
-    if not policy.enabled:
-        return BehaviourResult(status="skipped", detail="disabled by policy")
-    if inputs.suites.error is not None:
-        return BehaviourResult(status="error", detail=inputs.suites.error)
-    if inputs.suites.hidden is None and inputs.suites.held_out is None:
-        return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
+    # start_behaviour answers "skipped" or "error" itself when there is nothing to run.
     result, mutants = start_behaviour(ctx, inputs.suites, keep, inputs.base_runs)
     if mutants is not None:
         pending.append(mutants)

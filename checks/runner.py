@@ -19,7 +19,17 @@ from sandbox.spec import RunResult, RunSpec
 class Runner(Protocol):
     """Runs one sandboxed command (sandbox.docker.DockerSandbox in production)."""
 
-    def run(self, spec: RunSpec) -> RunResult: ...
+    def run(self, spec: RunSpec) -> RunResult:
+        """Run ``spec.argv`` in a fresh sandbox and return what happened.
+
+        A command that fails, is missing, times out, is OOM-killed or prints
+        past ``spec.limits.output_bytes`` is a RunResult, never an exception:
+        that is the command's outcome. Raises sandbox.errors.EngineUnavailable
+        when no engine answers, ImageMissing when ``spec.image`` is not built,
+        SandboxError for any other failure of the sandbox itself, and
+        ValueError for a malformed spec (an invalid environment variable).
+        """
+        ...
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,8 @@ class DockerSandbox:
 
         A failing, missing, timed-out, OOM-killed or over-talkative command is a
         RunResult. Raises EngineUnavailable when no engine answers, ImageMissing
-        when ``spec.image`` is not built, SandboxError for any other engine failure.
+        when ``spec.image`` is not built, SandboxError for any other engine failure,
+        ValueError for an invalid environment variable in ``spec.env``.
         """
         _check_env(spec.env)
         self._slots.acquire()

@@ -72,6 +72,21 @@ def run_behaviour(ctx: LayerContext, suites: Suites, base_runs: BaseRuns | None 
         return result.model_copy(update={"strength": pending.measure(result.strength)})
 
 
+def nothing_to_run(policy: Behaviour, suites: Suites) -> BehaviourResult | None:
+    """The layer's result when it has nothing to run (off, the suites unreadable, none); else None.
+
+    The one copy of these rules: the pipeline and ``run_behaviour`` both go through
+    ``start_behaviour``, which asks this first.
+    """
+    if not policy.enabled:
+        return BehaviourResult(status="skipped", detail="disabled by policy")
+    if suites.error is not None:
+        return BehaviourResult(status="error", detail=suites.error)
+    if suites.hidden is None and suites.held_out is None:
+        return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
+    return None
+
+
 def start_behaviour(
     ctx: LayerContext, suites: Suites, keep: ExitStack, base_runs: BaseRuns | None = None
 ) -> tuple[BehaviourResult, PendingMutants | None]:
@@ -84,14 +99,11 @@ def start_behaviour(
     when the sandbox itself fails.
     """
     policy = ctx.policy.behaviour
-    if not policy.enabled:
-        return BehaviourResult(status="skipped", detail="disabled by policy"), None
+    idle = nothing_to_run(policy, suites)
+    if idle is not None:
+        return idle, None
     kinds: list[tuple[SuiteKind, Path | None]] = [("hidden", suites.hidden), ("held_out", suites.held_out)]
     wanted = [(kind, path) for kind, path in kinds if path is not None]
-    if not wanted:
-        return BehaviourResult(
-            status="skipped", detail="no hidden or held-out suites in the test store"
-        ), None
     # The head copy is the PR's tree: removed without recursion, never raising over the result.
     work = keep.enter_context(scratch("patchgate-behaviour-"))
     head_tree, restored = restore_infra(ctx.workspace, work / "head")

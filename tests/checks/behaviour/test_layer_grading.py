@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 
 from checks.behaviour.errors import SuiteError
-from checks.behaviour.layer import grade_runs
+from checks.behaviour.layer import grade_runs, nothing_to_run, start_behaviour
 from checks.behaviour.plan import RunPlan, Staging, Tree, plan_runs
 from checks.behaviour.result import SuiteOutcome
-from checks.behaviour.suites import Suite, load_suite
-from checks.policy import Behaviour
+from checks.behaviour.suites import Suite, Suites, load_suite
+from checks.policy import Behaviour, Policy
+from checks.runner import LayerContext
+from checks.workspace import Workspace
 from sandbox.spec import RunResult
+from tests.fakes.runners import NoRunner
 
 TESTS = "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n"
 CASES = "module: calc\ncases:\n  - {id: c, call: half(2), equals: 1}\n"
@@ -201,3 +205,31 @@ def test_a_module_that_stops_importing_fails_its_tests_with_the_reason(
         "the module failed to import: E boom"
     }
     assert any("1 test module did not import" in n.hidden for n in outcome.notes)
+
+
+@pytest.mark.parametrize(
+    ("enabled", "suites", "expected"),
+    [
+        # Off wins over everything, even suites that could not be read.
+        (False, Suites(hidden=Path("h"), error="cannot read"), ("skipped", "disabled by policy")),
+        # Unreadable suites are an error (neutral), never a skip and never a pass.
+        (True, Suites(hidden=Path("h"), error="cannot read"), ("error", "cannot read")),
+        (True, Suites(error="cannot read"), ("error", "cannot read")),
+        (True, Suites(), ("skipped", "no hidden or held-out suites in the test store")),
+    ],
+)
+def test_a_layer_with_nothing_to_run_says_why(
+    enabled: bool, suites: Suites, expected: tuple[str, str], tmp_path: Path
+) -> None:
+    # start_behaviour answers before it touches the workspace or the sandbox (neither exists here).
+    nowhere = tmp_path / "none"
+    workspace = Workspace(
+        base_dir=nowhere, head_dir=nowhere, base_sha="0" * 40, head_sha="1" * 40, changed=()
+    )
+    policy = Policy(behaviour=Behaviour(enabled=enabled))
+    ctx = LayerContext(workspace=workspace, policy=policy, runner=NoRunner(), image="no-image")
+    with ExitStack() as keep:
+        result, pending = start_behaviour(ctx, suites, keep)
+    assert (result.status, result.detail) == expected
+    assert pending is None
+    assert nothing_to_run(Behaviour(), Suites(held_out=Path("o"))) is None
