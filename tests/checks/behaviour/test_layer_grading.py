@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from checks.behaviour.errors import SuiteError
-from checks.behaviour.layer import grade_runs, nothing_to_run, start_behaviour
+from checks.behaviour.graderuns import grade_runs
+from checks.behaviour.layer import nothing_to_run, start_behaviour
 from checks.behaviour.plan import RunPlan, Staging, Tree, plan_runs
 from checks.behaviour.result import SuiteOutcome
 from checks.behaviour.suites import Suite, Suites, load_suite
