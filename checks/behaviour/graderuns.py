@@ -49,7 +49,7 @@ class Read:
 def grade_runs(
     suite: Suite,
     plans: Sequence[RunPlan],
-    results: Mapping[int, RunResult],
+    results: Mapping[RunPlan, RunResult],
     trees: Mapping[Tree, Path],
     policy: Behaviour,
     *,
@@ -64,7 +64,7 @@ def grade_runs(
     """
     logs = []
     for plan in plans:
-        result = results[id(plan)]
+        result = results[plan]
         logs.append(Read(plan, result, parse_log(result.files.get(plan.report), plan.nonce, plan.part)))
     base_started = {x.plan.part for x in logs if x.plan.tree == "base" and x.log.started}
     for index, read in enumerate(logs):

@@ -133,7 +133,7 @@ def start_behaviour(
     jobs = [(suite, [stored.lookup(suite, plan) for plan in plans]) for suite, plans in jobs]
     collections = {kind: stored.lookup(stagings[kind].suite, plan) for kind, plan in collections.items()}
     every = [*(p for _, plans in jobs for p in plans), *collections.values()]
-    results = {**_run_all(ctx.runner, [p for p in every if id(p) not in stored.found]), **stored.found}
+    results = {**_run_all(ctx.runner, [p for p in every if p not in stored.found]), **stored.found}
     for suite, plans in jobs:
         stored.keep(suite, [*plans, *([collections[suite.kind]] if suite.kind in collections else [])],
                     results, policy)  # fmt: skip
@@ -156,7 +156,7 @@ def start_behaviour(
                                          tier=tier, in_process=collected)  # fmt: skip
         except SuiteError as exc:
             outcome = _config_error(suite.kind, str(exc))
-        if any(id(plan) in stored.found for plan in plans):
+        if any(plan in stored.found for plan in plans):
             outcome = dataclasses.replace(outcome, base_reused=True)
         shadowed = suite_shadows(suite.names, stagings[suite.kind].modules)
         if shadowed is not None and outcome.grade is not None:
@@ -186,8 +186,8 @@ class _StoredBase:
         self.base_runs = base_runs
         self.image = image
         self.stagings = stagings
-        self.found: dict[int, RunResult] = {}
-        self.keys: dict[int, str] = {}
+        self.found: dict[RunPlan, RunResult] = {}
+        self.keys: dict[RunPlan, str] = {}
 
     def lookup(self, suite: Suite, plan: RunPlan) -> RunPlan:
         """Return ``plan``, or the stored run's plan (its nonce and report name) when one fits."""
@@ -202,22 +202,22 @@ class _StoredBase:
             return plan
         found = self.base_runs.get(key)
         if found is None:
-            self.keys[id(plan)] = key
+            self.keys[plan] = key
             return plan
         reused = dataclasses.replace(plan, nonce=found.nonce, report=found.report)
-        self.found[id(reused)] = found.result
+        self.found[reused] = found.result
         return reused
 
-    def keep(self, suite: Suite, plans: Sequence[RunPlan], results: Mapping[int, RunResult],
+    def keep(self, suite: Suite, plans: Sequence[RunPlan], results: Mapping[RunPlan, RunResult],
              policy: Behaviour) -> None:  # fmt: skip
         """Store the base runs of ``plans`` that ran here and came out clean."""
         if self.base_runs is None:
             return
         for plan in plans:
-            key = self.keys.get(id(plan))
+            key = self.keys.get(plan)
             if key is None:
                 continue
-            result = results[id(plan)]
+            result = results[plan]
             run_log = parse_log(result.files.get(plan.report), plan.nonce, plan.part)
             if keepable(result, run_log, run_view(plan, result, run_log, suite, policy)):
                 self.base_runs.put(key, plan.nonce, plan.report, plan.part, result)
@@ -236,11 +236,11 @@ def _base_again(staging: Staging, outcome: SuiteOutcome, trees: Mapping[Tree, Pa
     ]
 
 
-def _collected(suite: Suite, plan: RunPlan | None, results: Mapping[int, RunResult]) -> frozenset[str]:
+def _collected(suite: Suite, plan: RunPlan | None, results: Mapping[RunPlan, RunResult]) -> frozenset[str]:
     """The ids pytest collected of an isolated suite on base in its own process (none: not known)."""
     if plan is None:
         return frozenset()
-    result = results[id(plan)]
+    result = results[plan]
     run_log = parse_log(result.files.get(plan.report), plan.nonce, plan.part)
     if not run_log.collection_done or run_log.problems:
         # Base is trusted, so this is a fault of the suite's or ours: the isolated collection stands.
@@ -250,7 +250,7 @@ def _collected(suite: Suite, plan: RunPlan | None, results: Mapping[int, RunResu
     return run_log.collected
 
 
-def _run_all(runner: Runner, plans: Sequence[RunPlan]) -> dict[int, RunResult]:
+def _run_all(runner: Runner, plans: Sequence[RunPlan]) -> dict[RunPlan, RunResult]:
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS, thread_name_prefix="behaviour") as pool:
-        futures = {id(plan): pool.submit(runner.run, plan.spec) for plan in plans}
+        futures = {plan: pool.submit(runner.run, plan.spec) for plan in plans}
         return {key: future.result() for key, future in futures.items()}

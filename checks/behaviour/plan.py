@@ -67,9 +67,13 @@ timeout_method = signal
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunPlan:
-    """One container run and what the host needs to read its report back."""
+    """One container run and what the host needs to read its report back.
+
+    Compared and hashed by identity: two runs planned alike are still two runs, so a plan is
+    the key of its own result (``Mapping[RunPlan, RunResult]``).
+    """
 
     label: str
     tree: Tree

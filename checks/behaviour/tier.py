@@ -42,7 +42,7 @@ from checks.behaviour.suites import Suite
 from checks.behaviour.views import run_view
 from sandbox.spec import RunResult
 
-RunAll = Callable[[Sequence[RunPlan]], Mapping[int, RunResult]]
+RunAll = Callable[[Sequence[RunPlan]], Mapping[RunPlan, RunResult]]
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ def measure(
     # Whole modules, which hold these tests alone now: a node id pytest cannot find would end the run.
     base_plan = plan_in_process(staging, "base (in-process tier)", "base", trees["base"], staged=staged_base,
                                 select=_modules(ids))  # fmt: skip
-    base_result = run_all([base_plan])[id(base_plan)]
+    base_result = run_all([base_plan])[base_plan]
     base_view = _view(base_plan, base_result, suite, staging)
     tier = sorted(i for i in ids if i in uncollectable or outcome(base_view, i).passed)
     if not tier:
@@ -106,7 +106,7 @@ def measure(
     heads = [plan_in_process(staging, f"head {n} (in-process tier)", "head", trees["head"],
                              staged=staged_base, select=_modules(ids)) for n in (1, 2)]  # fmt: skip
     results = run_all(heads)
-    views = tuple(_view(plan, results[id(plan)], suite, staging) for plan in heads)
+    views = tuple(_view(plan, results[plan], suite, staging) for plan in heads)
     return TierRuns(frozenset(tier), base_view, views)
 
 

@@ -93,7 +93,7 @@ def grade(
         if data is not None:
             data = data.replace(b'"nonce": "N"', json.dumps({"nonce": plan.nonce})[1:-1].encode())
         extra = flags if f"{plan.label}/{plan.part}" in runs else {}  # type: ignore[operator]
-        results[id(plan)] = RunResult(0, b"", b"", 1.5, files={plan.report: data} if data else {}, **extra)  # type: ignore[arg-type]
+        results[plan] = RunResult(0, b"", b"", 1.5, files={plan.report: data} if data else {}, **extra)  # type: ignore[arg-type]
     return grade_runs(suite, plans, results, trees, POLICY)
 
 
