@@ -36,6 +36,7 @@ waiter's own deadline ends the container and ``auto_remove`` deletes it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 import uuid
@@ -64,7 +65,7 @@ from sandbox.reaper import (
     remove_orphans,
 )
 from sandbox.spec import GRADER_HOME, RENDEZVOUS, LimitHit, MiB, RunResult, RunSpec
-from sandbox.stats import COLLECT_SCRIPT, parse_collect
+from sandbox.stats import COLLECT_SCRIPT, Collected, parse_collect
 from sandbox.stream import Demux, ExecStream
 
 SANDBOX_UID = 10001
@@ -311,11 +312,9 @@ class _Execution:
             if not self.dead and not self._sweep((SANDBOX_UID,)):
                 self._kill_container()
             subject_output, subject_code = self.drain.finish(HARD_KILL_S)
-        peak: int | None = None
-        oom, collect_over = False, False
-        files: dict[str, bytes] = {}
+        collected = Collected(peak_memory_bytes=None, oom_killed=False, files={})
         if not self.dead:
-            peak, oom, files, collect_over = self._collect()
+            collected = self._collect()
         if self.limit_hit is None and self.cgroup is not None:
             self.limit_hit = cgroup.limit_hit(self.cgroup)
         return RunResult(
@@ -324,10 +323,10 @@ class _Execution:
             stderr=bytes(demux.stderr),
             wall_s=wall,
             timed_out=timed_out,
-            oom_killed=oom,
-            output_limit_exceeded=demux.exceeded or collect_over,
-            peak_memory_bytes=peak,
-            files=files,
+            oom_killed=collected.oom_killed,
+            output_limit_exceeded=demux.exceeded or collected.over_cap,
+            peak_memory_bytes=collected.peak_memory_bytes,
+            files=collected.files,
             limit_hit=self.limit_hit,
             subject_output=subject_output,
             subject_exit_code=subject_code,
@@ -425,7 +424,7 @@ class _Execution:
         with contextlib.suppress(NotFound, APIError):
             self.container.kill()
 
-    def _collect(self) -> tuple[int | None, bool, dict[str, bytes], bool]:
+    def _collect(self) -> Collected:
         grader = self.spec.grader
         paths = [*self.spec.collect, *(grader.collect if grader is not None else ())]
         # Private paths are readable by the grader's uid only; that is who collects them.
@@ -444,8 +443,8 @@ class _Execution:
                     demux.feed(chunk)
         finally:
             stream.close()
-        peak, oom, files = parse_collect(bytes(demux.stdout), bytes(demux.stderr))
-        return peak, oom, files, demux.exceeded
+        collected = parse_collect(bytes(demux.stdout), bytes(demux.stderr))
+        return dataclasses.replace(collected, over_cap=demux.exceeded)
 
 
 def _check_env(env: Mapping[str, str]) -> None:

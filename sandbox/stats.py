@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 import tarfile
+from dataclasses import dataclass
 
 # First end every process the command left (as the sandbox uid, `kill -1` reaches all of
 # them, setsid or not, and never this shell). Then the peak memory and OOM kills of the
@@ -24,8 +25,20 @@ exec tar -c -f - -C / --ignore-failed-read -- "$@" 2>/dev/null
 _STATS = re.compile(rb"patchgate-stats peak=(\d*) oom_kill=(\d*)")
 
 
-def parse_collect(stdout: bytes, stderr: bytes) -> tuple[int | None, bool, dict[str, bytes]]:
-    """Return (peak memory bytes, OOM-killed, {container path: content}) from the collect exec.
+@dataclass(frozen=True)
+class Collected:
+    """What the last exec of a run brings back: memory figures and the files asked for."""
+
+    peak_memory_bytes: int | None
+    oom_killed: bool
+    # {container path: content}, regular files only.
+    files: dict[str, bytes]
+    # The collect exec's output passed its cap: the files are those before the cut.
+    over_cap: bool = False
+
+
+def parse_collect(stdout: bytes, stderr: bytes) -> Collected:
+    """Return the peak memory, whether the OOM killer struck, and the files from the collect exec.
 
     Only regular files come back; a truncated tarball yields the members before the cut.
     """
@@ -44,4 +57,4 @@ def parse_collect(stdout: bytes, stderr: bytes) -> tuple[int | None, bool, dict[
                         files["/" + member.name.lstrip("/")] = handle.read()
         except (tarfile.TarError, EOFError):
             pass  # cut at the collect cap: keep what came before
-    return peak, oom, files
+    return Collected(peak_memory_bytes=peak, oom_killed=oom, files=files)

@@ -35,16 +35,17 @@ def tarball(members: dict[str, bytes], symlink: str | None = None) -> bytes:
     ],
 )
 def test_stats_line(stderr: bytes, peak: int | None, oom: bool) -> None:
-    assert parse_collect(b"", stderr)[:2] == (peak, oom)
+    collected = parse_collect(b"", stderr)
+    assert (collected.peak_memory_bytes, collected.oom_killed) == (peak, oom)
 
 
 def test_regular_files_come_back_by_container_path_and_links_do_not() -> None:
     data = tarball({"work/out/a.txt": b"A", "tmp/b.json": b"{}"}, symlink="work/out/evil")
-    _, _, files = parse_collect(data, b"")
+    files = parse_collect(data, b"").files
     assert files == {"/work/out/a.txt": b"A", "/tmp/b.json": b"{}"}
 
 
 def test_a_truncated_tarball_keeps_the_members_before_the_cut() -> None:
     data = tarball({"work/first.txt": b"1" * 600, "work/second.txt": b"2" * 5000})
-    _, _, files = parse_collect(data[:2048], b"")
+    files = parse_collect(data[:2048], b"").files
     assert files == {"/work/first.txt": b"1" * 600}
