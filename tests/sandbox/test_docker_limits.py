@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.docker import HOST_GRACE_S, KILL_GRACE_S, DockerSandbox, _Execution
+from sandbox.docker import DockerSandbox
+from sandbox.execution import HOST_GRACE_S, KILL_GRACE_S, Execution
 from sandbox.host import run_process
 from sandbox.reaper import remove_container
 from sandbox.spec import Limits, MiB, RunResult, RunSpec
@@ -163,7 +164,8 @@ def test_output_flood_is_cut_and_flagged(sandbox: DockerSandbox, base_image: str
 
 HOST_READER = """
 import json, sys
-from sandbox.docker import HARD_KILL_S, HOST_GRACE_S, KILL_GRACE_S, DockerSandbox, _Execution
+from sandbox.docker import DockerSandbox
+from sandbox.execution import HARD_KILL_S, HOST_GRACE_S, KILL_GRACE_S, Execution
 from sandbox.spec import Limits, MiB, RunSpec
 flood = "import sys\\nc = b'z' * 2**20\\nwhile True: sys.stdout.buffer.write(c)"
 result = DockerSandbox().run(RunSpec(
@@ -214,7 +216,7 @@ def test_a_session_leaving_fork_bomb_still_ends(sandbox: DockerSandbox, base_ima
     assert result.stdout.startswith(b"started\n")
 
 
-class _RefusedSweep(_Execution):
+class _RefusedSweep(Execution):
     """An engine that refuses the sweep exec: only the host's container kill is left."""
 
     def _sweep(self, uids: tuple[int, ...] | None = None) -> bool:
