@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 
+from bot.settings import Settings
 from bot.web.signature import sign
 from tests.conftest import GitRepo
 from tests.fakes.github_server import FakeGitHub, pull_json
@@ -146,6 +147,20 @@ class Server:
             headers={k: v for k, v in sent.items() if v != ""},
             timeout=60,
         )
+
+
+def in_process_settings(github: FakeGitHub, private_key: str, tmp_path: Path, **extra: Any) -> Settings:
+    """Settings for a worker or job run in the test's own process: SQLite and folders under ``tmp_path``."""
+    return Settings(
+        app_id=APP_ID,
+        private_key=private_key,  # type: ignore[arg-type]
+        webhook_secret="s",  # type: ignore[arg-type]
+        database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
+        github_api_url=github.url,
+        work_dir=tmp_path / "work",
+        test_store=tmp_path / "suites",
+        **extra,
+    )
 
 
 def server_env(*, github: FakeGitHub, private_key: str, state: Path, **extra: str) -> dict[str, str]:

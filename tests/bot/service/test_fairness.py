@@ -16,7 +16,15 @@ from bot.service.worker import Worker
 from bot.settings import Settings
 from bot.store import Store
 from sandbox.spec import RunResult, RunSpec
-from tests.bot.harness import APP_ID, INSTALLATION, Pull, Server, jobs, make_pull, wait_for
+from tests.bot.harness import (
+    INSTALLATION,
+    Pull,
+    Server,
+    in_process_settings,
+    jobs,
+    make_pull,
+    wait_for,
+)
 from tests.bot.pipelines import sandbox_gate
 from tests.fakes.github_server import FakeGitHub
 
@@ -99,17 +107,8 @@ class CountingRunner:
 def test_a_worker_never_runs_more_sandboxes_than_its_limit(
     github: FakeGitHub, app_key: tuple[str, bytes], tmp_path: Path
 ) -> None:
-    settings = Settings(
-        app_id=APP_ID,
-        private_key=app_key[0],  # type: ignore[arg-type]
-        webhook_secret="s",  # type: ignore[arg-type]
-        database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
-        github_api_url=github.url,
-        work_dir=tmp_path / "work",
-        test_store=tmp_path / "suites",
-        concurrency=3,
-        max_sandboxes=2,
-        retry_backoff_s=0.05,
+    settings = in_process_settings(
+        github, app_key[0], tmp_path, concurrency=3, max_sandboxes=2, retry_backoff_s=0.05
     )
     pulls = [make_pull(github, tmp_path, f"boxed{i}") for i in range(3)]
     runner = CountingRunner()

@@ -25,7 +25,7 @@ from bot.settings import Settings
 from bot.store import Store
 from bot.store.leases import JobView
 from bot.store.tables import CANCELLED, DONE
-from tests.bot.harness import APP_ID, INSTALLATION, Pull, make_pull
+from tests.bot.harness import INSTALLATION, Pull, in_process_settings, make_pull
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.runners import NoRunner
 
@@ -85,15 +85,7 @@ class Hub:
 
 @pytest.fixture
 def hub(github: FakeGitHub, app_key: tuple[str, bytes], tmp_path: Path) -> Iterator[Hub]:
-    settings = Settings(
-        app_id=APP_ID,
-        private_key=app_key[0],  # type: ignore[arg-type]
-        webhook_secret="s",  # type: ignore[arg-type]
-        database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
-        github_api_url=github.url,
-        work_dir=tmp_path / "work",
-        test_store=tmp_path / "suites",
-    )
+    settings = in_process_settings(github, app_key[0], tmp_path)
     store = Store(settings.database_url)
     store.migrate()
     hub = Hub(settings, store)
