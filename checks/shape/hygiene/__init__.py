@@ -4,7 +4,8 @@
 introduces only: ``testrules.py`` (changed test files: tests deleted, checking
 less or nothing), ``assertions.py`` (tautologies, expected values rewritten),
 ``suppressions.py`` (telling a linter, type checker or coverage tool to look
-away), ``stubs.py`` (bodies that look written and compute nothing),
+away), ``stubs.py`` (bodies that look written and compute nothing; ``bases.py``: which
+classes are subclassed, whose empty methods are hooks),
 ``probing.py`` (code that looks for the test harness), ``pluginuse.py``
 (pytest plugins loaded from code, hooks that rewrite outcomes). What they
 share: ``examination.py`` (each changed file read and parsed once, and the

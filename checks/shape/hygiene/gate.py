@@ -16,11 +16,12 @@ from checks.report import ToolRun
 from checks.runner import LayerContext
 from checks.shape.cache import ShapeCache
 from checks.shape.gate import GateResult
+from checks.shape.hygiene.bases import base_class_names
 from checks.shape.hygiene.examination import TOOL, Examination, Side, Source, changed_span, python_sides
 from checks.shape.hygiene.pluginuse import hook_definitions, plugin_loads
 from checks.shape.hygiene.probing import probes, reason
 from checks.shape.hygiene.statements import Hit, new_hits
-from checks.shape.hygiene.stubs import Stub, base_class_names, find_stubs
+from checks.shape.hygiene.stubs import Stub, find_stubs
 from checks.shape.hygiene.suppressions import new_suppressions
 from checks.shape.hygiene.testrules import check_tests
 from checks.testinfra.files import is_test_module

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from checks.shape.hygiene.bases import base_names, subclassed_in
 from checks.shape.hygiene.pysource import dotted, import_aliases, resolve
 
 StubKind = Literal["pass", "ellipsis", "not-implemented", "docstring-only", "constant-return"]
@@ -141,7 +142,7 @@ def find_stubs(
     ``subclassed`` names classes that other modules of the project subclass
     (see `base_class_names`): their empty methods are hooks, not stubs.
     """
-    finder = _StubFinder(import_aliases(tree), _subclassed(tree) | subclassed, test_module)
+    finder = _StubFinder(import_aliases(tree), subclassed_in(tree) | subclassed, test_module)
     finder.visit(tree)
     return finder.found
 
@@ -200,56 +201,6 @@ def _is_literal(node: ast.expr) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         return _is_literal(node.operand)
     return False
-
-
-def _subclassed(tree: ast.Module) -> set[str]:
-    """Names of classes used as a base by some class in the same module."""
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            for base in node.bases:
-                name = dotted(base.value if isinstance(base, ast.Subscript) else base)
-                if name is not None:
-                    out.add(name.rsplit(".", 1)[-1])
-    return out
-
-
-_CLASS_HEADER = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.M)
-_IMPORT_AS = re.compile(r"\b([A-Za-z_]\w*)[ \t]+as[ \t]+([A-Za-z_]\w*)")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-
-
-def base_class_names(sources: Iterable[str]) -> frozenset[str]:
-    """Return the names used as base classes anywhere in ``sources``, seen through `import ... as`.
-
-    A textual scan, so that a whole repository can be read quickly; it may
-    over-collect (which only exempts more), never parse errors.
-    """
-    bases: set[str] = set()
-    aliases: dict[str, set[str]] = {}
-    for text in sources:
-        for header in _CLASS_HEADER.findall(text):
-            bases.update(_IDENT.findall(header))
-        for original, alias in _IMPORT_AS.findall(text):
-            aliases.setdefault(alias, set()).add(original)
-    for name in list(bases):
-        bases |= aliases.get(name, set())
-    return frozenset(bases)
-
-
-# Bases that do not give a class any methods to override.
-_NEUTRAL_BASES = frozenset({"object", "Generic"})
-
-
-def _base_names(node: ast.ClassDef, *, metaclass: bool = False) -> list[str]:
-    """The last parts of a class's base names (and its metaclass, when asked), minus neutral ones."""
-    exprs = [*node.bases, *(kw.value for kw in node.keywords if metaclass and kw.arg == "metaclass")]
-    names = []
-    for base in exprs:
-        name = dotted(base.value if isinstance(base, ast.Subscript) else base)
-        if name is not None and name.rsplit(".", 1)[-1] not in _NEUTRAL_BASES:
-            names.append(name.rsplit(".", 1)[-1])
-    return names
 
 
 def _first_word(text: str) -> str:
@@ -390,7 +341,7 @@ class _StubFinder(ast.NodeVisitor):
         # Empty overrides in subclasses and empty local callbacks switch behaviour off on
         # purpose; they are stubs only when their name promises work.
         nested = cls is None and len(self.scope) > 0
-        overriding = cls is not None and bool(_base_names(cls))
+        overriding = cls is not None and bool(base_names(cls))
         if (nested or overriding) and not _promises_computation(node):
             return None
         return {
@@ -404,7 +355,7 @@ class _StubFinder(ast.NodeVisitor):
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, dunder: bool
     ) -> str | None:
         # A subclass returning a constant is usually overriding a policy hook on purpose.
-        if dunder or (cls is not None and _base_names(cls)):
+        if dunder or (cls is not None and base_names(cls)):
             return None
         ignored = _ignored_params(node, cls is not None)
         if not ignored or not _promises_computation(node):
@@ -430,7 +381,7 @@ class _StubFinder(ast.NodeVisitor):
             return False
         if cls.name in self.subclassed or _ABSTRACT_NAME.search(cls.name):
             return True
-        if any(name in _PROTOCOL_BASES for name in _base_names(cls, metaclass=True)):
+        if any(name in _PROTOCOL_BASES for name in base_names(cls, metaclass=True)):
             return True
         return any(
             self._decorated_exempt(item, _ABSTRACT)

@@ -10,7 +10,8 @@ import click
 import httpx
 import pytest
 
-from checks.shape.hygiene.stubs import base_class_names, find_stubs
+from checks.shape.hygiene.bases import base_class_names
+from checks.shape.hygiene.stubs import find_stubs
 
 # (name, source, expected (qualname, kind) pairs)
 STUBS: list[tuple[str, str, list[tuple[str, str]]]] = [
