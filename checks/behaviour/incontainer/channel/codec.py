@@ -19,7 +19,6 @@ import collections
 import datetime
 import decimal
 import fractions
-import importlib
 import json
 import math
 import pathlib
@@ -28,6 +27,8 @@ import types
 import uuid
 from collections.abc import Callable
 from typing import Any
+
+from .byname import SAFE_CLASS_MODULES, UNSAFE_BUILTINS, builtin_name, stdlib_name
 
 MAX_NODES = 100_000
 MAX_DEPTH = 64
@@ -51,79 +52,6 @@ def type_name(t: type) -> str:
 def _field(cls: type, name: str, value: object) -> Any:
     # The base class's descriptor: a subclass property of the same name is ignored.
     return cls.__dict__[name].__get__(value, cls)
-
-
-def _builtin_name(value: object) -> str | None:
-    """Return the name of a built-in type or function (``ValueError``, ``len``), else None."""
-    if type(value) is type:
-        own = type.__dict__["__name__"].__get__(value)
-    elif type(value) is types.BuiltinFunctionType:
-        own = value.__name__
-    else:
-        return None
-    if isinstance(own, str) and getattr(builtins, own, None) is value:
-        return own
-    return None
-
-
-# Built-ins that run code, read files or reach any object's attributes: the grader never takes one
-# by name from the subject (a test calling what the change returned would run them here).
-UNSAFE_BUILTINS = frozenset({
-    "eval", "exec", "compile", "__import__", "open", "breakpoint", "input", "globals", "locals", "vars",
-    "getattr", "setattr", "delattr", "help", "exit", "quit",
-})  # fmt: skip
-_NAMEABLE = (
-    type, types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
-    types.WrapperDescriptorType, types.ClassMethodDescriptorType,
-)  # fmt: skip
-
-
-# Standard-library modules whose classes the grader takes by name from the subject: value types
-# and containers, whose construction runs no code of anyone's choosing (never os, subprocess, io...).
-SAFE_CLASS_MODULES = frozenset({
-    "builtins", "collections", "collections.abc", "datetime", "decimal", "fractions", "numbers", "typing",
-    "enum", "uuid", "abc",
-})  # fmt: skip
-
-
-def stdlib_name(value: object) -> tuple[str, str] | None:
-    """Return (module, qualname) naming a standard-library module, class or function, if it is one."""
-    if type(value) is types.ModuleType:
-        name = value.__name__
-        stdlib = name.partition(".")[0] in sys.stdlib_module_names and sys.modules.get(name) is value
-        return (name, "") if stdlib else None
-    if not isinstance(value, _NAMEABLE):
-        return None
-    module = getattr(value, "__module__", None)
-    if module is None:  # a method of a built-in type: str.lower
-        module = getattr(getattr(value, "__objclass__", None), "__module__", None)
-    qualname = getattr(value, "__qualname__", None)
-    if not isinstance(module, str) or not isinstance(qualname, str):
-        return None
-    if module != "builtins" and module.partition(".")[0] not in sys.stdlib_module_names:
-        return None
-    found: object = sys.modules.get(module)
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-    return (module, qualname) if found is value else None
-
-
-def from_stdlib(data: dict[str, Any], *, safe_classes: bool = False) -> object:
-    """Return the standard-library object a ``stdlib`` tag names: the receiving side's own.
-
-    With ``safe_classes`` (the grader reading the subject) only a class of SAFE_CLASS_MODULES.
-    """
-    module, qualname = str(data.get("module")), str(data.get("qualname"))
-    if module != "builtins" and module.partition(".")[0] not in sys.stdlib_module_names:
-        raise ValueError(f"{module!r} is not a standard-library module")
-    if safe_classes and module not in SAFE_CLASS_MODULES:
-        raise ValueError(f"no class of {module!r} is taken by name")
-    found: object = importlib.import_module(module) if not safe_classes else sys.modules.get(module)
-    for part in qualname.split(".") if qualname else []:
-        found = getattr(found, part)
-    if safe_classes and not isinstance(found, type):
-        raise ValueError(f"{module}.{qualname} is not a class")
-    return found
 
 
 class Encoder:
@@ -161,6 +89,10 @@ class Encoder:
             raise Unserializable(f"the value has more than {MAX_NODES} parts")
         if depth > MAX_DEPTH:
             raise Unserializable(f"the value is nested deeper than {MAX_DEPTH} levels (or is cyclic)")
+        exact = _EXACT.get(id(type(value)))  # by identity: a metaclass's __eq__ or __hash__ is not asked
+        if exact is not None and (self.extended or exact[1]):
+            # Exactly a value type (never a handle: each side's ``handle`` claims classes of its own).
+            return exact[0](self, value, depth)
         if self.ref is not None and self.extended and not (depth == 0 and self.as_value):
             tagged = self._special(value)
             if tagged is not None:
@@ -171,102 +103,136 @@ class Encoder:
         """Tag what must never be copied: handles, modules, classes and functions, builtins by name."""
         if self.handle is not None and self.ref is not None and self.handle(value):
             return self.ref(value)
-        name = _builtin_name(value)
+        name = builtin_name(value)
         if name is not None and name not in UNSAFE_BUILTINS:
             return {TYPE: "builtin", "name": name}
         named = stdlib_name(value)
         safe = isinstance(value, type) and named is not None and named[0] in SAFE_CLASS_MODULES
         if named is not None and (self.names == "all" or safe):
             return {TYPE: "stdlib", "module": named[0], "qualname": named[1]}
-        if type(value) in _PLAIN:
-            return None
-        if isinstance(value, (datetime.timedelta, datetime.date, datetime.time, decimal.Decimal)):
-            return None
-        if type(value) in (fractions.Fraction, uuid.UUID, slice, range) or type(value) in _PATHS:
-            return None
-        if value is Ellipsis or type(value) in _NAMESPACES:
-            return None
+        t = type(value)
+        base = _value_base(t)
+        if base is t or base in _SUBCLASSES_BY_VALUE or id(t) in _EXTENDED_IDS:
+            return None  # a value (a datetime subclass's too); other subclasses only when plain
         if _exact_builtin_subclass(value) or self.ref is None:
             return None
         return self.ref(value)
 
     def _plain(self, value: object, depth: int) -> Any:
-        if value is None or type(value) is bool:
-            return value
-        if isinstance(value, int):
-            return int.__int__(value)
-        if isinstance(value, float):
-            f = float.__float__(value)
-            if math.isfinite(f):
-                return f
-            return {TYPE: "float", "value": "nan" if math.isnan(f) else ("inf" if f > 0 else "-inf")}
-        if isinstance(value, str):
-            return str.__str__(value)
-        if isinstance(value, (bytes, bytearray)):
-            return {TYPE: "bytes", "hex": bytes(memoryview(value)).hex()}
-        if isinstance(value, complex):
-            return {TYPE: "complex", "real": self(_field(complex, "real", value), depth + 1),
-                    "imag": self(_field(complex, "imag", value), depth + 1)}  # fmt: skip
-        if isinstance(value, list):
-            return [self(v, depth + 1) for v in list.__iter__(value)]
-        if isinstance(value, tuple):
-            items = [self(v, depth + 1) for v in tuple.__iter__(value)]
-            if self.extended and _is_namedtuple(type(value)):
-                fields = [str(f) for f in tuple.__iter__(type(value)._fields)]  # type: ignore[attr-defined]
-                return {TYPE: "namedtuple", "name": type(value).__name__, "fields": fields, "items": items}
-            return {TYPE: "tuple", "items": items}
-        if isinstance(value, dict):
-            items = list(dict.items(value if self.scrub is None else self.scrub(value)))
-            if all(type(k) is str for k, _ in items) and not any(k == TYPE for k, _ in items):
-                return {k: self(v, depth + 1) for k, v in items}
-            return {TYPE: "dict", "items": [[self(k, depth + 1), self(v, depth + 1)] for k, v in items]}
-        if isinstance(value, (set, frozenset)):
-            members = set.__iter__(value) if isinstance(value, set) else frozenset.__iter__(value)
-            encoded = [self(v, depth + 1) for v in members]
-            encoded.sort(key=lambda e: json.dumps(e, sort_keys=True))
-            return {TYPE: "set" if isinstance(value, set) else "frozenset", "items": encoded}
-        if isinstance(value, datetime.timedelta):
-            days = _field(datetime.timedelta, "days", value)
-            seconds = _field(datetime.timedelta, "seconds", value)
-            micro = _field(datetime.timedelta, "microseconds", value)
-            return {TYPE: "timedelta", "seconds": days * 86400 + seconds, "microseconds": micro}
-        if isinstance(value, datetime.datetime):
-            return {TYPE: "datetime", "iso": datetime.datetime.isoformat(value)}
-        if isinstance(value, datetime.date):
-            return {TYPE: "date", "iso": datetime.date.isoformat(value)}
-        if isinstance(value, datetime.time):
-            return {TYPE: "time", "iso": datetime.time.isoformat(value)}
-        if isinstance(value, decimal.Decimal):
-            return {TYPE: "decimal", "value": decimal.Decimal.__str__(value)}
-        if self.extended:
-            if type(value) is fractions.Fraction:
-                return {TYPE: "fraction", "n": value.numerator, "d": value.denominator}
-            if type(value) is uuid.UUID:
-                return {TYPE: "uuid", "hex": value.hex}
-            if type(value) in _PATHS:
-                return {TYPE: "path", "kind": type(value).__name__, "path": str(value)}
-            if type(value) is slice:
-                parts = (value.start, value.stop, value.step)
-                return {TYPE: "slice", "parts": [self(v, depth + 1) for v in parts]}
-            if type(value) is range:
-                return {TYPE: "range", "parts": [value.start, value.stop, value.step]}
-            if value is Ellipsis:
-                return {TYPE: "ellipsis"}
-            if type(value) in _NAMESPACES:
-                # Plain attribute bags of the standard library (argparse's parse_args(), SimpleNamespace)
-                # compare by their attributes: they cross by value, read from their own __dict__.
-                attrs = dict(object.__getattribute__(value, "__dict__"))
-                bag = {str(k): self(v, depth + 1) for k, v in attrs.items() if type(k) is str}
-                return {TYPE: "namespace", "kind": _NAMESPACES[type(value)], "items": bag}
+        t = type(value)
+        base = _value_base(t)
+        if base is not None:
+            return _BY_BASE[base](self, value, depth)
+        if self.extended and id(t) in _EXTENDED_IDS:
+            return _EXTENDED[t](self, value, depth)
         if self.ref is not None:
             return self.ref(value)
-        raise Unserializable(f"a result of type {type_name(type(value))} has no JSON encoding")
+        raise Unserializable(f"a result of type {type_name(t)} has no JSON encoding")
 
+
+_MRO = type.__dict__["__mro__"].__get__  # the real one: a metaclass's ``__mro__`` property is not asked
+
+
+def _value_base(t: type) -> type | None:
+    """The nearest of ``_BY_BASE`` in ``t``'s real MRO (bool before int, datetime before date)."""
+    for klass in _MRO(t):
+        if id(klass) in _BASE_IDS:
+            return klass  # type: ignore[no-any-return]
+    return None
+
+
+def _encode_float(e: Encoder, value: Any, depth: int) -> Any:
+    f = float.__float__(value)
+    if math.isfinite(f):
+        return f
+    return {TYPE: "float", "value": "nan" if math.isnan(f) else ("inf" if f > 0 else "-inf")}
+
+
+def _tuple(e: Encoder, value: Any, depth: int) -> Any:
+    items = [e(v, depth + 1) for v in tuple.__iter__(value)]
+    if e.extended and _is_namedtuple(type(value)):
+        fields = [str(f) for f in tuple.__iter__(type(value)._fields)]
+        return {TYPE: "namedtuple", "name": type(value).__name__, "fields": fields, "items": items}
+    return {TYPE: "tuple", "items": items}
+
+
+def _dict(e: Encoder, value: Any, depth: int) -> Any:
+    items = list(dict.items(value if e.scrub is None else e.scrub(value)))
+    if all(type(k) is str for k, _ in items) and not any(k == TYPE for k, _ in items):
+        return {k: e(v, depth + 1) for k, v in items}
+    return {TYPE: "dict", "items": [[e(k, depth + 1), e(v, depth + 1)] for k, v in items]}
+
+
+def _members(kind: type[set[Any]] | type[frozenset[Any]]) -> Encode:
+    def encode(e: Encoder, value: Any, depth: int) -> Any:
+        encoded = [e(v, depth + 1) for v in kind.__iter__(value)]
+        encoded.sort(key=lambda x: json.dumps(x, sort_keys=True))
+        return {TYPE: kind.__name__, "items": encoded}
+
+    return encode
+
+
+def _timedelta(e: Encoder, value: Any, depth: int) -> Any:
+    days = _field(datetime.timedelta, "days", value)
+    seconds = _field(datetime.timedelta, "seconds", value)
+    micro = _field(datetime.timedelta, "microseconds", value)
+    return {TYPE: "timedelta", "seconds": days * 86400 + seconds, "microseconds": micro}
+
+
+def _namespace_bag(e: Encoder, value: Any, depth: int) -> Any:
+    # Plain attribute bags of the standard library (argparse's parse_args(), SimpleNamespace)
+    # compare by their attributes: they cross by value, read from their own __dict__.
+    attrs = dict(object.__getattribute__(value, "__dict__"))
+    bag = {str(k): e(v, depth + 1) for k, v in attrs.items() if type(k) is str}
+    return {TYPE: "namespace", "kind": _NAMESPACES[type(value)], "items": bag}
+
+
+Encode = Callable[[Encoder, Any, int], Any]
+
+# Each value type by the nearest of these in its MRO, read through that class's own methods (never
+# the value's). A subclass that reaches here crosses as its base (``_special`` decides which may).
+_BY_BASE: dict[type, Encode] = {
+    type(None): lambda e, v, d: None,
+    bool: lambda e, v, d: bool.__bool__(v),
+    int: lambda e, v, d: int.__int__(v),
+    float: _encode_float,
+    str: lambda e, v, d: str.__str__(v),
+    bytes: lambda e, v, d: {TYPE: "bytes", "hex": bytes(memoryview(v)).hex()},
+    bytearray: lambda e, v, d: {TYPE: "bytes", "hex": bytes(memoryview(v)).hex()},
+    complex: lambda e, v, d: {TYPE: "complex", "real": e(_field(complex, "real", v), d + 1),
+                              "imag": e(_field(complex, "imag", v), d + 1)},
+    list: lambda e, v, d: [e(x, d + 1) for x in list.__iter__(v)],
+    tuple: _tuple,
+    dict: _dict,
+    set: _members(set),
+    frozenset: _members(frozenset),
+    datetime.timedelta: _timedelta,
+    datetime.datetime: lambda e, v, d: {TYPE: "datetime", "iso": datetime.datetime.isoformat(v)},
+    datetime.date: lambda e, v, d: {TYPE: "date", "iso": datetime.date.isoformat(v)},
+    datetime.time: lambda e, v, d: {TYPE: "time", "iso": datetime.time.isoformat(v)},
+    decimal.Decimal: lambda e, v, d: {TYPE: "decimal", "value": decimal.Decimal.__str__(v)},
+}  # fmt: skip
+# Subclasses of these cross as their value whatever they add (others only if ``_exact_builtin_subclass``).
+_SUBCLASSES_BY_VALUE = frozenset({datetime.timedelta, datetime.datetime, datetime.date, datetime.time,
+                                  decimal.Decimal})  # fmt: skip
+_NAMESPACES: dict[type, str] = {argparse.Namespace: "argparse", types.SimpleNamespace: "simple"}
+# Exactly these types, and only for the pytest bridge (``extended``).
+_EXTENDED: dict[type, Encode] = {
+    fractions.Fraction: lambda e, v, d: {TYPE: "fraction", "n": v.numerator, "d": v.denominator},
+    uuid.UUID: lambda e, v, d: {TYPE: "uuid", "hex": v.hex},
+    pathlib.PosixPath: lambda e, v, d: {TYPE: "path", "kind": "PosixPath", "path": str(v)},
+    pathlib.PurePosixPath: lambda e, v, d: {TYPE: "path", "kind": "PurePosixPath", "path": str(v)},
+    slice: lambda e, v, d: {TYPE: "slice", "parts": [e(x, d + 1) for x in (v.start, v.stop, v.step)]},
+    range: lambda e, v, d: {TYPE: "range", "parts": [v.start, v.stop, v.step]},
+    type(Ellipsis): lambda e, v, d: {TYPE: "ellipsis"},
+    **{kind: _namespace_bag for kind in _NAMESPACES},
+}  # fmt: skip
+# Both tables by the type's identity, with whether the type is a plain one (not only the bridge's).
+_EXACT = {id(t): (f, t in _BY_BASE) for t, f in [*_BY_BASE.items(), *_EXTENDED.items()]}
+_EXTENDED_IDS = frozenset(id(t) for t in _EXTENDED)
+_BASE_IDS = frozenset(id(t) for t in _BY_BASE)
 
 _COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
-_NAMESPACES: dict[type, str] = {argparse.Namespace: "argparse", types.SimpleNamespace: "simple"}
-_PATHS = (pathlib.PosixPath, pathlib.PurePosixPath)
-_PLAIN = (type(None), bool, int, float, str, bytes, bytearray, complex, list, tuple, dict, set, frozenset)
 _BASES = (int, float, str, bytes, list, tuple, dict, set, frozenset)
 
 
@@ -276,13 +242,13 @@ def _exact_builtin_subclass(value: object) -> bool:
     An IntEnum member, a namedtuple or an OrderedDict crosses as its base
     value; a subclass that overrides comparison keeps its identity (a handle).
     """
-    t = type(value)
-    if not isinstance(value, _BASES) or isinstance(value, bool):
+    base = _value_base(type(value))
+    if base not in _BASES:
         return False
-    for klass in t.__mro__:
+    for klass in _MRO(type(value)):
         if klass in _BASES or klass is object:
             break
-        if isinstance(value, _MUTABLE) and set(vars(klass)) - _PLAIN_CLASS and not _stdlib_class(klass):
+        if base in _MUTABLE and set(vars(klass)) - _PLAIN_CLASS and not _stdlib_class(klass):
             return False  # BarrelList: its own methods act on the original, which a copy would not be
         compares = any(name in vars(klass) for name in _COMPARISONS)
         if compares and not (klass.__module__ in ("enum", "collections") or _is_namedtuple(klass)):

@@ -19,7 +19,7 @@ import time
 import weakref
 from typing import Any
 
-from ..channel import codec
+from ..channel import byname, codec
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import ENVIRON, caps
 from . import ambient, handles, mirrors
@@ -132,7 +132,7 @@ class Bridge:
         if tag.get(codec.TYPE) == "sexc":  # an exception of the subject's, handed to a test's callback
             return self.mirrors.exception(tag)
         if tag.get(codec.TYPE) == "stdlib":  # collections.defaultdict is ours too (value classes only)
-            return codec.from_stdlib(tag, safe_classes=True)
+            return byname.from_stdlib(tag, safe_classes=True)
         number = tag.get("id")
         if tag.get(codec.TYPE) != "obj" or not isinstance(number, int):
             raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")

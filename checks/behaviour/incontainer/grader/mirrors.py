@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from ..channel import codec
+from ..channel import byname, codec
 from .aliases import Aliases
 from .errors import SubjectGone, SubjectTimeout
 from .handed import Handed
@@ -122,7 +122,7 @@ def _stdlib_exception(named: object) -> type[BaseException] | None:
     if not isinstance(named, dict):
         return None
     try:
-        found = codec.from_stdlib(named)
+        found = byname.from_stdlib(named)
     except Exception:
         return None
     return found if _is_exception_class(found) else None  # type: ignore[return-value]

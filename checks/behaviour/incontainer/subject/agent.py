@@ -20,11 +20,12 @@ import socket
 import threading
 import time
 import types
+from collections.abc import Callable
 from typing import Any
 
-from ..channel import codec
+from ..channel import byname, codec
 from ..channel.peer import Peer, PeerGone
-from ..channel.protocol import CONTENTS, ENVIRON, OPERATORS, caps
+from ..channel.protocol import CONTENTS, ENVIRON, OPERATORS, SUBJECT_SERVES, caps
 from . import ambient, cases, classes, tracer, tree
 from .standins import GraderObject, Standins
 
@@ -145,7 +146,7 @@ class Agent:
 
     def _exception_class(self, cls: type[BaseException]) -> dict[str, Any]:
         bases = [b for b in cls.__bases__ if issubclass(b, BaseException)]
-        named = codec.stdlib_name(cls)
+        named = byname.stdlib_name(cls)
         return {
             "kind": "exc_class",
             "name": cls.__name__,
@@ -179,7 +180,7 @@ class Agent:
         if tag.get(codec.TYPE) == "gexc":
             return self._grader_exception(tag)
         if tag.get(codec.TYPE) == "stdlib":  # the grader named one; ours is the same
-            return codec.from_stdlib(tag)
+            return byname.from_stdlib(tag)
         if tag.get(codec.TYPE) == ENVIRON:  # a test's os.environ: ours, with the test's changes in it
             return os.environ
         raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
@@ -268,66 +269,93 @@ class Agent:
         return answer
 
     def _dispatch(self, request: dict[str, Any]) -> Any:
-        op = request.get("op")
-        if op == "case":
-            return cases.run_case(request, self.repo)
-        if op == "lines":
-            # Before any of the change's code is imported: which of its files to trace.
-            files = request.get("files")
-            tracer.start(self.repo, [str(f) for f in files] if isinstance(files, list) else [])
-            return None
-        if op == "lines_report":
-            return tracer.executed()
-        if op == "import":
-            name = str(request["name"])
-            module = importlib.import_module(name)
-            tree.check(module, name, self.repo)
-            return self.encode(module)
-        if op == "reload":
-            return self.encode(importlib.reload(self.objects.get(request.get("obj"))))  # type: ignore[arg-type]
-        if op == "unpickle":
-            data = self.decode(request.get("data"))
-            return self.encode(pickle.loads(data if isinstance(data, bytes) else b""))  # noqa: S301 - our own object's bytes, loaded in the sandbox
-        if op == "names":
-            obj = self.objects.get(request.get("obj"))
-            names = getattr(obj, "__all__", None)
-            if names is None:
-                names = [n for n in vars(obj) if not n.startswith("_")]
-            return [str(n) for n in names]
-        target = self.objects.get(request.get("obj")) if "obj" in request else None
-        if op == "getattr":
-            return self.encode(getattr(target, str(request["name"])))
-        if op == "setattr":
-            setattr(target, str(request["name"]), self.decode(request.get("value")))
-            return None
-        if op == "delattr":
-            delattr(target, str(request["name"]))
-            return None
-        if op == "call":
-            args = self.decode(request.get("args", []))
-            kwargs = self.decode(request.get("kwargs", {}))
-            return self.encode(target(*args, **kwargs))  # type: ignore[operator]
-        if op == "op":
-            fn = OPERATORS[str(request["name"])].apply
-            return self.encode(fn(*self.decode(request.get("args", []))))
-        if op == "call_attr":  # read the attribute and call it: one request for `handle.method(...)`
-            args, kwargs = self.decode(request.get("args", [])), self.decode(request.get("kwargs", {}))
-            return self.encode(getattr(target, str(request["name"]))(*args, **kwargs))
-        if op == "call_on":  # super().method(...): that class's own function, on the instance
-            cls = self.objects.get(request.get("cls"))
-            args, kwargs = self.decode(request.get("args", [])), self.decode(request.get("kwargs", {}))
-            return self.encode(getattr(cls, str(request["name"]))(target, *args, **kwargs))
-        if op == "call_classmethod":  # super().parse(...) in a subclass's class method: bound to that class
-            cls, bind = self.objects.get(request.get("cls")), self.decode(request.get("bind"))
-            args, kwargs = self.decode(request.get("args", [])), self.decode(request.get("kwargs", {}))
-            return self.encode(classes.call_classmethod(cls, str(request["name"]), bind, args, kwargs))  # type: ignore[arg-type]
-        if op == "value":  # a container subclass's contents as its base type reads them
-            return self._as_value(target)
-        if op == "subclass":  # a test's subclass of classes of the change's, made here
-            made = classes.make_subclass(request, self.decode)
-            self.described[id(made)] = made
-            return self.objects.number(made)
-        raise ValueError(f"unknown request {op!r}")
+        serve = _SERVES.get(str(request.get("op")))
+        if serve is None:
+            raise ValueError(f"unknown request {request.get('op')!r}")
+        return serve(self, request)
+
+    def _target(self, request: dict[str, Any]) -> Any:
+        return self.objects.get(request.get("obj")) if "obj" in request else None
+
+    def _arguments(self, request: dict[str, Any]) -> tuple[Any, Any]:
+        return self.decode(request.get("args", [])), self.decode(request.get("kwargs", {}))
+
+    def _serve_case(self, request: dict[str, Any]) -> Any:
+        return cases.run_case(request, self.repo)
+
+    def _serve_lines(self, request: dict[str, Any]) -> None:
+        # Before any of the change's code is imported: which of its files to trace.
+        files = request.get("files")
+        tracer.start(self.repo, [str(f) for f in files] if isinstance(files, list) else [])
+
+    def _serve_lines_report(self, request: dict[str, Any]) -> Any:
+        return tracer.executed()
+
+    def _serve_import(self, request: dict[str, Any]) -> Any:
+        name = str(request["name"])
+        module = importlib.import_module(name)
+        tree.check(module, name, self.repo)
+        return self.encode(module)
+
+    def _serve_reload(self, request: dict[str, Any]) -> Any:
+        return self.encode(importlib.reload(self.objects.get(request.get("obj"))))  # type: ignore[arg-type]
+
+    def _serve_unpickle(self, request: dict[str, Any]) -> Any:
+        data = self.decode(request.get("data"))
+        return self.encode(pickle.loads(data if isinstance(data, bytes) else b""))  # noqa: S301 - our own object's bytes, loaded in the sandbox
+
+    def _serve_names(self, request: dict[str, Any]) -> list[str]:
+        obj = self.objects.get(request.get("obj"))
+        names = getattr(obj, "__all__", None)
+        if names is None:
+            names = [n for n in vars(obj) if not n.startswith("_")]
+        return [str(n) for n in names]
+
+    def _serve_getattr(self, request: dict[str, Any]) -> Any:
+        return self.encode(getattr(self._target(request), str(request["name"])))
+
+    def _serve_setattr(self, request: dict[str, Any]) -> None:
+        setattr(self._target(request), str(request["name"]), self.decode(request.get("value")))
+
+    def _serve_delattr(self, request: dict[str, Any]) -> None:
+        delattr(self._target(request), str(request["name"]))
+
+    def _serve_call(self, request: dict[str, Any]) -> Any:
+        target = self._target(request)
+        args, kwargs = self._arguments(request)
+        return self.encode(target(*args, **kwargs))
+
+    def _serve_op(self, request: dict[str, Any]) -> Any:
+        fn = OPERATORS[str(request["name"])].apply
+        return self.encode(fn(*self.decode(request.get("args", []))))
+
+    def _serve_call_attr(self, request: dict[str, Any]) -> Any:
+        """Read the attribute and call it: one request for ``handle.method(...)``."""
+        target = self._target(request)
+        args, kwargs = self._arguments(request)
+        return self.encode(getattr(target, str(request["name"]))(*args, **kwargs))
+
+    def _serve_call_on(self, request: dict[str, Any]) -> Any:
+        """``super().method(...)``: that class's own function, on the instance."""
+        target, cls = self._target(request), self.objects.get(request.get("cls"))
+        args, kwargs = self._arguments(request)
+        return self.encode(getattr(cls, str(request["name"]))(target, *args, **kwargs))
+
+    def _serve_call_classmethod(self, request: dict[str, Any]) -> Any:
+        """``super().parse(...)`` in a subclass's class method: bound to that class."""
+        cls, bind = self.objects.get(request.get("cls")), self.decode(request.get("bind"))
+        args, kwargs = self._arguments(request)
+        return self.encode(classes.call_classmethod(cls, str(request["name"]), bind, args, kwargs))  # type: ignore[arg-type]
+
+    def _serve_value(self, request: dict[str, Any]) -> Any:
+        """A container subclass's contents as its base type reads them."""
+        return self._as_value(self._target(request))
+
+    def _serve_subclass(self, request: dict[str, Any]) -> int:
+        """A test's subclass of classes of the change's, made here."""
+        made = classes.make_subclass(request, self.decode)
+        self.described[id(made)] = made
+        return self.objects.number(made)
 
     # -- deadlines ------------------------------------------------------------------------------
 
@@ -384,3 +412,10 @@ class Agent:
             info = answer["raise"]
             raise self._grader_exception(info.get("gexc", info) if isinstance(info, dict) else {})
         return self.decode(answer.get("ok"))
+
+
+# What the subject serves is the protocol's list, each request by its ``_serve_<op>`` method (a request
+# the protocol does not name has no method to reach; one it names without a method fails at import).
+_SERVES: dict[str, Callable[[Agent, dict[str, Any]], Any]] = {
+    op: getattr(Agent, f"_serve_{op}") for op in sorted(SUBJECT_SERVES)
+}

@@ -414,3 +414,17 @@ def test_a_message_nested_past_the_parser_is_a_closed_channel_not_a_crash() -> N
     finally:
         mine.close()
         theirs.close()
+
+
+def test_the_subject_serves_exactly_the_protocols_requests_and_refuses_any_other(bridge: Bridge) -> None:
+    from checks.behaviour.incontainer.channel.protocol import SUBJECT_SERVES
+    from checks.behaviour.incontainer.subject import agent
+
+    methods = {name.removeprefix("_serve_") for name in vars(agent.Agent) if name.startswith("_serve_")}
+    assert set(agent._SERVES) == SUBJECT_SERVES == methods
+    # A method of the agent's that is not a request (its own helpers) cannot be reached by name.
+    for op in ("_dispatch", "handle", "target", "serve_call", "__init__", "nope"):
+        with pytest.raises(ValueError, match="unknown request"):
+            bridge.request(op)
+    # The subject answers again after each refusal.
+    assert bridge.request("import", name="calc") is not None

@@ -1,0 +1,101 @@
+"""The codec's value table: each type by the nearest encoded class in its real MRO, nothing it claims.
+
+A value decides nothing about how it is written: not through ``__class__``
+(which ``isinstance`` believes), not through a metaclass's ``__mro__``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import enum
+import fractions
+import pathlib
+import types
+import uuid
+from typing import Any
+
+import pytest
+
+from checks.behaviour.incontainer.channel import codec
+
+
+def handles(value: object) -> dict[str, Any]:
+    return {codec.TYPE: "obj", "side": "s", "id": 1}
+
+
+class Colour(enum.IntEnum):
+    RED = 1
+
+
+class Stamp(datetime.datetime):
+    pass
+
+
+SAMPLES: list[object] = [
+    None, True, 3, 2.5, float("inf"), "text", b"\x00", bytearray(b"ab"), 1 + 2j, [1, [2]], (1, "a"), {"k": 1},
+    {1: "one"}, {3, 1}, frozenset({2}), datetime.timedelta(days=1, microseconds=5),
+    datetime.datetime(2020, 1, 2, 3, 4), datetime.date(2020, 1, 2), datetime.time(3, 4),
+    decimal.Decimal("1.50"), fractions.Fraction(1, 3), uuid.UUID(int=7), pathlib.PurePosixPath("/a/b"),
+    slice(1, None, 2), range(0, 9, 3),
+    Ellipsis, types.SimpleNamespace(a=1), Colour.RED, Stamp(2021, 5, 6),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", SAMPLES, ids=lambda v: type(v).__name__)
+def test_every_value_type_crosses_and_decodes_to_an_equal_value(value: object) -> None:
+    encoded = codec.Encoder(handles, extended=True)(value)
+    assert "obj" not in repr(encoded)
+    decoded = codec.decode(encoded)
+    assert decoded == value
+    # A subclass crosses as its base: the base's type comes back (bool stays bool, a bytearray is bytes).
+    assert isinstance(value, type(decoded)) or type(value) is bytearray
+
+
+def test_a_class_that_claims_to_be_an_int_through_class_is_a_handle_and_never_read_as_one() -> None:
+    class Liar:
+        @property  # type: ignore[misc]
+        def __class__(self) -> type:  # isinstance(Liar(), int) is True
+            return int
+
+    liar = Liar()
+    assert isinstance(liar, int)
+    assert codec.Encoder(handles, extended=True)(liar) == handles(liar)
+    assert codec.Encoder(handles)([liar]) == [handles(liar)]
+    # Without a handle to give, it has no encoding: refused, not a TypeError from int's own method.
+    with pytest.raises(codec.Unserializable):
+        codec.encode({"x": liar})
+
+
+def test_a_metaclass_mro_property_does_not_make_an_object_a_list() -> None:
+    class Claims(type):
+        @property
+        def __mro__(cls) -> tuple[type, ...]:
+            return (list, object)
+
+    class Disguised(metaclass=Claims):
+        def __iter__(self) -> Any:
+            raise AssertionError("never iterated")
+
+    thing = Disguised()
+    assert codec.Encoder(handles, extended=True)(thing) == handles(thing)
+    with pytest.raises(codec.Unserializable):
+        codec.encode(thing)
+
+
+def test_a_list_subclass_with_its_own_methods_keeps_its_identity_and_a_plain_one_crosses_as_a_list() -> None:
+    class Barrel(list[int]):
+        def total(self) -> int:
+            return sum(self)
+
+    class Plain(list[int]):
+        pass
+
+    assert codec.Encoder(handles, extended=True)(Barrel([1])) == handles(None)
+    assert codec.Encoder(handles, extended=True)(Plain([1])) == [1]
+
+
+def test_extended_types_are_only_for_the_pytest_bridge() -> None:
+    for value in (fractions.Fraction(1, 2), uuid.UUID(int=1), range(2), Ellipsis):
+        with pytest.raises(codec.Unserializable):
+            codec.encode(value)
