@@ -56,7 +56,9 @@ sys.path.insert(0, str(ROOT))
 from isolation import PROJECTS, fetch, unpack  # noqa: E402 - bench/isolation.py: pinned sdists, split
 
 from bot.cli.demo_repo import build_example  # noqa: E402 - after the path set-up above
-from bot.cli.local import LocalRun, Suites, run_local  # noqa: E402
+from bot.cli.local import LocalRun, run_local  # noqa: E402
+from checks.behaviour.suites import Suites  # noqa: E402
+from checks.pipeline import Given  # noqa: E402
 from checks.runner import Runner  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
 from sandbox.envimage import ensure_env_image  # noqa: E402
@@ -241,7 +243,7 @@ def gate(case: Case, keep: Path, slots: int) -> tuple[float, Recorder, dict[str,
     recorder = Recorder(DockerSandbox(max_concurrency=slots), keep)
     suites = Suites(hidden=case.suites.get("hidden"), held_out=case.suites.get("held_out"))
     started = time.perf_counter()
-    report = run_local(LocalRun(case.repo, case.base, case.head, suites), recorder)
+    report = run_local(LocalRun(case.repo, case.base, case.head, Given(suites)), recorder)
     wall = time.perf_counter() - started - recorder.own
     return wall, recorder, dict(report.timings), f"{report.conclusion} ({'; '.join(report.reasons)[:120]})"
 

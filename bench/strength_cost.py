@@ -44,6 +44,7 @@ from isolation import Project, fetch, unpack  # noqa: E402 - after the path set-
 from bot.cli.demo_repo import build_example, example_suites  # noqa: E402
 from bot.cli.local import LocalRun, run_local  # noqa: E402
 from checks.behaviour.suites import Suites  # noqa: E402
+from checks.pipeline import Given  # noqa: E402
 from checks.render.numbers import strength_numbers  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402
 from sandbox.host import run_process  # noqa: E402
@@ -124,7 +125,7 @@ def measure(name: str, tmp: Path, args: argparse.Namespace, runner: DockerSandbo
     print(f"{name} ({branch})")
     runs = {
         variant: LocalRun(
-            repo, "main", branch, suites, policy_file=_policy(tmp, name, i, COMMON[name] + text)
+            repo, "main", branch, Given(suites), policy_file=_policy(tmp, name, i, COMMON[name] + text)
         )
         for i, (variant, text) in enumerate(VARIANTS.items())
     }

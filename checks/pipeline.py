@@ -59,20 +59,31 @@ _T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
+class Given:
+    """What the layers are given beyond the change: the suites (behaviour), the task and the judge (quality).
+
+    The same record whoever runs the pipeline: the service reads it from the PR and the suites
+    repository, ``patchgate run`` from its arguments (``bot.cli.local.LocalRun``).
+    """
+
+    suites: Suites = field(default_factory=Suites)
+    task: Task = field(default_factory=Task)
+    # None: no judge configured, quality is reported as skipped.
+    judge: JudgeSettings | None = None
+
+
+@dataclass(frozen=True)
 class PipelineInputs:
     """What one gate run is given: the change, the policy, the sandbox, and each layer's inputs."""
 
     workspace: Workspace
     policy: Policy
     runner: Runner
-    suites: Suites = field(default_factory=Suites)
+    given: Given = field(default_factory=Given)
     # Clean base runs of the suites kept across jobs (checks.behaviour.baseruns); None: run every one.
     base_runs: BaseRuns | None = None
     # Shape results kept across jobs by content (checks.shape.cache); None: examine everything afresh.
     shape_cache: ShapeCache | None = None
-    task: Task = field(default_factory=Task)
-    # None: no judge configured, quality is reported as skipped.
-    judge: JudgeSettings | None = None
     # Stable id of this run (delivery/PR/sha); used for deterministic shadow sampling.
     run_key: str = ""
     # Judge verdicts cached by (rubric hash, model, content hash), and the stored shadow
@@ -189,7 +200,10 @@ def _gate(
 ) -> Report:
     ws, policy = inputs.workspace, inputs.policy
     report = Report(
-        conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha, suites_commit=inputs.suites.commit
+        conclusion="neutral",
+        base_sha=ws.base_sha,
+        head_sha=ws.head_sha,
+        suites_commit=inputs.given.suites.commit,
     )
     timings = report.timings
 
@@ -244,7 +258,7 @@ def _gate(
             timings[f"shape: {tool.tool}"] = tool.seconds
         progress("shape")
         report.behaviour, behaviour_s = behaviour.result()  # raises Stopped
-    if inputs.suites.held_out is not None:
+    if inputs.given.suites.held_out is not None:
         # The layer's time includes the held-out runs', which the code under test chooses.
         report.private_timings["behaviour"] = behaviour_s
     else:
@@ -321,7 +335,7 @@ def _behaviour(
     inputs: PipelineInputs, ctx: LayerContext, keep: ExitStack, pending: list[PendingMutants]
 ) -> BehaviourResult:
     # start_behaviour answers "skipped" or "error" itself when there is nothing to run.
-    result, mutants = start_behaviour(ctx, inputs.suites, keep, inputs.base_runs)
+    result, mutants = start_behaviour(ctx, inputs.given.suites, keep, inputs.base_runs)
     if mutants is not None:
         pending.append(mutants)
     return result
@@ -333,17 +347,17 @@ def _quality(
     policy = inputs.policy.quality
     if not policy.enabled:
         return QualityResult(status="skipped", detail="disabled by policy")
-    if inputs.judge is None:
+    if inputs.given.judge is None:
         return QualityResult(status="skipped", detail="no judge model configured")
     passed = behaviour.status == "passed"
     # Quality and the shadow verdict share one judge time budget; the shown result goes first.
-    judge = inputs.judge.started()
+    judge = inputs.given.judge.started()
     result = QualityResult(status="skipped", detail="runs only when behaviour passes")
     if passed:
         result = quality.run_quality(
             ChangeContext(inputs.workspace, inputs.policy),
             QualityInputs(
-                inputs.task,
+                inputs.given.task,
                 judge,
                 inputs.verdict_cache,
                 records=inputs.judge_records,
@@ -358,7 +372,7 @@ def _quality(
         and on_shadow is not None
         and quality.should_shadow(inputs.run_key or inputs.workspace.head_sha, policy.shadow_sample_rate)
     ):
-        record = quality.run_shadow(inputs.workspace, inputs.policy, inputs.task, judge).record(passed)
+        record = quality.run_shadow(inputs.workspace, inputs.policy, inputs.given.task, judge).record(passed)
         if record is not None:
             on_shadow(record)
     return result

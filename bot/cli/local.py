@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from checks.behaviour.suites import Suites
-from checks.pipeline import PipelineInputs, Progress, error_report, run_pipeline
+from checks.pipeline import Given, PipelineInputs, Progress, error_report, run_pipeline
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
-from checks.quality.inputs import JudgeSettings, Task
 from checks.refusal import refused_report
 from checks.report import Report
 from checks.runner import Runner
@@ -24,10 +22,9 @@ class LocalRun:
     repo: Path
     base: str
     head: str
-    suites: Suites = field(default_factory=Suites)
+    # The suites, the task and the judge: the pipeline's own record, passed on as it is.
+    given: Given = field(default_factory=Given)
     policy_file: Path | None = None
-    task: Task = field(default_factory=Task)
-    judge: JudgeSettings | None = None
     # The PR author's login, as the service sees it (self-preference note).
     author: str = ""
     # A store URL (the service's PATCHGATE_DATABASE_URL): its verdict cache and calibration records.
@@ -83,13 +80,11 @@ def run_local(
             workspace=ws,
             policy=policy,
             runner=runner,
-            suites=run.suites,
-            task=run.task,
-            judge=run.judge,
+            given=run.given,
             run_key=f"local:{ws.base_sha}:{ws.head_sha}",
             provenance=tuple(provenance),
         )
-        if run.database is None or run.judge is None:
+        if run.database is None or run.given.judge is None:
             return run_pipeline(inputs, image=image, on_progress=on_progress)
         return _with_store(inputs, run.database, image, on_progress)
 

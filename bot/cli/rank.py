@@ -60,7 +60,7 @@ def judge_pairs(
         if not policy.quality.enabled:  # the pairwise judge is the judge: off means off
             return {}
         for a, b in pairs:
-            found = compare_pairwise(trees[a.id], trees[b.id], policy, run.task, judge)
+            found = compare_pairwise(trees[a.id], trees[b.id], policy, run.given.task, judge)
             results[frozenset((a.id, b.id))] = Pairwise(
                 a=a.id, b=b.id, preferred=found.preferred, a_first=found.a_first, b_first=found.b_first,
                 detail=found.detail,
@@ -74,7 +74,7 @@ def rank_local(
     """Gate each head against ``run.base`` and rank them; return the ranking and each head's report."""
     reports = {head: run_local(replace(run, head=head), runner, image=image) for head in heads}
     candidates = candidates_of(run.repo, reports)
-    return rank(target, candidates, judge_pairs(run, candidates, run.judge)), reports
+    return rank(target, candidates, judge_pairs(run, candidates, run.given.judge)), reports
 
 
 def rank_reports(repo: Path, reports: Mapping[str, Report], target: str) -> Ranking:

@@ -181,7 +181,7 @@ class Attempt:
         await self.complete(check_run_id, report)
         metrics.report_done(report)
         await asyncio.to_thread(
-            store.runs.save_run,
+            store.runs.save,
             run_record(
                 job.id,
                 job.repository,
@@ -193,5 +193,5 @@ class Attempt:
             ),
         )
         for row in shadows or []:
-            await asyncio.to_thread(store.judge.add_judge_record, job.id, job.repository, job.head_sha, row)
+            await asyncio.to_thread(store.judge.add, job.id, job.repository, job.head_sha, row)
         await self.finish(DONE, conclusion=report.conclusion, detail="; ".join(report.reasons)[:1000])

@@ -53,7 +53,7 @@ async def post_summary(
 
 async def explain(client: Installation, store: Store, github_url: str, repository: str, number: int) -> str:
     """Reply to ``/patchgate explain`` with the reasons of the PR's latest report; return what was done."""
-    latest = await asyncio.to_thread(store.runs.latest_run, repository, number)
+    latest = await asyncio.to_thread(store.runs.latest, repository, number)
     report = Report.model_validate(latest[0]) if latest is not None else None
     run_id = latest[1] if latest is not None else None
     url = check_run_url(github_url, repository, run_id) if run_id is not None else None

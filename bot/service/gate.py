@@ -41,7 +41,7 @@ from bot.store.candidates import CandidateRow
 from bot.store.tables import SKIPPED
 from checks.behaviour.baseruns import BaseRuns
 from checks.behaviour.suites import Suites, suites_for
-from checks.pipeline import PipelineInputs, error_report
+from checks.pipeline import Given, PipelineInputs, error_report
 from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
 from checks.quality.inputs import Task
 from checks.refusal import refused_report
@@ -190,12 +190,10 @@ async def _gate(
                 workspace=ws,
                 policy=policy,
                 runner=services.runner(),
-                suites=suites,
+                given=Given(suites=suites, task=task, judge=services.judge),
                 base_runs=base_runs,
                 shape_cache=shape_cache,
-                task=task,
                 provenance=provenance,
-                judge=services.judge,
                 run_key=job.key,
                 verdict_cache=StoreVerdictCache(services.store),
                 judge_records=(
@@ -248,7 +246,7 @@ async def _inputs(
 async def _stored(attempt: Attempt, key: str, base_sha: str) -> Report | None:
     """Return the report of an identical earlier run, marked as reused; None if there is none."""
     job, services = attempt.job, attempt.services
-    found = await asyncio.to_thread(services.store.runs.reusable_run, key)
+    found = await asyncio.to_thread(services.store.runs.reusable, key)
     report = answer(found, base_sha, job.head_sha, services.settings.github_url, job.repository)
     if report is not None and report.reused_from is not None:
         log.info(

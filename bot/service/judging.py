@@ -20,14 +20,14 @@ REQUESTED = "run on request (Run judge anyway)"
 
 def stored_records(store: Store) -> list[JudgeRecord]:
     """Return the stored judge verdicts as calibration records."""
-    return [r.record() for r in store.judge.judge_records()]
+    return [r.record() for r in store.judge.records()]
 
 
 def judge_anyway(inputs: PipelineInputs, report: Report, store: Store) -> Report:
     """Return ``report`` with the quality layer run whatever behaviour said."""
     if report.quality.status not in ("skipped", "unavailable"):
         return report  # the judge ran already
-    if inputs.judge is None:
+    if inputs.given.judge is None:
         quality = report.quality.model_copy(
             update={"detail": "judge requested, but no judge model is configured"}
         )
@@ -37,7 +37,9 @@ def judge_anyway(inputs: PipelineInputs, report: Report, store: Store) -> Report
 
     quality = run_quality(
         ChangeContext(inputs.workspace, inputs.policy),
-        QualityInputs(inputs.task, inputs.judge, StoreVerdictCache(store), records=stored_records(store)),
+        QualityInputs(
+            inputs.given.task, inputs.given.judge, StoreVerdictCache(store), records=stored_records(store)
+        ),
     )
     if quality.status != "skipped":
         quality = quality.model_copy(update={"detail": f"{REQUESTED}. {quality.detail}".strip()})

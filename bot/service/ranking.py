@@ -51,7 +51,7 @@ class Ranker:
 
     async def rerank(self, repository: str, issue: int) -> Ranking | None:
         """Rank the open candidates for ``issue`` and show it on their check runs (None: fewer than 2)."""
-        rows = await asyncio.to_thread(self.store.candidates.candidates, repository, issue)
+        rows = await asyncio.to_thread(self.store.candidates.for_issue, repository, issue)
         reports = {row.pr_number: await self._report(row) for row in rows}
         if len(rows) < 2:
             for row in rows:
@@ -68,11 +68,7 @@ class Ranker:
         return ranking
 
     async def _report(self, row: CandidateRow) -> Report | None:
-        data = (
-            await asyncio.to_thread(self.store.runs.run_report, row.job_id)
-            if row.job_id is not None
-            else None
-        )
+        data = await asyncio.to_thread(self.store.runs.report, row.job_id) if row.job_id is not None else None
         return Report.model_validate(data) if data else None
 
     def _candidate(self, row: CandidateRow, report: Report | None) -> Candidate:
@@ -164,7 +160,7 @@ def pair_key(model: str, a_sha: str, b_sha: str, issue: int) -> str:
 
 async def enter(ranker: Ranker, row: CandidateRow) -> None:
     """Record a gated PR as a candidate and rank its issue (and the issue it competed for before)."""
-    before = await asyncio.to_thread(ranker.store.candidates.save_candidate, row)
+    before = await asyncio.to_thread(ranker.store.candidates.save, row)
     for issue in sorted({n for n in (before, row.issue) if n is not None}):
         await ranker.rerank(row.repository, issue)
 
@@ -175,10 +171,10 @@ async def withdraw(ranker: Ranker, repository: str, pr_number: int, state: str) 
     The rest are ranked under the policy at a remaining candidate's base, as its own run read it.
     """
     store, client = ranker.store, ranker.client
-    issue = await asyncio.to_thread(store.candidates.close_candidate, repository, pr_number, state)
+    issue = await asyncio.to_thread(store.candidates.close, repository, pr_number, state)
     if issue is None:
         return "not a candidate for an issue: nothing to rank"
-    rest = await asyncio.to_thread(store.candidates.candidates, repository, issue)
+    rest = await asyncio.to_thread(store.candidates.for_issue, repository, issue)
     try:
         text = await client.file_at(repository, POLICY_PATH, rest[0].base_sha) if rest else None
         policy = load_policy(text)

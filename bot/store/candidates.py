@@ -52,7 +52,7 @@ def _row(c: Candidate) -> CandidateRow:
 class Candidates(Part):
     """Candidates for best of k, and cached pairwise comparisons."""
 
-    def save_candidate(self, row: CandidateRow) -> int | None:
+    def save(self, row: CandidateRow) -> int | None:
         """Record a PR's latest gated head (open); return the issue it competed for before, if any."""
         with self._tx() as s:
             found = s.get(Candidate, (row.repository, row.pr_number))
@@ -70,7 +70,7 @@ class Candidates(Part):
             found.updated_at = time.time()
             return before
 
-    def close_candidate(self, repository: str, pr_number: int, state: str) -> int | None:
+    def close(self, repository: str, pr_number: int, state: str) -> int | None:
         """Mark a PR closed or merged; return the issue it competed for (None: unknown or none)."""
         with self._tx() as s:
             found = s.get(Candidate, (repository, pr_number))
@@ -79,7 +79,7 @@ class Candidates(Part):
             found.state, found.updated_at = state, time.time()
             return found.issue
 
-    def candidates(self, repository: str, issue: int) -> list[CandidateRow]:
+    def for_issue(self, repository: str, issue: int) -> list[CandidateRow]:
         """Return the open candidates for ``issue``, by PR number."""
         with self._tx() as s:
             rows = s.scalars(
@@ -88,11 +88,6 @@ class Candidates(Part):
                 .order_by(Candidate.pr_number)
             )
             return [_row(c) for c in rows]
-
-    def candidate(self, repository: str, pr_number: int) -> CandidateRow | None:
-        with self._tx() as s:
-            found = s.get(Candidate, (repository, pr_number))
-            return _row(found) if found is not None else None
 
     def set_ranked(self, repository: str, pr_number: int, ranked: bool) -> None:
         """Note whether the candidate's check run now shows a ranking."""

@@ -18,7 +18,7 @@ from bot.store.tables import LIVE, QUEUED, RUNNING, Delivery, Installation, Job,
 _SETTLED_OR_LIVE = (QUEUED, RUNNING, "done")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Incoming:
     """One authenticated delivery and the work it asks for, as the web side read it."""
 
@@ -50,7 +50,7 @@ def _ignored(actions: Sequence[Action]) -> bool:
 class Deliveries(Part):
     """What each webhook delivery asked for, recorded in one transaction."""
 
-    def record_delivery(
+    def record(
         self,
         delivery_id: str,
         event: str,
@@ -64,17 +64,17 @@ class Deliveries(Part):
     ) -> Recorded:
         """Record a delivery and the work it asks for in one transaction; a known id is a duplicate."""
         incoming = Incoming(
-            delivery_id,
-            event,
-            action,
-            actions,
+            delivery_id=delivery_id,
+            event=event,
+            action=action,
+            actions=actions,
             installation_id=installation_id,
             repository=repository,
             received_at=now,
         )
-        return self.record_deliveries([incoming], enqueued=enqueued)[0]
+        return self.record_batch([incoming], enqueued=enqueued)[0]
 
-    def record_deliveries(self, batch: Sequence[Incoming], *, enqueued: bool = False) -> list[Recorded]:
+    def record_batch(self, batch: Sequence[Incoming], *, enqueued: bool = False) -> list[Recorded]:
         """Record deliveries in order in one transaction (one commit for all); a known id is a duplicate.
 
         Any failure rolls back the whole batch: the caller records the deliveries one by one then,
@@ -135,7 +135,7 @@ class Deliveries(Part):
                 notes.append(f"ignored: {act.reason}")
         return tuple(job_ids), tuple(notes)
 
-    def delivery_outcome(self, delivery_id: str) -> tuple[str, str] | None:
+    def outcome(self, delivery_id: str) -> tuple[str, str] | None:
         with self._tx() as s:
             row = s.get(Delivery, delivery_id)
             return (row.outcome, row.detail) if row is not None else None

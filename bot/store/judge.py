@@ -40,7 +40,7 @@ class JudgeRow:
 class Judge(Part):
     """What the judge said: calibration records per run and cached verdicts per input."""
 
-    def add_judge_record(self, job_id: int, repository: str, head_sha: str, row: JudgeRow) -> None:
+    def add(self, job_id: int, repository: str, head_sha: str, row: JudgeRow) -> None:
         with self._tx() as s:
             s.add(
                 JudgeRecord(
@@ -59,7 +59,7 @@ class Judge(Part):
                 )
             )
 
-    def judge_records(self, repository: str | None = None) -> list[JudgeRow]:
+    def records(self, repository: str | None = None) -> list[JudgeRow]:
         """Return the judge's calibration records, oldest first (of one repository, when given)."""
         with self._tx() as s:
             stmt = select(JudgeRecord).order_by(JudgeRecord.id)

@@ -58,7 +58,7 @@ class Lease(Enum):
     TAKEN = "taken"  # another worker holds it: our lease ran out and it was claimed again
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Beat:
     """One heartbeat's answer: the lease, and the cancel reason recorded on the job (if any)."""
 
@@ -235,12 +235,12 @@ class Leases(Part):
             ).one_or_none()
             reason = row.cancel_reason if row is not None else None
             if result.rowcount:  # type: ignore[attr-defined]
-                return Beat(Lease.RENEWED, reason)
+                return Beat(lease=Lease.RENEWED, cancel_reason=reason)
             taken = row is not None and (
                 (row.worker is not None and row.worker != worker)
                 or (attempt is not None and row.attempts != attempt)
             )
-            return Beat(Lease.TAKEN if taken else Lease.ENDED, reason)
+            return Beat(lease=Lease.TAKEN if taken else Lease.ENDED, cancel_reason=reason)
 
     def set_check_run(self, job_id: int, check_run_id: int) -> None:
         with self._tx() as s:

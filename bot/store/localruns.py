@@ -24,7 +24,7 @@ def record_local_run(url: str, repository: str, ref: str, report: Report, second
     try:
         store.migrate()
         job_id = store.runs.add_local_job(repository, ref, report, installation_id=LOCAL_INSTALLATION)
-        store.runs.save_run(run_record(job_id, repository, 0, report.head_sha, report, seconds=seconds))
+        store.runs.save(run_record(job_id, repository, 0, report.head_sha, report, seconds=seconds))
         return job_id
     finally:
         store.close()

@@ -113,7 +113,7 @@ class Runs(Part):
             s.flush()
             return job.id
 
-    def save_run(self, record: RunRecord) -> None:
+    def save(self, record: RunRecord) -> None:
         """Store (or replace, after a crash and a second attempt) the run of a job."""
         with self._tx() as s:
             existing = s.scalar(select(Run).where(Run.job_id == record.job_id))
@@ -142,7 +142,7 @@ class Runs(Part):
                 )
             )
 
-    def reusable_run(self, reuse_key: str) -> StoredRun | None:
+    def reusable(self, reuse_key: str) -> StoredRun | None:
         """Return the newest run gated with inputs of key ``reuse_key`` (bot/service/reuse.py), or None."""
         with self._tx() as s:
             row = s.execute(
@@ -154,11 +154,11 @@ class Runs(Part):
             ).first()
             return StoredRun(job_id=row[0], check_run_id=row[1], report=row[2]) if row is not None else None
 
-    def run_report(self, job_id: int) -> dict[str, Any] | None:
+    def report(self, job_id: int) -> dict[str, Any] | None:
         with self._tx() as s:
             return s.scalar(select(Run.report).where(Run.job_id == job_id))
 
-    def latest_run(self, repository: str, pr_number: int) -> tuple[dict[str, Any], int | None] | None:
+    def latest(self, repository: str, pr_number: int) -> tuple[dict[str, Any], int | None] | None:
         """Return the newest stored report of a PR and its job's check run id (``/patchgate explain``)."""
         with self._tx() as s:
             row = s.execute(
@@ -170,7 +170,7 @@ class Runs(Part):
             ).first()
             return (row[0], row[1]) if row is not None else None
 
-    def repository_runs(self, repository: str, limit: int = 100) -> list[RepositoryRun]:
+    def for_repository(self, repository: str, limit: int = 100) -> list[RepositoryRun]:
         """Return the repository's newest stored runs (the repository page), newest first."""
         with self._tx() as s:
             rows = s.execute(
@@ -199,6 +199,6 @@ class Runs(Part):
             )
         return runs
 
-    def run_count(self) -> int:
+    def count(self) -> int:
         with self._tx() as s:
             return int(s.scalar(select(func.count()).select_from(Run)) or 0)

@@ -59,7 +59,7 @@ def create_app(
         else:
             await queue.start()
         intake = Intake(
-            functools.partial(store.deliveries.record_deliveries, enqueued=True), writers=store.writers
+            functools.partial(store.deliveries.record_batch, enqueued=True), writers=store.writers
         )
         intake.start()
         app.state.service = Service(conf, secret, store, queue, worker, run_tokens(conf), intake)

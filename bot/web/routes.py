@@ -141,7 +141,7 @@ async def run_page(request: Request, job_id: int, token: str = "") -> Response:
     job = await asyncio.to_thread(svc.store.leases.job, job_id)
     if job is None:
         return _answer(404, error="no such run")
-    data = await asyncio.to_thread(svc.store.runs.run_report, job_id)
+    data = await asyncio.to_thread(svc.store.runs.report, job_id)
     github_url = svc.settings.github_url
     if request.query_params.get("format") == "json":
         return _answer(200, job=runpage.public_job(job, github_url), report=data)
@@ -164,8 +164,8 @@ async def repository_page(request: Request, owner: str, name: str, token: str = 
         return _answer(410, error="this link has expired; open it again from a run's page")
     if verdict != "ok":
         return _answer(404, error="no such repository")
-    runs = await asyncio.to_thread(svc.store.runs.repository_runs, repository)
-    records = [row.record() for row in await asyncio.to_thread(svc.store.judge.judge_records, repository)]
+    runs = await asyncio.to_thread(svc.store.runs.for_repository, repository)
+    records = [row.record() for row in await asyncio.to_thread(svc.store.judge.records, repository)]
 
     def run_url(job_id: int) -> str:
         # Each run's link expires with this page's token: following links never extends access.
@@ -206,10 +206,10 @@ async def _accept(svc: Service, request: Request, body: bytes) -> tuple[JSONResp
     # The intake's own writer thread records it (jobs marked enqueued: the kick below follows at once).
     recorded = await svc.intake.record(
         Incoming(
-            delivery,
-            event,
-            action or "",
-            actions,
+            delivery_id=delivery,
+            event=event,
+            action=action or "",
+            actions=actions,
             installation_id=installation.get("id") if isinstance(installation, dict) else None,
             repository=str(repository.get("full_name", "")) if isinstance(repository, dict) else "",
             received_at=time.time(),

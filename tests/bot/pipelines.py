@@ -180,11 +180,11 @@ def inputs_gate(
         on_shadow(JudgeRecord(False, True, "fake/judge", "default", 1000, 20, 0.0025))
     ws = inputs.workspace
     seen = {
-        "title": inputs.task.title,
-        "body": inputs.task.body,
-        "issue": inputs.task.issue,
+        "title": inputs.given.task.title,
+        "body": inputs.given.task.body,
+        "issue": inputs.given.task.issue,
         "provenance": list(inputs.provenance),
-        "judge": inputs.judge is not None,
+        "judge": inputs.given.judge is not None,
     }
     return Report(
         conclusion="success", base_sha=ws.base_sha, head_sha=ws.head_sha, reasons=[json.dumps(seen)]
@@ -205,7 +205,7 @@ def suites_gate(
     """
     from checks.decide import decide
 
-    ws, suites = inputs.workspace, inputs.suites
+    ws, suites = inputs.workspace, inputs.given.suites
     report = Report(conclusion="neutral", base_sha=ws.base_sha, head_sha=ws.head_sha)
     report.suites_commit = suites.commit
     if suites.error is not None:

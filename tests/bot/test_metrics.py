@@ -36,7 +36,7 @@ def test_the_queue_gauges_read_the_store_and_add_up_the_unfinished_work(tmp_path
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
     requests = [GateRequest(11, "octo/repo", str(n) * 40, "pull_request.opened", n) for n in (1, 2, 3)]
-    jobs = store.deliveries.record_delivery("d1", "pull_request", "opened", requests).job_ids
+    jobs = store.deliveries.record("d1", "pull_request", "opened", requests).job_ids
     assert store.leases.claim(jobs[0], "w1", 30) is not None
     metrics.queue(*store.leases.queue_stats())
     store.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from checks.behaviour.suites import Suites
-from checks.pipeline import PipelineInputs, Stopped, mark_changed_lines, run_pipeline
+from checks.pipeline import Given, PipelineInputs, Stopped, mark_changed_lines, run_pipeline
 from checks.policy import Policy, load_policy
 from checks.report import Finding
 from checks.workspace import from_git
@@ -55,7 +55,9 @@ def change(repo: GitRepo, tmp_path: Path, files: dict[str, str | bytes | None]) 
     (suite / "test_calc.py").write_text(
         "from pkg.calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"
     )
-    return PipelineInputs(workspace=ws, policy=Policy(), runner=EngineDown(), suites=Suites(hidden=suite))
+    return PipelineInputs(
+        workspace=ws, policy=Policy(), runner=EngineDown(), given=Given(Suites(hidden=suite))
+    )
 
 
 def test_sandbox_outage_is_neutral_never_failure(git_repo: GitRepo, tmp_path: Path) -> None:
@@ -219,7 +221,11 @@ def test_the_behaviour_layer_s_time_is_never_published_when_a_held_out_suite_run
     hidden_only = run_pipeline(inputs, image="x")
     assert "behaviour" in hidden_only.timings
     both = run_pipeline(
-        replace(inputs, suites=Suites(hidden=inputs.suites.hidden, held_out=inputs.suites.hidden)), image="x"
+        replace(
+            inputs,
+            given=Given(Suites(hidden=inputs.given.suites.hidden, held_out=inputs.given.suites.hidden)),
+        ),
+        image="x",
     )
     assert "behaviour" not in both.timings and "behaviour" in both.private_timings
     assert "private_timings" not in both.model_dump_json()

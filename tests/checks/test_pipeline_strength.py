@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from checks.behaviour.suites import Suites
-from checks.pipeline import PipelineInputs, run_pipeline
+from checks.pipeline import Given, PipelineInputs, run_pipeline
 from checks.policy import Policy
 from checks.quality.inputs import JudgeSettings
 from checks.report import Report
@@ -88,8 +88,7 @@ def test_the_mutants_run_while_the_judge_reads_and_the_verdict_goes_first_only_i
             workspace=ws,
             policy=policy,
             runner=runner,
-            suites=Suites(hidden=suite),
-            judge=settings,
+            given=Given(suites=Suites(hidden=suite), judge=settings),
         )
         report = run_pipeline(inputs, image=behaviour_image, on_verdict=on_verdict)
 

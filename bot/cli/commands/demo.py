@@ -36,6 +36,7 @@ def command(args: argparse.Namespace) -> int:
     from bot.cli.stdout import to_stderr
     from bot.settings import load_settings
     from bot.store.localruns import record_local_run
+    from checks.pipeline import Given
     from checks.quality.inputs import Task
     from checks.report import Report
     from sandbox.docker import DockerSandbox
@@ -60,7 +61,7 @@ def command(args: argparse.Namespace) -> int:
         reports: dict[str, Report] = {}
         for pr in prs:
             print(f"\n=== {pr.branch}: {pr.title} (by {pr.author}) ===", flush=True)
-            run = LocalRun(repo, "main", pr.branch, suites, task=Task(pr.title, pr.body), judge=judge)
+            run = LocalRun(repo, "main", pr.branch, Given(suites, Task(pr.title, pr.body), judge))
             try:
                 with to_stderr():  # the reports are the demo's stdout, not library banners
                     report = run_local(run, runner, on_progress=progress_printer(args.progress))

@@ -62,6 +62,7 @@ def command(args: argparse.Namespace) -> int:
     from bot.cli.local import LocalRun
     from bot.cli.rank import rank_local
     from bot.cli.stdout import emit, to_stderr
+    from checks.pipeline import Given
     from checks.workspace import WorkspaceError
     from sandbox.docker import DockerSandbox
     from sandbox.errors import SandboxError
@@ -74,7 +75,7 @@ def command(args: argparse.Namespace) -> int:
         print(f"patchgate rank: {exc}", file=sys.stderr)
         return 2
     run = LocalRun(
-        args.repo, args.base, heads[0], suites, args.policy, task=task, judge=judge,
+        args.repo, args.base, heads[0], Given(suites, task, judge), args.policy,
         author=args.author, database=args.database,
     )  # fmt: skip
     try:

@@ -192,6 +192,7 @@ def progress_printer(wanted: bool | None) -> Callable[[str, Report], None] | Non
 def command(args: argparse.Namespace) -> int:
     from bot.cli.local import LocalRun, run_local
     from bot.cli.stdout import emit, to_stderr
+    from checks.pipeline import Given
     from checks.workspace import WorkspaceError
     from sandbox.docker import DockerSandbox
     from sandbox.errors import SandboxError
@@ -206,10 +207,8 @@ def command(args: argparse.Namespace) -> int:
         args.repo,
         args.base,
         args.head,
-        suites,
+        Given(suites, task, judge),
         args.policy,
-        task=task,
-        judge=judge,
         author=args.author,
         database=args.database,
     )

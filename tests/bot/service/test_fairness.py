@@ -127,9 +127,7 @@ def test_a_worker_never_runs_more_sandboxes_than_its_limit(
         try:
             for i, pull in enumerate(pulls):
                 request = GateRequest(INSTALLATION, pull.repository, pull.head_sha, "pull_request.opened", 1)
-                [job_id] = store.deliveries.record_delivery(
-                    f"box-{i}", "pull_request", "opened", [request]
-                ).job_ids
+                [job_id] = store.deliveries.record(f"box-{i}", "pull_request", "opened", [request]).job_ids
                 await worker.queue.kick(job_id)
             deadline = time.monotonic() + 60
             while not all(p.completed() for p in pulls):

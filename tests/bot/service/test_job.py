@@ -65,7 +65,7 @@ class Hub:
             rerun=trigger != "pull_request.opened",
             comment_id=comment_id,
         )
-        recorded = self.store.deliveries.record_delivery(f"d{self.deliveries}", "test", trigger, [request])
+        recorded = self.store.deliveries.record(f"d{self.deliveries}", "test", trigger, [request])
         [job_id] = recorded.job_ids
         return job_id
 
@@ -116,7 +116,7 @@ def test_a_gate_job_runs_the_pipeline_and_completes_the_check_run(
     assert "shape failed" in run["output"]["title"]
     assert (job.state, job.conclusion, job.check_run_id) == (DONE, "failure", run["id"])
     assert runs_of_pipeline(tmp_path) == 1
-    latest = hub.store.runs.latest_run(pull.repository, pull.number)
+    latest = hub.store.runs.latest(pull.repository, pull.number)
     assert latest is not None and latest[1] == run["id"]
     assert github.problems == []
 
@@ -164,7 +164,7 @@ def test_a_job_cancelled_before_it_ran_ends_cancelled_without_a_gate(
 ) -> None:
     pull = make_pull(github, tmp_path, "cancelled", scenario={"count": str(counted(tmp_path))})
     job_id = hub.record("pull_request.opened", pull)
-    hub.store.deliveries.record_delivery(
+    hub.store.deliveries.record(
         "closing", "pull_request", "closed", [CancelRequest(pull.repository, 1, "closed")]
     )
     job = hub.run(job_id)

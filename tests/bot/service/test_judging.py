@@ -10,7 +10,7 @@ import pytest
 
 from bot.service.judging import REQUESTED, judge_anyway
 from bot.store import Store
-from checks.pipeline import PipelineInputs
+from checks.pipeline import Given, PipelineInputs
 from checks.policy import Policy
 from checks.quality.inputs import JudgeSettings, Task
 from checks.report import BehaviourResult, QualityResult, Report, ShapeResult
@@ -53,8 +53,7 @@ def inputs(ws: Workspace, judge: JudgeSettings | None) -> PipelineInputs:
         workspace=ws,
         policy=Policy(),
         runner=NoRunner("the judge"),
-        task=Task(title="Fix add"),
-        judge=judge,
+        given=Given(task=Task(title="Fix add"), judge=judge),
         run_key="o/r#1@x",
     )
 

@@ -57,7 +57,7 @@ def test_the_in_memory_queue_runs_jobs_in_this_process() -> None:
 def test_an_in_memory_queue_nobody_consumes_drops_nothing_it_should_not(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
-    [job] = store.deliveries.record_delivery(
+    [job] = store.deliveries.record(
         "d1", "pull_request", "opened", [GateRequest(11, "octo/repo", "1" * 40, "pull_request.opened", 7)]
     ).job_ids
     assert store.leases.due_jobs(lease_s=30) == [job]  # what a reaper does before it kicks

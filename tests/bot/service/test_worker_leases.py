@@ -38,7 +38,7 @@ def make_worker(tmp_path: Path, app_key: tuple[str, bytes], **extra: object) -> 
 
 def claimed_job(worker: Worker) -> JobView:
     request = GateRequest(11, "octo/repo", SHA, "pull_request.opened", 7)
-    [job_id] = worker.store.deliveries.record_delivery("d1", "pull_request", "opened", [request]).job_ids
+    [job_id] = worker.store.deliveries.record("d1", "pull_request", "opened", [request]).job_ids
     job = worker.store.leases.claim(job_id, worker.name, worker.settings.lease_s)
     assert job is not None
     return job
@@ -147,7 +147,7 @@ def test_jobs_a_reaper_could_not_hand_to_the_broker_are_due_again_at_once(
 ) -> None:
     worker = make_worker(tmp_path, app_key)
     requests = [GateRequest(11, "octo/repo", str(n) * 40, "pull_request.opened", n) for n in (1, 2, 3)]
-    ids = list(worker.store.deliveries.record_delivery("d1", "pull_request", "opened", requests).job_ids)
+    ids = list(worker.store.deliveries.record("d1", "pull_request", "opened", requests).job_ids)
     kicked: list[int] = []
 
     async def kick(job_id: int) -> None:

@@ -31,7 +31,7 @@ def test_a_checkpoint_copies_the_log_into_the_database(tmp_path: Path) -> None:
         store.migrate()
         store._checkpoints.stop()  # type: ignore[union-attr]  # this test checkpoints by hand
         for i in range(300):
-            store.deliveries.record_delivery(f"d{i}", "ping", "", [Ignore("ping")])
+            store.deliveries.record(f"d{i}", "ping", "", [Ignore("ping")])
         busy, frames, copied = Checkpointer(str(path)).checkpoint()
         assert busy == 0
         assert frames > 0
@@ -48,7 +48,7 @@ def test_the_thread_checkpoints_until_the_store_closes(tmp_path: Path) -> None:
     checkpoints = store._checkpoints
     assert checkpoints is not None
     checkpoints.every_s = 0.05
-    store.deliveries.record_delivery("d1", "ping", "", [Ignore("ping")])
+    store.deliveries.record("d1", "ping", "", [Ignore("ping")])
     wait_for(lambda: checkpoints.done >= 2, 30, "two checkpoints")
     store.close()
     assert not checkpoints._thread.is_alive()

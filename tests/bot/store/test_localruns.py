@@ -24,7 +24,7 @@ def test_a_local_run_is_a_finished_job_with_its_report(tmp_path: Path) -> None:
             "local/demo",
         )
         assert job.installation_id == LOCAL_INSTALLATION
-        stored = store.runs.run_report(job_id)
+        stored = store.runs.report(job_id)
         assert stored is not None and stored["reasons"] == ["no sandbox"]
         # A second run of the same ref is a job of its own, not a replacement.
         assert record_local_run(url, "local/demo", "agent/fix", report) != job_id

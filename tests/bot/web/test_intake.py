@@ -15,7 +15,7 @@ from bot.web.intake import Intake, lane, record_all
 
 
 def incoming(name: str) -> Incoming:
-    return Incoming(name, "ping", "", [Ignore("ping")])
+    return Incoming(delivery_id=name, event="ping", action="", actions=[Ignore("ping")])
 
 
 class FakeStore:
@@ -90,7 +90,12 @@ def test_an_installations_deliveries_are_recorded_by_one_writer_in_order() -> No
     names = [f"d{i}" for i in range(20)]
 
     async def scenario() -> None:
-        await asyncio.gather(*(intake.record(Incoming(n, "ping", "", [], installation_id=5)) for n in names))
+        await asyncio.gather(
+            *(
+                intake.record(Incoming(delivery_id=n, event="ping", action="", actions=[], installation_id=5))
+                for n in names
+            )
+        )
 
     try:
         asyncio.run(scenario())
@@ -184,15 +189,19 @@ def test_a_stopped_writer_refuses_rather_than_leaving_a_request_waiting() -> Non
 def test_the_intake_records_into_the_real_store(tmp_path: Path) -> None:
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
-    intake = Intake(lambda batch: store.deliveries.record_deliveries(batch, enqueued=True))
+    intake = Intake(lambda batch: store.deliveries.record_batch(batch, enqueued=True))
     intake.start()
     gate = GateRequest(11, "octo/repo", "1" * 40, "pull_request.opened", 7)
 
     async def scenario() -> list[Recorded]:
         return list(
             await asyncio.gather(
-                intake.record(Incoming("d1", "pull_request", "opened", [gate])),
-                intake.record(Incoming("d1", "pull_request", "opened", [gate])),
+                intake.record(
+                    Incoming(delivery_id="d1", event="pull_request", action="opened", actions=[gate])
+                ),
+                intake.record(
+                    Incoming(delivery_id="d1", event="pull_request", action="opened", actions=[gate])
+                ),
                 intake.record(incoming("d2")),
             )
         )

@@ -77,7 +77,7 @@ def test_the_run_page_in_a_browser(chromium: str, tmp_path: Path) -> None:
     report.behaviour.strength.mutants, report.behaviour.strength.killed = 10, 9
     store, job_id = pull_job(tmp_path, report, history=5)
     job = store.leases.job(job_id)
-    runs = store.runs.repository_runs("octo/repo")
+    runs = store.runs.for_repository("octo/repo")
     store.close()
     assert job is not None
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ def test_a_pull_requests_run_links_to_it(tmp_path: Path) -> None:
 
     store = Store(f"sqlite:///{tmp_path / 'store.db'}")
     store.migrate()
-    [job_id] = store.deliveries.record_delivery(
+    [job_id] = store.deliveries.record(
         "d1", "pull_request", "opened", [GateRequest(1, "octo/repo", "c" * 40, "pull_request.opened", 7)]
     ).job_ids
     job = store.leases.job(job_id)
@@ -90,7 +90,7 @@ def _one_run(store: Store, report: Report, number: int, hidden: float) -> int:
     from bot.store import RunRecord
 
     sha = f"{number:040d}" if number != 7 else "d" * 40
-    [job_id] = store.deliveries.record_delivery(
+    [job_id] = store.deliveries.record(
         f"d{number}",
         "pull_request",
         "opened",
@@ -108,7 +108,7 @@ def _one_run(store: Store, report: Report, number: int, hidden: float) -> int:
         hidden_pass_rate=hidden,
         held_out_pass_rate=1.0,
     )
-    store.runs.save_run(record)
+    store.runs.save(record)
     return job_id
 
 
@@ -138,7 +138,7 @@ def test_the_repository_page_lists_runs_and_charts_them(tmp_path: Path) -> None:
     report = gated_report()
     report.behaviour.strength.mutants, report.behaviour.strength.killed = 4, 3
     store, job_id = pull_job(tmp_path, report)
-    runs = store.runs.repository_runs("octo/repo")
+    runs = store.runs.for_repository("octo/repo")
     store.close()
     assert [(r.job_id, r.conclusion, r.hidden_pass_rate, r.mutation_score) for r in runs] == [
         (job_id, "failure", 0.75, 0.75)

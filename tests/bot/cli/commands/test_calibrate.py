@@ -37,14 +37,14 @@ def test_calibrate_prints_the_table_from_stored_records(
 
     store = Store(url)
     store.migrate()
-    [job] = store.deliveries.record_delivery(
+    [job] = store.deliveries.record(
         "d", "pull_request", "opened", [GateRequest(1, "o/r", "a" * 40, "t", 1)]
     ).job_ids
     # 40 failing PRs the judge passed 10 times; 10 passing PRs it passed 9 times.
     rows = [judged(False, i < 10) for i in range(40)]
     rows += [judged(True, i < 9) for i in range(10)]
     for row in rows:
-        store.judge.add_judge_record(job, "o/r", "a" * 40, row)
+        store.judge.add(job, "o/r", "a" * 40, row)
     store.close()
 
     assert main(["calibrate", "--min-n", "30"]) == 0

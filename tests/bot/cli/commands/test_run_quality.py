@@ -42,7 +42,7 @@ def test_task_author_cache_and_calibration_as_the_service_had_them(
     # The service's store holds three shadow verdicts on failing PRs: the judge passed one.
     store = Store(database)
     store.migrate()
-    [job] = store.deliveries.record_delivery(
+    [job] = store.deliveries.record(
         "d", "pull_request", "opened", [GateRequest(1, "o/r", "a" * 40, "t", 1)]
     ).job_ids
     for passed in (True, False, False):
@@ -53,7 +53,7 @@ def test_task_author_cache_and_calibration_as_the_service_had_them(
             judge_passed=passed,
             shadow=True,
         )
-        store.judge.add_judge_record(job, "o/r", "a" * 40, row)
+        store.judge.add(job, "o/r", "a" * 40, row)
     store.close()
     issue = tmp_path / "issue.md"
     issue.write_text("#12: subtraction\n\nISSUE-TEXT-MARKER: calc needs sub(a, b).\n")
