@@ -25,8 +25,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checks.behaviour.cases import CaseSpec, is_case_file, load_case_file
-from checks.behaviour.collection import Modules, PytestOptions, read_options, static_tests
+from checks.behaviour.collection import Modules, static_tests
 from checks.behaviour.errors import SuiteError
+from checks.behaviour.pytestconfig import PytestOptions, read_options
 from checks.report import SuiteKind
 
 SUITE_CONFIG = "patchgate-suite.yml"
@@ -81,7 +82,7 @@ class Suite:
     # Top-level names the suite itself provides (its test modules, conftest and helpers where pytest
     # puts them on sys.path): the suite owns them, whatever the tree holds (see own_names).
     names: tuple[str, ...] = ()
-    # The suite's own pytest configuration, as far as patchgate honours it (collection.py).
+    # The suite's own pytest configuration, as far as patchgate honours it (pytestconfig.py).
     options: PytestOptions = field(default_factory=PytestOptions)
 
     @property

@@ -34,10 +34,11 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from checks.behaviour.collection import Modules, PytestOptions
+from checks.behaviour.collection import Modules
 from checks.behaviour.grade import TestOutcome, worse
 from checks.behaviour.outcomes import RunView, parse_log
 from checks.behaviour.plan import RunPlan, Staging, Tree, plan_in_process
+from checks.behaviour.pytestconfig import PytestOptions
 from checks.behaviour.suites import Suite
 from checks.behaviour.views import run_view
 from sandbox.spec import RunResult

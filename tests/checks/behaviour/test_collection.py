@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.behaviour.collection import read_options
-from checks.behaviour.errors import SuiteError
+from checks.behaviour.pytestconfig import read_options
 from checks.behaviour.suites import load_suite
 
 Files = dict[str, str]
@@ -79,33 +78,3 @@ def test_a_suite_of_test_case_classes_named_otherwise_has_tests(tmp_path: Path) 
     suite = load_suite(tmp_path, "hidden")
     assert suite.functions == ("test_parse.py::ParserTest::test_a", "test_parse.py::ParserTest::testB",
                                "test_parse.py::Only::runTest")  # fmt: skip
-
-
-def test_the_suite_s_options_reach_pytest_as_overrides_and_paths(tmp_path: Path) -> None:
-    make(tmp_path, {"tox.ini": "[pytest]\npython_classes = Check\nmarkers =\n    slow: slow\naddopts = -p evil\n"
-                               "testpaths = a b\npythonpath = lib\n", "a/test_x.py": "def test_x():\n    pass\n"})  # fmt: skip
-    options = read_options(tmp_path)
-    assert options.overrides("/grader/suite") == [
-        "python_files=test_*.py *_test.py", "python_classes=Check", "python_functions=test",
-        "markers=\nslow: slow", "pythonpath=/grader/suite/lib",
-    ]  # fmt: skip
-    assert options.paths("/grader/suite") == [
-        "/grader/suite/a",
-        "/grader/suite/b",
-    ]  # addopts never reaches pytest
-
-
-@pytest.mark.parametrize(
-    ("files", "message"),
-    [
-        ({"pytest.ini": "[pytest]\ntestpaths = ../elsewhere\n"}, "testpaths entry '../elsewhere' is outside"),
-        ({"setup.cfg": "[tool:pytest]\npythonpath = /usr/lib\n"}, "pythonpath entry '/usr/lib' is outside"),
-        ({"tox.ini": "[pytest\n"}, "tox.ini in the suite folder does not parse"),
-    ],
-)
-def test_a_suite_configuration_reaching_outside_its_folder_is_refused(
-    tmp_path: Path, files: Files, message: str
-) -> None:
-    make(tmp_path, {**files, "test_a.py": "def test_a():\n    pass\n"})
-    with pytest.raises(SuiteError, match=message):
-        load_suite(tmp_path, "hidden")
