@@ -24,10 +24,11 @@ from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import ENVIRON, caps
 from . import ambient, handles, mirrors
 from .aliases import Aliases
-from .classes import BoundRemote, Classes, RemoteClass
+from .classes import Classes, RemoteClass
 from .errors import SubjectGone
 from .handed import NEVER_HANDED, Handed, Sealed
 from .handles import Remote, RemoteModule, is_handle, remote_class
+from .members import BoundRemote
 
 __all__ = ["Bridge"]
 

@@ -13,7 +13,7 @@ instantiation is a request (``RemoteClass``).
   subject, in that order, as in one process) instead of two, and
   ``super().method(x)`` from a test's subclass calls that class's own
   function (``call_on``). Used as a value (passed on, compared), the bound
-  method is read from the subject like any attribute.
+  method is read from the subject like any attribute (members.py).
 - **A test's subclass** (``class MyLexer(lib.RegexLexer)``) is made in the
   subject too, with the test's methods as stand-ins: the change's code
   calling ``self.method()`` runs the test's method, and instances made by
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import datetime
 import threading
-import types
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +40,7 @@ from ..channel.protocol import OPERATORS
 from . import handles
 from .aliases import Aliases
 from .handles import Requester, remote_class
+from .members import RemoteClassMethod, RemoteMethod, class_id, request_of
 
 VALUE_TYPES: dict[str, type] = {
     "int": int, "float": float, "complex": complex, "str": str, "bytes": bytes, "tuple": tuple,
@@ -67,15 +67,6 @@ _DATE_FIELDS: dict[type, tuple[str, ...]] = {
 }
 
 
-def _request(cls: type, op: str, **fields: Any) -> Any:
-    bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
-    return bridge.request(op, **fields)
-
-
-def _class_id(cls: type) -> int:
-    return int(type.__getattribute__(cls, "_pgc_id"))
-
-
 class RemoteClass(type):
     """The metaclass of the local classes: whatever a class is asked that is not local goes to the subject."""
 
@@ -92,7 +83,7 @@ class RemoteClass(type):
     def __getattr__(cls, name: str) -> Any:
         if name.startswith("_pgc_") or name in ("__wrapped__", "__signature__", "__test__"):
             raise AttributeError(name)
-        return _request(cls, "getattr", obj=_class_id(cls), name=name)
+        return request_of(cls, "getattr", obj=class_id(cls), name=name)
 
     def __setattr__(cls, name: str, value: Any) -> None:
         if name.startswith(("_pgc_", "__")):
@@ -101,23 +92,23 @@ class RemoteClass(type):
         # monkeypatch.setattr(lib.Cls, "method", fake): the subject's class changes; our own method of
         # that name, if any, goes, so that a later lookup finds what the subject now holds.
         bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
-        bridge.request("setattr", obj=_class_id(cls), name=name, value=bridge.encode(value))
+        bridge.request("setattr", obj=class_id(cls), name=name, value=bridge.encode(value))
         if isinstance(vars(cls).get(name), RemoteMethod):
             type.__delattr__(cls, name)
 
     def __delattr__(cls, name: str) -> None:
-        _request(cls, "delattr", obj=_class_id(cls), name=name)
+        request_of(cls, "delattr", obj=class_id(cls), name=name)
         if isinstance(vars(cls).get(name), RemoteMethod):
             type.__delattr__(cls, name)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
         encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
-        return bridge.request("call", obj=_class_id(cls), **encoded)
+        return bridge.request("call", obj=class_id(cls), **encoded)
 
     def __repr__(cls) -> str:
         return str(
-            _request(cls, "op", name="repr", args=[{"__type__": "obj", "side": "s", "id": _class_id(cls)}])
+            request_of(cls, "op", name="repr", args=[{"__type__": "obj", "side": "s", "id": class_id(cls)}])
         )
 
     def __instancecheck__(cls, instance: Any) -> bool:
@@ -129,114 +120,6 @@ class RemoteClass(type):
             args = bridge.encode([instance, cls])
             return bool(bridge.request("op", name="isinstance", args=args))
         return False
-
-
-class _Member:
-    """A function of a class of the subject's, by name, and the local class that holds it."""
-
-    __slots__ = ("name", "owner")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.owner: type | None = None
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.owner = owner
-
-
-class RemoteMethod(_Member):
-    """A plain function of a class of the subject's: called through an instance, one request."""
-
-    __slots__ = ()
-
-    def __get__(self, instance: object, owner: type | None = None) -> Any:
-        cls = self.owner
-        assert cls is not None  # noqa: S101 - set when the class was made
-        if instance is None:
-            return _request(cls, "getattr", obj=_class_id(cls), name=self.name)
-        # Found first in the instance's own class order: an ordinary call (the attribute is read in the
-        # subject, an instance attribute of that name included); found later: super(), this class's own.
-        first = next((k for k in type(instance).__mro__ if self.name in vars(k)), None)
-        return BoundRemote(instance, self, explicit=first is not cls)
-
-
-class RemoteClassMethod(_Member):
-    """A class method of a class of the subject's: bound to the class it is read through, as in one process.
-
-    ``super().parse(text)`` in a test's subclass's own class method calls the base's function with
-    the subclass as ``cls``, so it makes an instance of the subclass.
-    """
-
-    __slots__ = ()
-
-    def __get__(self, instance: object, owner: type | None = None) -> Any:
-        cls = self.owner
-        assert cls is not None  # noqa: S101 - set when the class was made
-        bind = owner if owner is not None else type(instance)
-        bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
-        name = self.name
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
-            return bridge.request("call_classmethod", cls=_class_id(cls), name=name, bind=bridge.encode(bind),
-                                  **encoded)  # fmt: skip
-
-        call.__name__ = name
-        return call
-
-
-class BoundRemote:
-    """``handle.method`` before it is called: a call is one request; any other use reads the real one."""
-
-    __slots__ = ("_pg_explicit", "_pg_instance", "_pg_method")
-
-    def __init__(self, instance: object, method: RemoteMethod, *, explicit: bool) -> None:
-        object.__setattr__(self, "_pg_instance", instance)
-        object.__setattr__(self, "_pg_method", method)
-        object.__setattr__(self, "_pg_explicit", explicit)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        method: RemoteMethod = object.__getattribute__(self, "_pg_method")
-        instance = object.__getattribute__(self, "_pg_instance")
-        cls = method.owner
-        assert cls is not None  # noqa: S101 - set when the class was made
-        bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
-        encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
-        target = handles.number(instance)
-        if object.__getattribute__(self, "_pg_explicit"):
-            return bridge.request("call_on", cls=_class_id(cls), name=method.name, obj=target, **encoded)
-        return bridge.request("call_attr", obj=target, name=method.name, **encoded)
-
-    def materialize(self) -> Any:
-        """The subject's own bound method (or, for super(), the class's function bound to the instance)."""
-        method: RemoteMethod = object.__getattribute__(self, "_pg_method")
-        instance = object.__getattribute__(self, "_pg_instance")
-        cls = method.owner
-        assert cls is not None  # noqa: S101 - set when the class was made
-        if object.__getattribute__(self, "_pg_explicit"):
-            function = _request(cls, "getattr", obj=_class_id(cls), name=method.name)
-            return types.MethodType(function, instance)
-        return _request(cls, "getattr", obj=handles.number(instance), name=method.name)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.materialize(), name)
-
-    def __repr__(self) -> str:
-        return repr(self.materialize())
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is BoundRemote:
-            other = other.materialize()
-        return bool(self.materialize() == other)
-
-    def __hash__(self) -> int:
-        return hash(self.materialize())
-
-    @property
-    def __signature__(self) -> Any:
-        import inspect
-
-        return inspect.signature(self.materialize())
 
 
 def _value_op(name: str) -> Callable[..., Any]:
