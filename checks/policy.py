@@ -91,6 +91,19 @@ class Gates(_Model):
     bandit: BanditGate = Field(default_factory=BanditGate)
     semgrep: SemgrepGate = Field(default_factory=SemgrepGate)
     hygiene: HygieneGate = Field(default_factory=HygieneGate)
+    dependencies: GateSwitch = Field(default_factory=GateSwitch)
+
+
+class DependencyPolicy(_Model):
+    """What the change may do to the repository's dependencies (the ``dependencies`` gate).
+
+    A requirement the change adds that names a URL, a VCS or a local path is refused whatever this says.
+    """
+
+    # False: every added or changed dependency fails the PR.
+    allow_changes: bool = True
+    # When not empty, only these projects (PEP 503 names) may be added or changed.
+    allow: list[str] = Field(default_factory=list)
 
 
 class Behaviour(_Model):
@@ -190,6 +203,7 @@ class Policy(_Model):
 
     agents: Agents = Field(default_factory=Agents)
     gates: Gates = Field(default_factory=Gates)
+    dependencies: DependencyPolicy = Field(default_factory=DependencyPolicy)
     behaviour: Behaviour = Field(default_factory=Behaviour)
     strength: Strength = Field(default_factory=Strength)
     quality: Quality = Field(default_factory=Quality)

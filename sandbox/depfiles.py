@@ -5,20 +5,31 @@ Sources, all at the tree's root: ``requirements*.txt`` (and ``requirements/*.txt
 groups), ``setup.cfg`` (install_requires, test/dev extras) and ``setup.py`` (literal
 install_requires / extras_require / tests_require only: it is parsed, never executed).
 Local paths, editable installs and pip options are dropped: the project itself is
-copied in at run time, and the build chooses the index.
+copied in at run time, and the build chooses the index; what points at a URL, a VCS or
+a local path is kept apart as ``direct`` (a change adding one is refused:
+checks/shape/dependencies.py). A head tree is the PR's: a dependency file that is a
+symlink, lies outside the tree or is larger than ``MAX_FILE_BYTES`` is not read.
 """
 
 from __future__ import annotations
 
 import ast
 import configparser
+import os
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 TEST_EXTRAS = frozenset({"test", "tests", "testing", "dev", "develop", "development"})
+MAX_FILE_BYTES = 1024 * 1024
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+# A requirement that names where to get it instead of a version on the index (PEP 440 direct
+# references, pip's editable and VCS forms, local paths and archives).
+_DIRECT = re.compile(
+    r"^(-e\b|--editable\b|\.|/|~|file:|[A-Za-z][A-Za-z0-9+.-]*://|(git|hg|svn|bzr)\+)|\s@\s*\S|^[^;]*@\s*\S+:",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -35,13 +46,41 @@ class Dependencies:
 
     files: tuple[str, ...]
     requirements: tuple[Requirement, ...]
+    # Requirements that point at a URL, a VCS or a local path instead of the index.
+    direct: tuple[Requirement, ...] = ()
+
+
+def is_direct(requirement: str) -> bool:
+    """Whether ``requirement`` names a URL, a VCS or a local path rather than a release on the index."""
+    return _DIRECT.search(requirement.strip()) is not None
+
+
+def name_of(requirement: str) -> str:
+    """The requirement's project name, normalized as PEP 503 does (``Foo_Bar`` is ``foo-bar``)."""
+    return _normal(_name_of(requirement))
+
+
+def _readable(path: Path, tree: Path) -> bool:
+    """A regular file inside ``tree`` (no symlink anywhere on the way) and of a bounded size."""
+    try:
+        rel = path.relative_to(tree)
+    except ValueError:
+        return False
+    if ".." in rel.parts:
+        return False
+    here = tree
+    for part in rel.parts:
+        here = here / part
+        if here.is_symlink():
+            return False
+    return path.is_file() and path.stat().st_size <= MAX_FILE_BYTES
 
 
 def dependency_files(tree: Path) -> list[Path]:
     """Return the dependency files of ``tree`` in a stable order."""
     found = sorted(tree.glob("requirements*.txt")) + sorted(tree.glob("requirements/*.txt"))
-    found += [tree / n for n in ("pyproject.toml", "setup.cfg", "setup.py") if (tree / n).is_file()]
-    return [p for p in found if p.is_file()]
+    found += [tree / n for n in ("pyproject.toml", "setup.cfg", "setup.py")]
+    return [p for p in found if _readable(p, tree)]
 
 
 def read_dependencies(tree: Path) -> Dependencies:
@@ -70,12 +109,16 @@ def read_dependencies(tree: Path) -> Dependencies:
             unique.setdefault(req.text, req)
     return Dependencies(
         files=tuple(p.relative_to(tree).as_posix() for p in files),
-        requirements=tuple(unique.values()),
+        requirements=tuple(r for r in unique.values() if not r.text.startswith(_LOCAL)),
+        direct=tuple(r for r in unique.values() if is_direct(r.text)),
     )
 
 
+_LOCAL = ("-", ".", "/", "~", "file:")
+
+
 def _requirements_txt(path: Path, tree: Path, *, seen: set[Path]) -> list[str]:
-    if path in seen or not path.is_file():
+    if path in seen or not _readable(path, tree):
         return []
     seen.add(path)
     out: list[str] = []
@@ -84,12 +127,14 @@ def _requirements_txt(path: Path, tree: Path, *, seen: set[Path]) -> list[str]:
         line = re.sub(r"(^|\s)#.*$", "", raw).strip()
         include = re.match(r"^(-r|--requirement)[\s=]+(\S+)$", line)
         if include:
-            nested = (path.parent / include[2]).resolve()
-            if nested.is_relative_to(tree.resolve()):
-                out += _requirements_txt(nested, tree, seen=seen)
+            out += _requirements_txt(Path(os.path.normpath(path.parent / include[2])), tree, seen=seen)
             continue
-        if not line or line.startswith(("-", ".", "/", "file:")):
-            continue  # pip options, editable or local installs: not the build's business
+        editable = re.match(r"^(-e|--editable)[\s=]+(\S+)$", line)
+        if editable:
+            out.append(f"-e {editable[2]}")  # kept apart as direct: never the build's business
+            continue
+        if not line or line.startswith("-"):
+            continue  # pip options
         out.append(re.split(r"\s+--?\w", line, maxsplit=1)[0].strip())
     return out
 

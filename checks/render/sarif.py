@@ -35,6 +35,7 @@ _TOOL_HELP: dict[str, tuple[str, str | None]] = {
     "semgrep": ("A finding of patchgate's own semgrep rules (checks/rules/).", None),
     "loads": ("A changed module that does not compile or import in the sandbox.", None),
     "tree": ("The change's tree breaks a bound (depth, entries, bytes, name length).", None),
+    "dependencies": ("A dependency the change adds or changes (a URL, VCS or path one is refused).", None),
 }  # fmt: skip
 # What each hygiene rule means (docs/hygiene.md has the precise definitions).
 HYGIENE_HELP: dict[str, str] = {

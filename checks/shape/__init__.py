@@ -1,7 +1,7 @@
 """The shape layer: does the change load, and is it clean? Only what the PR introduces counts.
 
 Gates (each a module of this package, listed in :data:`GATES`): ``loads``,
-``ruff``, ``mypy``, ``bandit``, ``semgrep`` and ``hygiene``; each satisfies
+``ruff``, ``mypy``, ``bandit``, ``semgrep``, ``hygiene`` and ``dependencies``; each satisfies
 the protocol of :mod:`checks.shape.gate`. :func:`run_shape` runs the enabled ones
 concurrently (the sandbox bounds how many containers run at once) and turns
 their findings into one :class:`~checks.report.ShapeResult`. A gate that
@@ -21,7 +21,7 @@ from types import MappingProxyType
 from checks.policy import Policy
 from checks.report import ShapeResult, ToolRun
 from checks.runner import LayerContext
-from checks.shape import bandit, loads, mypy, ruff, semgrep
+from checks.shape import bandit, dependencies, loads, mypy, ruff, semgrep
 from checks.shape.cache import ShapeCache
 from checks.shape.container import ToolFailure
 from checks.shape.gate import Gate, GateResult
@@ -44,6 +44,7 @@ GATES: Mapping[str, Gate] = MappingProxyType(
         "bandit": bandit.gate,
         "semgrep": semgrep.gate,
         "hygiene": hygiene_gate,
+        "dependencies": dependencies.gate,
     }
 )
 

@@ -92,3 +92,39 @@ def test_setup_py_is_never_executed(tmp_path: Path) -> None:
     write(tmp_path, {"setup.py": source})
     read_dependencies(tmp_path)
     assert not flag.exists()
+
+
+def test_direct_references_are_kept_apart_and_never_reach_the_build(tmp_path: Path) -> None:
+    lines = [
+        "requests>=2",
+        "evil @ https://h/e.whl",
+        "-e ./vendor/lib",
+        "./vendor/other",
+        "git+https://h/r.git",
+    ]
+    deps = read_dependencies(write(tmp_path, {"requirements.txt": "\n".join(lines) + "\n"}))
+    assert [r.text for r in deps.direct] == ["evil @ https://h/e.whl", "-e ./vendor/lib", "./vendor/other",
+                                             "git+https://h/r.git"]  # fmt: skip
+    # What the build installs is as before: local paths and editables dropped, PEP 508 URLs kept (base's).
+    assert texts(tmp_path) == ["requests>=2", "evil @ https://h/e.whl", "git+https://h/r.git"]
+
+
+@pytest.mark.parametrize("kind", ["file", "folder", "climb", "large"])
+def test_a_file_out_of_the_tree_through_a_symlink_or_include_or_too_large_is_not_read(
+    tmp_path: Path, kind: str
+) -> None:
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("sk-live-secret==1.0\n")
+    write(tree, {"pyproject.toml": '[project]\nname = "x"\n'})
+    if kind == "file":
+        (tree / "requirements.txt").symlink_to(outside / "secret.txt")
+    elif kind == "folder":
+        (tree / "requirements").symlink_to(outside)
+        (outside / "a.txt").write_text("sk-live-secret==1.0\n")
+    elif kind == "climb":
+        write(tree, {"requirements.txt": "-r ../outside/secret.txt\n-r sub/../../outside/secret.txt\n"})
+    else:
+        write(tree, {"requirements.txt": "big==1\n" + "#" * (2 * 1024 * 1024) + "\n"})
+    deps = read_dependencies(tree)
+    assert not any("secret" in r.text or r.text == "big==1" for r in (*deps.requirements, *deps.direct))

@@ -9,7 +9,7 @@ gate needs no sandbox: ``gate`` runs it on a real git change.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from textwrap import dedent
 
@@ -164,7 +164,7 @@ def shape_sandbox(shape_image: str) -> Iterator[DockerSandbox]:
 
 
 def make_ws(
-    root: Path, base: dict[str, str | bytes | None], head: dict[str, str | bytes | None]
+    root: Path, base: Mapping[str, str | bytes | None], head: Mapping[str, str | bytes | None]
 ) -> Workspace:
     """Commit ``base`` on main and ``head`` on a branch ``pr``; return the exported workspace."""
     repo = GitRepo(root / "repo")
