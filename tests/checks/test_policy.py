@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,10 @@ def test_a_yes_no_field_is_known_by_its_type_whatever_its_shape() -> None:
     assert _is_flag(("plain",), Shapes) and _is_flag(("optional",), Shapes) and _is_flag(("many", 0), Shapes)
     assert not _is_flag(("words", 0), Shapes) and not _is_flag(("nothing",), Shapes)
     assert _is_flag(("quality", "enabled")) and not _is_flag(("report", "comment"))
+
+
+def test_the_readme_s_policy_is_the_defaults_written_out() -> None:
+    # README.md shows every setting with its default: it must load, and mean exactly the defaults.
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("```yaml\nagents:", 1)[1].split("```", 1)[0]
+    assert load_policy("agents:" + block) == Policy()
