@@ -27,9 +27,12 @@ _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # A requirement that names where to get it instead of a version on the index (PEP 440 direct
 # references, pip's editable and VCS forms, local paths and archives).
 _DIRECT = re.compile(
-    r"^(-e\b|--editable\b|\.|/|~|file:|[A-Za-z][A-Za-z0-9+.-]*://|(git|hg|svn|bzr)\+)|\s@\s*\S|^[^;]*@\s*\S+:",
+    r"^(-e\b|--editable\b|\.|/|~|file:|[A-Za-z][A-Za-z0-9+.-]*://|(git|hg|svn|bzr)\+)|\s@\s*\S|^[^;]*@\s*\S+:"
+    r"|^(-i|--index-url|--extra-index-url|-f|--find-links|--trusted-host)\b",
     re.IGNORECASE,
 )
+# pip options of a requirements file that say where packages come from: kept apart with the direct ones.
+_SOURCES = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links|--trusted-host)([\s=]+\S+)?$")
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,10 @@ def _requirements_txt(path: Path, tree: Path, *, seen: set[Path]) -> list[str]:
         editable = re.match(r"^(-e|--editable)[\s=]+(\S+)$", line)
         if editable:
             out.append(f"-e {editable[2]}")  # kept apart as direct: never the build's business
+            continue
+        source = _SOURCES.match(line)
+        if source:
+            out.append(line)  # kept apart as direct: the build chooses the index, never a file
             continue
         if not line or line.startswith("-"):
             continue  # pip options

@@ -9,9 +9,10 @@ nothing outside it). Per project name (PEP 503):
 - ``dependency-changed`` - the same project with another specifier or marker;
 - ``dependency-removed`` - one base asks for and head does not (information);
 - ``dependency-refused`` - a requirement the change adds that names a URL, a VCS
-  or a local path instead of a release on the index: it would run code of the
-  change's choosing at build time from wherever it points, so it is refused
-  whatever the policy says.
+  or a local path instead of a release on the index, or a requirements-file
+  option naming another package source (``--extra-index-url``, ``--find-links``,
+  ``--trusted-host``): it would run code of the change's choosing at build time
+  from wherever it points, so it is refused whatever the policy says.
 
 Added and changed ones are warnings (they are shown, and block nothing) unless
 the policy's ``dependencies`` says otherwise: ``allow_changes: false`` makes
@@ -80,7 +81,7 @@ def compare(
     for req in head.direct:
         if req.text in refused_before:
             continue  # base asks for it already: the maintainers' choice, not the change's
-        why = "names a URL, a VCS or a local path instead of a release on the package index"
+        why = "names a URL, a VCS, a local path or another package source instead of a release on the index"
         findings.append(_finding(head_dir, req, "dependency-refused", "error", f"{_shown(req.text)} {why}"))
     direct_names = {name_of(r.text) for r in head.direct}
     for name, req in after.items():

@@ -79,6 +79,11 @@ def test_a_name_is_compared_as_pep_503_normalizes_it(tmp_path: Path) -> None:
         "-e ./vendor/evil",
         "./vendor/evil",
         "evil @ file:///tmp/evil",
+        # Not named in the issue: a package source of the change's (dependency confusion), any spelling.
+        "--extra-index-url https://evil.example/simple",
+        "--index-url=https://evil.example/simple",
+        "-f https://evil.example/wheels",
+        "--trusted-host evil.example",
     ],
 )
 def test_a_url_vcs_or_local_requirement_the_change_adds_is_refused(tmp_path: Path, line: str) -> None:
