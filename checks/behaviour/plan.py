@@ -287,6 +287,10 @@ def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: 
         "PATCHGATE_REPORT": report,
         "PATCHGATE_NONCE": nonce,
         "PATCHGATE_MESSAGES": "1" if messages else "0",
+        # What the tests' own subprocesses find on PYTHONPATH (`sys.executable -c "import pkg"`, a CLI
+        # run as `python -m pkg`), as in a checkout where the project is installed; set in pytest's
+        # process only, never in the harness that keeps the report (inprocess.py).
+        "PATCHGATE_PYTHONPATH": ":".join([*paths, *own]),
     }
     spec = RunSpec(
         image=staging.image,

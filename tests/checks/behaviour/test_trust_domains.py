@@ -194,6 +194,27 @@ def test_an_in_process_suite_runs_the_old_way_labelled_forgeable(gate: Gate) -> 
     assert numbers(cheated.suites[0])[0] > WRONG_NUMBERS[0]
 
 
+SUBPROCESS_TEST = (
+    "import subprocess, sys\n\n\n"
+    "def test_the_change_runs_in_a_subprocess_of_the_test():\n"
+    "    done = subprocess.run([sys.executable, '-c', 'import calc; print(calc.half(10))'], capture_output=True, text=True)\n"
+    "    assert done.stdout.strip() == '5', done.stderr\n"
+)
+
+
+def test_an_in_process_run_s_subprocesses_import_the_change_and_the_harness_never_does(gate: Gate) -> None:
+    # A src layout: the working directory alone does not hold the package (click's; `pip install -e .` in CI).
+    suite = gate.suite("hidden", {**HIDDEN, "test_cli.py": SUBPROCESS_TEST, "patchgate-suite.yml": "isolation: in-process\n"})
+    # Modules of the change's named like the harness's own imports: were the repository on the path of
+    # the process that keeps the report (PYTHONPATH for the whole container), they would run there.
+    planted = "raise SystemExit(7)\n"
+    base: dict[str, str | bytes | None] = {"src/calc/__init__.py": WRONG}
+    change = gate.change({"src/calc/__init__.py": RIGHT, "select.py": planted, "json.py": planted}, base=base)
+    result = gate.run(change, suite)
+    assert result.status == "passed", result
+    assert numbers(result.suites[0]) == (7, 7)
+
+
 def test_a_symlink_planted_in_a_shared_tmp_path_cannot_carry_a_test_write_into_the_report(gate: Gate) -> None:
     plant = (
         RIGHT

@@ -1,9 +1,12 @@
 """The in-process mode, for suites that opted in to it (``isolation: in-process``), inside the sandbox::
 
     PATCHGATE_REPORT=/tmp/<random>.jsonl PATCHGATE_NONCE=<nonce> [PATCHGATE_MESSAGES=1] \\
+        [PATCHGATE_PYTHONPATH=<the repository's paths>] \\
         python3 -P -s -B /patchgate/launch.py pytest-in-process <pytest arguments>
 
-The variables are removed from the environment at once. This process
+The variables are removed from the environment at once; PATCHGATE_PYTHONPATH
+becomes PYTHONPATH in pytest's process only, for the processes the tests
+start (this parent's own imports never look in the repository). This process
 creates the report file exclusively (it must not exist yet), writes its
 first line with the nonce, then forks: pytest runs in the child and sends
 its records through a pipe; the report file is never open in it. This
@@ -35,6 +38,7 @@ def main(args: list[str]) -> int:
     path = os.environ.pop("PATCHGATE_REPORT")
     nonce = os.environ.pop("PATCHGATE_NONCE")
     messages = os.environ.pop("PATCHGATE_MESSAGES", "") == "1"
+    pythonpath = os.environ.pop("PATCHGATE_PYTHONPATH", "")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
     start = {"kind": "start", "runner": "pytest", "nonce": nonce, "version": 1}
     written = bytearray(json.dumps(start).encode() + b"\n")
@@ -46,6 +50,8 @@ def main(args: list[str]) -> int:
     pid = os.fork()
     if pid == 0:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if pythonpath:
+            os.environ["PYTHONPATH"] = pythonpath
         os.close(fd)
         os.close(read_end)
         recorder = Recorder(write_end, messages)
