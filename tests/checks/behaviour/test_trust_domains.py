@@ -204,7 +204,9 @@ SUBPROCESS_TEST = (
 
 def test_an_in_process_run_s_subprocesses_import_the_change_and_the_harness_never_does(gate: Gate) -> None:
     # A src layout: the working directory alone does not hold the package (click's; `pip install -e .` in CI).
-    suite = gate.suite("hidden", {**HIDDEN, "test_cli.py": SUBPROCESS_TEST, "patchgate-suite.yml": "isolation: in-process\n"})
+    suite = gate.suite(
+        "hidden", {**HIDDEN, "test_cli.py": SUBPROCESS_TEST, "patchgate-suite.yml": "isolation: in-process\n"}
+    )
     # Modules of the change's named like the harness's own imports: were the repository on the path of
     # the process that keeps the report (PYTHONPATH for the whole container), they would run there.
     planted = "raise SystemExit(7)\n"
