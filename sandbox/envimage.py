@@ -13,6 +13,7 @@ import hashlib
 import re
 import shutil
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
@@ -115,22 +116,22 @@ def tool_names() -> frozenset[str]:
     return frozenset(names)
 
 
-def without_tools(deps: Dependencies) -> tuple[list[Requirement], list[Requirement]]:
+def without_tools(requirements: Sequence[Requirement]) -> tuple[list[Requirement], list[Requirement]]:
     """Split the repository's requirements into those to install and pins of patchgate's own tools.
 
     The gate runs its pinned ruff, mypy, bandit, semgrep and pytest: a repository that pins
     another version (a common dev extra) must not replace them under the gate.
     """
     tools = tool_names()
-    keep = [r for r in deps.requirements if _norm(r.text) not in tools]
-    dropped = [r for r in deps.requirements if _norm(r.text) in tools]
+    keep = [r for r in requirements if _norm(r.text) not in tools]
+    dropped = [r for r in requirements if _norm(r.text) in tools]
     return keep, dropped
 
 
 def _build(
     client: docker.DockerClient, *, base: str, tag: str, deps: Dependencies, settings: PipSettings, say: Log
 ) -> None:
-    keep, dropped = without_tools(deps)
+    keep, dropped = without_tools(deps.requirements)
     for r in dropped:
         say(f"not installing {r.text!r} (from {r.origin}): the gate runs its own pinned tool")
     with TemporaryDirectory(prefix="patchgate-env-") as scratch:
@@ -158,8 +159,8 @@ def _build(
             for line in output.splitlines():
                 say(line)
             if status != 0:
-                raise ImageBuildError(_failure(output, deps))
-            _commit(client, container, base, tag)
+                raise ImageBuildError(install_failure(output, deps.requirements, deps.files))
+            commit_image(client, container, base, tag)
         except DockerException as exc:
             raise ImageBuildError(f"building {tag} failed in the engine: {exc}") from exc
         finally:
@@ -168,7 +169,8 @@ def _build(
     say(f"built {tag}")
 
 
-def _commit(client: docker.DockerClient, container: Any, base: str, tag: str) -> None:
+def commit_image(client: docker.DockerClient, container: Any, base: str, tag: str) -> None:
+    """Commit a build container as ``tag`` with ``base``'s config (not the build's root and ``sh -c``)."""
     # The committed config is the base image's, not the build container's (root, sh -c).
     config = client.images.get(base).attrs["Config"]
     keep = {k: config.get(k) for k in ("Env", "Cmd", "WorkingDir", "User", "Labels")}
@@ -176,20 +178,19 @@ def _commit(client: docker.DockerClient, container: Any, base: str, tag: str) ->
     container.commit(repository=repository, tag=version, conf=keep)
 
 
-def _failure(output: str, deps: Dependencies) -> str:
+def install_failure(output: str, requirements: Sequence[Requirement], files: Sequence[str] = ()) -> str:
     """Name the requirement pip could not install, and the file that asked for it."""
     tail = "\n".join(output.strip().splitlines()[-15:])
     for pattern in _FAILURES:
         if match := pattern.search(output):
             failing = match[1].strip().rstrip(".")
-            origin = next(
-                (r.origin for r in deps.requirements if _same(r.text, failing)), "the dependency files"
-            )
+            origin = next((r.origin for r in requirements if _same(r.text, failing)), "the dependency files")
             return (
                 f"requirement {failing!r} (from {origin}) could not be installed in the "
                 f"environment image\n{tail}"
             )
-    return f"installing the dependencies ({', '.join(deps.files)}) failed\n{tail}"
+    where = f" ({', '.join(files)})" if files else ""
+    return f"installing the dependencies{where} failed\n{tail}"
 
 
 def _norm(requirement: str) -> str:

@@ -169,6 +169,6 @@ def test_without_tools_splits_on_project_names(tmp_path: Path) -> None:
     from sandbox.envimage import without_tools
 
     (tmp_path / "requirements.txt").write_text("requests>=2\nMyPy==1.4\nruff[x]>=0.1\nmypy-extensions\n")
-    keep, dropped = without_tools(read_dependencies(tmp_path))
+    keep, dropped = without_tools(read_dependencies(tmp_path).requirements)
     assert [r.text for r in keep] == ["requests>=2", "mypy-extensions"]
     assert [r.text for r in dropped] == ["MyPy==1.4", "ruff[x]>=0.1"]

@@ -1,0 +1,240 @@
+"""The head's environment image: for a change whose dependency files ask for something base's do not.
+
+Built FROM base's environment image (base's dependencies already there, so
+only what the change adds or changes is fetched) by ``pip install`` of the
+head's requirements, in a build container that is a run in all but its
+one way out:
+
+- no network: ``network_mode: none``; pip reaches the package index through
+  the proxy of ``sandbox/egress.py`` and nothing else (no other host, no
+  name lookup, never during a test run: runs have no network at all);
+- the limits of a run: memory without swap, pids, CPUs, ``cap_drop ALL``,
+  ``no-new-privileges``, and a bounded time;
+- no secrets: nothing of the service's environment; the index URL reaches
+  pip only in a pip.conf on a read-only mount, and when that URL carries
+  credentials only wheels are installed (``--only-binary :all:``), so no
+  code of the change's choosing (an sdist's ``setup.py``) runs where it
+  could read them.
+
+Requirements that name a URL, a VCS or a local path are never installed
+here (the dependencies gate refuses them). The image is tagged by the base
+environment image's id and the head's requirements, so an unchanged set is
+built once. What went wrong is one of two things:
+
+- :class:`InstallFailed` - pip could not install what the change asks for
+  while the index answered: the PR's failure, with pip's error;
+- :class:`~sandbox.errors.ImageBuildError` - the index did not answer (an
+  outage), the engine failed, the proxy could not start: infrastructure.
+
+Which of the two is decided by a probe of the index from the host after
+the build, never by what the build printed (code of the change's choosing
+could print an outage's words).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import shutil
+import ssl
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from urllib.parse import urlsplit, urlunsplit
+
+import docker
+from docker.errors import APIError, DockerException, NotFound
+from docker.types import Mount
+from requests.exceptions import ConnectionError as RequestsConnectionError
+from requests.exceptions import ReadTimeout
+
+from sandbox.buildlock import build_lock
+from sandbox.depfiles import Requirement, is_direct, read_dependencies
+from sandbox.egress import index_only
+from sandbox.engine import docker_client
+from sandbox.envimage import ENV_REPOSITORY, commit_image, install_failure, without_tools
+from sandbox.errors import ImageBuildError
+from sandbox.images import Log, image_exists, image_id, no_log
+from sandbox.pipconf import PipSettings, pip_conf_text, pip_settings
+
+BUILD_DIR = "/run/patchgate-build"
+LABEL = "patchgate.head-build"
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class BuildLimits:
+    """A head build's bounds: those of a run, with the time pip needs."""
+
+    timeout_s: float = 600.0
+    memory_mb: int = 2048
+    pids: int = 512
+    cpus: float = 2.0
+
+
+class InstallFailed(Exception):
+    """pip could not install the change's dependencies while the index answered: the PR's failure.
+
+    Not a SandboxError: nothing of the gate broke.
+    """
+
+    def __init__(self, message: str, output: str) -> None:
+        super().__init__(message)
+        self.output = output
+
+
+def head_requirements(head_tree: Path) -> tuple[Requirement, ...]:
+    """The head's requirements a build installs: those on the index (direct ones are refused elsewhere)."""
+    return tuple(r for r in read_dependencies(head_tree).requirements if not is_direct(r.text))
+
+
+def head_image_tag(base_image: str, requirements: tuple[Requirement, ...], *, wheels_only: bool) -> str:
+    """Return the tag for ``requirements`` installed over ``base_image`` (by its content id)."""
+    digest = hashlib.sha256(b"head\0" + image_id(base_image).encode() + b"\0" + str(wheels_only).encode())
+    for r in sorted(requirements, key=lambda r: r.text):
+        digest.update(b"\0" + r.text.encode())
+    return f"{ENV_REPOSITORY}:head-{digest.hexdigest()[:16]}"
+
+
+def ensure_head_image(
+    base_image: str,
+    head_tree: Path,
+    *,
+    index_url: str | None = None,
+    ca_bundle: Path | None = None,
+    limits: BuildLimits = BuildLimits(),
+    log: Log | None = None,
+) -> str:
+    """Return an image with head's dependencies installed over ``base_image``, building it when missing.
+
+    Raises InstallFailed when pip fails while the index answers (the PR's failure) and
+    ImageBuildError for everything else that stops the build (infrastructure).
+    """
+    say = log or no_log
+    settings = pip_settings(index_url=index_url, ca_bundle=ca_bundle)
+    wheels_only = has_credentials(settings.index_url)
+    kept, dropped = without_tools(head_requirements(head_tree))
+    keep = tuple(kept)
+    for r in dropped:
+        say(f"not installing {r.text!r} (from {r.origin}): the gate runs its own pinned tool")
+    tag = head_image_tag(base_image, keep, wheels_only=wheels_only)
+    client = docker_client()
+    try:
+        with build_lock(tag.replace(":", "-"), say):
+            if image_exists(client, tag):
+                say(f"{tag} is up to date")
+                return tag
+            _build(client, base=base_image, tag=tag, keep=keep, settings=settings, limits=limits,
+                   wheels_only=wheels_only, say=say)  # fmt: skip
+        return tag
+    finally:
+        client.close()
+
+
+def has_credentials(index_url: str) -> bool:
+    """Whether ``index_url`` carries a user or a password (a private index's token)."""
+    parts = urlsplit(index_url)
+    return bool(parts.username or parts.password)
+
+
+def _install_command(egress_relay: str, proxy: str, *, wheels_only: bool) -> str:
+    only = " --only-binary :all:" if wheels_only else ""
+    return (
+        f"{egress_relay} && PIP_CONFIG_FILE={BUILD_DIR}/pip.conf exec python3 -m pip install --no-input "
+        f"--progress-bar off --proxy {proxy}{only} -r {BUILD_DIR}/requirements.txt"
+    )
+
+
+def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requirement, ...],
+           settings: PipSettings, limits: BuildLimits, wheels_only: bool, say: Log) -> None:  # fmt: skip
+    with (
+        TemporaryDirectory(prefix="patchgate-head-env-") as scratch,
+        index_only(client, settings.index_url, say=say) as egress,
+    ):
+        build = Path(scratch)
+        build.chmod(0o755)
+        (build / "requirements.txt").write_text("".join(f"{r.text}\n" for r in keep))
+        shutil.copyfile(settings.ca_bundle, build / "ca.crt")
+        (build / "pip.conf").write_text(pip_conf_text(settings, f"{BUILD_DIR}/ca.crt"))
+        for name in ("requirements.txt", "ca.crt", "pip.conf"):
+            (build / name).chmod(0o644)
+        how = "wheels only: the index URL carries credentials" if wheels_only else "wheels and sdists"
+        say(f"installing the change's {len(keep)} requirements into {tag} ({how})")
+        container = client.containers.create(
+            base,
+            command=["sh", "-c", _install_command(egress.relay, egress.proxy_url, wheels_only=wheels_only)],
+            name=f"patchgate-headbuild-{uuid.uuid4().hex[:12]}",
+            user="0:0",
+            labels={LABEL: tag},
+            network_mode="none",
+            mounts=[Mount(BUILD_DIR, str(build), type="bind", read_only=True), *egress.mounts],
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges:true"],
+            mem_limit=limits.memory_mb * MiB,
+            memswap_limit=limits.memory_mb * MiB,
+            pids_limit=limits.pids,
+            nano_cpus=int(limits.cpus * 1e9),
+            environment={},
+        )
+        try:
+            container.start()
+            timed_out = False
+            try:
+                status = container.wait(timeout=limits.timeout_s).get("StatusCode")
+            except (ReadTimeout, RequestsConnectionError):
+                timed_out, status = True, None
+                with contextlib.suppress(NotFound, APIError):
+                    container.kill()
+            output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+            for line in output.splitlines():
+                say(line)
+            if timed_out or status != 0:
+                if not index_answers(settings):
+                    raise ImageBuildError(
+                        f"the package index did not answer while installing the change's dependencies "
+                        f"({_shown(settings.index_url)})"
+                    )
+                if timed_out:
+                    raise InstallFailed(
+                        f"installing the change's dependencies took more than {limits.timeout_s:g} s", output
+                    )
+                raise InstallFailed(install_failure(output, keep), output)
+            commit_image(client, container, base, tag)
+        except DockerException as exc:
+            raise ImageBuildError(f"building {tag} failed in the engine: {exc}") from exc
+        finally:
+            with contextlib.suppress(NotFound, APIError):
+                container.remove(force=True)
+    say(f"built {tag}")
+
+
+def index_answers(settings: PipSettings, timeout_s: float = 10.0) -> bool:
+    """Whether the index's root page answers from the host (any HTTP status below 500 is an answer)."""
+    parts = urlsplit(settings.index_url)
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    url = urlunsplit((parts.scheme, netloc, parts.path.rstrip("/") + "/", "", ""))
+    request = urllib.request.Request(url, method="GET")  # noqa: S310 - https or http, the configured index
+    if parts.username or parts.password:
+        token = f"{parts.username or ''}:{parts.password or ''}".encode()
+        request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
+    context = ssl.create_default_context(cafile=str(settings.ca_bundle))
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s, context=context) as answer:  # noqa: S310
+            return int(answer.status) < 500
+    except urllib.error.HTTPError as exc:
+        return exc.code < 500
+    except (OSError, ValueError):
+        return False
+
+
+def _shown(index_url: str) -> str:
+    """The index URL without its credentials, for a message."""
+    parts = urlsplit(index_url)
+    host = parts.hostname or ""
+    return urlunsplit((parts.scheme, host + (f":{parts.port}" if parts.port else ""), parts.path, "", ""))
