@@ -27,6 +27,7 @@ from checks.behaviour.layer import start_behaviour
 from checks.behaviour.strength import PendingMutants
 from checks.behaviour.suites import Suites
 from checks.decide import decide, settle
+from checks.environment import HeadEnvironment, head_environment
 from checks.policy import Policy
 from checks.quality.inputs import JudgeSettings, QualityInputs, Task
 from checks.refusal import tree_finding
@@ -226,7 +227,15 @@ def _gate(
                 f"environment image: {exc}", "neutral", base_sha=ws.base_sha, head_sha=ws.head_sha
             )
         timings["environment image"] = time.monotonic() - start
-    ctx = LayerContext(ws, policy, _Stoppable(inputs.runner, inputs.stop), image)
+    start = time.monotonic()
+    try:
+        head_env = head_environment(ws, policy.dependencies, image)
+    except SandboxError as exc:
+        reason = f"environment image for the change's dependencies: {exc}"
+        return error_report(reason, "neutral", base_sha=ws.base_sha, head_sha=ws.head_sha)
+    if head_env.image or head_env.failed:
+        timings["head environment image"] = time.monotonic() - start
+    ctx = LayerContext(ws, policy, _Stoppable(inputs.runner, inputs.stop), image, head_env.image)
 
     _checkpoint(inputs, "shape")
     pending: list[PendingMutants] = []
@@ -241,7 +250,7 @@ def _gate(
                 "behaviour",
                 lambda d: BehaviourResult(status="error", detail=d),
                 _refused_behaviour,
-                lambda: _behaviour(inputs, ctx, keep, pending),
+                lambda: _behaviour(inputs, ctx, keep, pending, head_env),
             ),
         )
         report.shape, timings["shape"] = _timed(
@@ -252,8 +261,9 @@ def _gate(
                 lambda: _shape(ctx, inputs.shape_cache),
             )
         )
+        report.shape = with_head_environment(report.shape, head_env)
         report.shape.findings = mark_changed_lines(report.shape.findings, ws)
-        report.shape.notices = [*ws.notices, *report.shape.notices]
+        report.shape.notices = [*ws.notices, *head_env.notices, *report.shape.notices]
         for tool in report.shape.tools:
             timings[f"shape: {tool.tool}"] = tool.seconds
         progress("shape")
@@ -331,9 +341,25 @@ def _shape(ctx: LayerContext, cache: ShapeCache | None) -> ShapeResult:
     return run_shape(ctx, cache=cache)
 
 
+def with_head_environment(shape: ShapeResult, head_env: HeadEnvironment) -> ShapeResult:
+    """``shape`` with the change's failed dependency install: its finding, and the layer failed."""
+    if head_env.failed is None:
+        return shape
+    return shape.model_copy(update={"status": "failed", "findings": [head_env.failed, *shape.findings]})
+
+
 def _behaviour(
-    inputs: PipelineInputs, ctx: LayerContext, keep: ExitStack, pending: list[PendingMutants]
+    inputs: PipelineInputs,
+    ctx: LayerContext,
+    keep: ExitStack,
+    pending: list[PendingMutants],
+    head_env: HeadEnvironment,
 ) -> BehaviourResult:
+    if head_env.failed is not None:
+        # Head without its dependencies would fail for want of them: no numbers, the shape says why.
+        return BehaviourResult(
+            status="skipped", detail="not run: the change's dependencies could not be installed"
+        )
     # start_behaviour answers "skipped" or "error" itself when there is nothing to run.
     result, mutants = start_behaviour(ctx, inputs.given.suites, keep, inputs.base_runs)
     if mutants is not None:

@@ -105,6 +105,19 @@ class DependencyPolicy(_Model):
     # When not empty, only these projects (PEP 503 names) may be added or changed.
     allow: list[str] = Field(default_factory=list)
 
+    def refusal(self, name: str) -> str:
+        """Why the policy refuses adding or changing project ``name`` (a PEP 503 name); empty: it may."""
+        if not self.allow_changes:
+            return "the policy allows no dependency changes"
+        allowed = {_pep503(n) for n in self.allow}
+        if allowed and _pep503(name) not in allowed:
+            return "not on the policy's dependencies.allow list"
+        return ""
+
+
+def _pep503(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
+
 
 class Behaviour(_Model):
     enabled: bool = True

@@ -9,7 +9,7 @@ one-method protocol in tests).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from checks.policy import Policy
 from checks.workspace import Workspace
@@ -52,3 +52,10 @@ class LayerContext(ChangeContext):
     runner: Runner
     # The environment image built from the base branch's dependency files.
     image: str
+    # The image head runs in when the change's dependency files ask for more than base's (the head
+    # environment, checks/environment.py); empty: head runs in ``image`` too.
+    head_image: str = ""
+
+    def image_of(self, tree: Literal["base", "head"]) -> str:
+        """The image runs of ``tree`` use."""
+        return self.head_image or self.image if tree == "head" else self.image

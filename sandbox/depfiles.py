@@ -63,6 +63,15 @@ def name_of(requirement: str) -> str:
     return _normal(_name_of(requirement))
 
 
+def line_of(tree: Path, requirement: Requirement) -> int:
+    """The first line of the requirement's file that holds its text (1-based); 0 when it cannot be told."""
+    path = tree / requirement.origin
+    if not _readable(path, tree):
+        return 0
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return next((n for n, line in enumerate(lines, 1) if requirement.text in line), 0)
+
+
 def _readable(path: Path, tree: Path) -> bool:
     """A regular file inside ``tree`` (no symlink anywhere on the way) and of a bounded size."""
     try:
@@ -149,7 +158,8 @@ def _requirements_txt(path: Path, tree: Path, *, seen: set[Path]) -> list[str]:
 def _pyproject(path: Path) -> tuple[list[str], str | None]:
     try:
         data = tomllib.loads(path.read_text(errors="replace"))
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError, MemoryError):
+        # A head file is the change's: arrays nested past the reader's depth are no requirements.
         return [], None
     project = data.get("project", {})
     lines = _strings(project.get("dependencies", []))
@@ -181,7 +191,8 @@ def _setup_cfg(path: Path) -> tuple[list[str], str | None]:
 def _setup_py(path: Path) -> tuple[list[str], str | None]:
     try:
         tree = ast.parse(path.read_text(errors="replace"))
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # Null bytes, or nesting past the parser's stack (a long `- - - ... 1` is a MemoryError).
         return [], None
     lines: list[str] = []
     name: str | None = None
@@ -211,7 +222,7 @@ def _called(call: ast.Call) -> str:
 def _literal(node: ast.expr) -> object:
     try:
         return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError):
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
         return None  # computed at run time: best effort stops here
 
 

@@ -116,6 +116,7 @@ def start_behaviour(
         staging = Staging(
             suite=suite,
             image=ctx.image,
+            head_image=ctx.head_image,
             harness=harness,
             staged=stage_suite(suite, work / f"suite-{kind}"),
             work=work,

@@ -178,6 +178,12 @@ class Staging:
     modules: tuple[str, ...] = ()
     # The change's executable lines, traced in head runs (changed-line coverage).
     lines: Mapping[str, list[int]] = field(default_factory=dict)
+    # The image head runs use when the change's dependencies differ from base's; empty: ``image``.
+    head_image: str = ""
+
+    def image_of(self, tree: Tree) -> str:
+        """The image runs of ``tree`` use: base's environment, or head's own when it has one."""
+        return self.head_image or self.image if tree == "head" else self.image
 
 
 def plan_runs(staging: Staging, part: Part, trees: Mapping[Tree, Path]) -> list[RunPlan]:
@@ -226,7 +232,7 @@ def plan_one(
         workdir=CONTAINER_REPO,
     )
     spec = RunSpec(
-        image=staging.image,
+        image=staging.image_of(tree),
         argv=(*LAUNCH, "subject", f"{RENDEZVOUS}/grader.sock", CONTAINER_REPO),
         copy_in=(Mount(root, CONTAINER_REPO), *overlay),
         mounts=(Mount(staging.harness, CONTAINER_HARNESS),),
@@ -293,7 +299,7 @@ def _in_process(label: str, tree: Tree, root: Path, staging: Staging, *, nonce: 
         "PATCHGATE_PYTHONPATH": ":".join([*paths, *own]),
     }
     spec = RunSpec(
-        image=staging.image,
+        image=staging.image_of(tree),
         argv=argv,
         # The suite is copied in, writable, as bare pytest has it (a test writing beside its own files):
         # nothing in this container is trusted, and the host's copy never changes.

@@ -109,18 +109,19 @@ def run_probe(
     trees: Sequence[Mount] | None = None,
     copy_in: Sequence[Mount] = (),
     collect: Sequence[str] = (),
+    image: str | None = None,
 ) -> ProbeRun:
     """Run the probe with ``plan`` and return its output; raise ToolFailure when the run broke.
 
     ``trees`` are the read-only mounts of the trees (default: both, :func:`both_trees`); a run
     whose output is kept for other jobs mounts the base alone. ``copy_in`` and ``collect`` go to
-    the RunSpec as they are.
+    the RunSpec as they are; ``image`` replaces ``ctx.image``.
     """
     plan_path = staged / "plan.json"
     plan_path.write_text(json.dumps(plan), encoding="utf-8")
     plan_path.chmod(0o644)
     spec = RunSpec(
-        image=ctx.image,
+        image=image or ctx.image,
         argv=("python3", "-I", f"{STAGE_MOUNT}/probe.py", f"{STAGE_MOUNT}/plan.json"),
         mounts=(*(both_trees(ctx) if trees is None else trees), Mount(staged, STAGE_MOUNT)),
         copy_in=tuple(copy_in),

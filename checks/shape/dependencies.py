@@ -19,8 +19,9 @@ the policy's ``dependencies`` says otherwise: ``allow_changes: false`` makes
 each an error, and a non-empty ``allow`` list makes an error of each project
 not on it. Errors fail the PR (checks.shape.thresholds).
 
-Scope: the behaviour layer still runs head in base's environment image; a
-dependency the change adds is not installed for its tests (the notice says so).
+What the change's dependencies are installed into, for its head runs, is
+``checks/environment.py``'s (the head environment): a project the policy
+refuses here is not installed there either.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from checks.report import Finding, Severity, ToolRun
 from checks.runner import LayerContext
 from checks.shape.cache import ShapeCache
 from checks.shape.gate import GateResult
-from sandbox.depfiles import Dependencies, Requirement, name_of, read_dependencies
+from sandbox.depfiles import Dependencies, Requirement, line_of, name_of, read_dependencies
 
 TOOL = "dependencies"
 MESSAGE_CHARS = 200
@@ -55,15 +56,9 @@ class DependenciesGate:
             detail = f"cannot read the dependency files: {exc}"
             return GateResult(ToolRun(tool=TOOL, status="error", seconds=_since(start), detail=detail))
         findings = compare(base, head, ctx.policy.dependencies, ws.head_dir)
-        changed = [f for f in findings if f.rule in ("dependency-added", "dependency-changed")]
-        notices = (
-            ("the change's new or changed dependencies are not installed for the behaviour runs: head runs "
-             "in the environment built from base's dependency files",) if changed else ()
-        )  # fmt: skip
         detail = f"{len(head.files)} dependency files read at head, {len(base.files)} at base"
-        return GateResult(
-            ToolRun(tool=TOOL, status="ok", seconds=_since(start), detail=detail), tuple(findings), 0, notices
-        )
+        run = ToolRun(tool=TOOL, status="ok", seconds=_since(start), detail=detail)
+        return GateResult(run, tuple(findings))
 
 
 gate = DependenciesGate()
@@ -75,7 +70,6 @@ def compare(
     """The findings for head's dependencies against base's, in head's order then base's."""
     before = _by_name(base.requirements)
     after = _by_name(head.requirements)
-    allowed = {name_of(n) for n in policy.allow}
     refused_before = {r.text for r in base.direct}
     findings: list[Finding] = []
     for req in head.direct:
@@ -95,10 +89,8 @@ def compare(
             f"{_shown(old.text)} -> {_shown(req.text)} (from {req.origin})"
         )  # fmt: skip
         severity: Severity = "warning"
-        if not policy.allow_changes:
-            severity, what = "error", f"{what}: the policy allows no dependency changes"
-        elif allowed and name not in allowed:
-            severity, what = "error", f"{what}: not on the policy's dependencies.allow list"
+        if refused := policy.refusal(name):
+            severity, what = "error", f"{what}: {refused}"
         findings.append(_finding(head_dir, req, rule, severity, what))
     for name, req in before.items():
         if name not in after:
@@ -122,20 +114,11 @@ def _shown(text: str) -> str:
 
 
 def _finding(tree: Path | None, req: Requirement, rule: str, severity: Severity, message: str) -> Finding:
-    line = _line_of(tree / req.origin, req.text) if tree is not None else 0
+    line = line_of(tree, req) if tree is not None else 0
     return Finding(
         tool=TOOL, rule=rule, path=req.origin, start_line=line, end_line=line, severity=severity,
         message=f"{rule}: {message}",
     )  # fmt: skip
-
-
-def _line_of(path: Path, text: str) -> int:
-    """The first line of ``path`` holding ``text`` (1-based), or 0 when it cannot be told."""
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return 0
-    return next((n for n, line in enumerate(lines, 1) if text in line), 0)
 
 
 def _since(start: float) -> float:

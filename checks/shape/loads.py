@@ -105,7 +105,8 @@ class LoadsGate:
             "jobs": IMPORT_JOBS,
         }
         with stage() as staged:
-            probe = run_probe(ctx, staged, plan, limits=self.limits, what="loads")
+            # Head's image when the change brought dependencies of its own: its modules import them.
+            probe = run_probe(ctx, staged, plan, limits=self.limits, what="loads", image=ctx.image_of("head"))
         out = parse_loads(probe.stdout)
         failed = [r for r in out.records if r.kind != "ok" and r.side in ("base", "head")]
         comparison = compare(

@@ -128,3 +128,25 @@ def test_a_file_out_of_the_tree_through_a_symlink_or_include_or_too_large_is_not
         write(tree, {"requirements.txt": "big==1\n" + "#" * (2 * 1024 * 1024) + "\n"})
     deps = read_dependencies(tree)
     assert not any("secret" in r.text or r.text == "big==1" for r in (*deps.requirements, *deps.direct))
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        # tomllib recurses once per array: nested past the interpreter's depth (RecursionError).
+        ("pyproject.toml", '[project]\nname = "x"\ndependencies = ' + "[" * 100_000 + "]" * 100_000 + "\n"),
+        # CPython's parser overflows its stack on a long run of unary operators (MemoryError).
+        (
+            "setup.py",
+            "from setuptools import setup\nx = " + "-" * 100_000 + "1\nsetup(install_requires=['a'])\n",
+        ),
+        ("setup.py", "setup(install_requires=['a'])\x00\n"),
+    ],
+)
+def test_a_file_nested_past_the_readers_depth_asks_for_nothing_and_raises_nothing(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    # A head tree is the change's: a reader that raised here would turn the gate's run into an error
+    # (neutral), a conclusion the change could provoke at will.
+    (tmp_path / name).write_text(text)
+    assert read_dependencies(tmp_path).requirements == ()
