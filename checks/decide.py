@@ -12,7 +12,18 @@ from dataclasses import dataclass
 
 from checks.policy import Policy
 from checks.refusal import TREE_TOOL, tree_reason
-from checks.report import BehaviourResult, Conclusion, QualityResult, ShapeResult, SuiteResult, percent
+from checks.report import (
+    COUNTED_KINDS,
+    SUITE_LABELS,
+    BehaviourResult,
+    Conclusion,
+    QualityResult,
+    ShapeResult,
+    SuiteResult,
+    percent,
+)
+
+ONLY_REPOSITORY = "behaviour: the repository's own tests alone; no hidden suite configured"
 
 
 @dataclass(frozen=True)
@@ -23,8 +34,7 @@ class Decision:
 
 def suite_numbers(suite: SuiteResult) -> str:
     """Return e.g. ``hidden 43/50 (86%)`` for one suite."""
-    label = "held-out" if suite.kind == "held_out" else "hidden"
-    return f"{label} {suite.passed}/{suite.total} ({percent(suite.pass_rate)})"
+    return f"{SUITE_LABELS[suite.kind]} {suite.passed}/{suite.total} ({percent(suite.pass_rate)})"
 
 
 def _shape_failure_reasons(shape: ShapeResult) -> list[str]:
@@ -42,6 +52,16 @@ def _shape_failure_reasons(shape: ShapeResult) -> list[str]:
 def _behaviour_failure_reasons(behaviour: BehaviourResult, policy: Policy) -> list[str]:
     reasons = []
     for suite in behaviour.suites:
+        if suite.kind == "own":
+            continue  # shown, counted for nothing
+        if suite.kind == "repository":
+            if suite.status == "failed":
+                failing = suite.failed + suite.errors - len(suite.rewritten)
+                reasons.append(
+                    f"behaviour: {suite_numbers(suite)}: {failing} test{'s' if failing != 1 else ''} "
+                    "the change did not touch fail on head"
+                )
+            continue
         floor = policy.behaviour.min_pass_rate(suite.kind)
         if suite.pass_rate < floor or suite.status == "failed":
             reasons.append(f"behaviour: {suite_numbers(suite)}, needs {percent(floor)}")
@@ -82,6 +102,13 @@ def decide(
         infra.append(f"behaviour: not measured ({behaviour.detail or 'infrastructure error'})")
     elif behaviour.status == "skipped" and policy.behaviour.enabled and policy.behaviour.require_suites:
         infra.append(f"behaviour: not measured ({behaviour.detail or 'no suites'})")
+    maintainer += _rewritten_reasons(behaviour)
+    only_repository = behaviour.status == "passed" and _only_repository(behaviour)
+    if only_repository and not policy.behaviour.repository_tests_suffice:
+        maintainer.append(
+            "behaviour: only the repository's own tests ran (no hidden suite configured): the agent could "
+            "read them, and the policy (behaviour.repository_tests_suffice) asks a maintainer"
+        )
     if behaviour.overfitting:
         maintainer.append("behaviour: hidden and held-out pass rates differ (overfitting signal)")
     if behaviour.untested and behaviour.status == "passed":
@@ -97,8 +124,8 @@ def decide(
         maintainer.append(f"behaviour: hidden suite too weak for this change ({why})")
     share = policy.behaviour.max_in_process_share
     for suite in behaviour.suites if behaviour.status == "passed" else []:
-        if suite.total and suite.in_process_tier / suite.total > share:
-            label = "held-out" if suite.kind == "held_out" else "hidden"
+        if suite.kind in COUNTED_KINDS and suite.total and suite.in_process_tier / suite.total > share:
+            label = SUITE_LABELS[suite.kind]
             maintainer.append(
                 f"behaviour: {suite.in_process_tier} of {suite.total} {label} tests measured in-process "
                 f"({percent(suite.in_process_tier / suite.total)}, the policy allows {percent(share)}): "
@@ -125,7 +152,33 @@ def decide(
         return Decision("action_required", tuple(maintainer + infra))
     if infra:
         return Decision("neutral", tuple(infra))
+    if only_repository:
+        return Decision(
+            "success",
+            ("all gates passed (behaviour: the repository's own tests; no hidden suite configured)",),
+        )
     return Decision("success", ("all gates passed",))
+
+
+def _rewritten_reasons(behaviour: BehaviourResult) -> list[str]:
+    """One reason per suite with repository tests the change rewrote whose base version fails on head."""
+    reasons = []
+    for suite in behaviour.suites:
+        if not suite.rewritten:
+            continue
+        n = len(suite.rewritten)
+        named = ", ".join(f"{t.id} ({t.edit})" for t in suite.rewritten[:5]) + (" …" if n > 5 else "")
+        reasons.append(
+            f"behaviour: the change rewrote {n} repository test{'s' if n != 1 else ''} whose base version "
+            f"fails on head: {named}"
+        )
+    return reasons
+
+
+def _only_repository(behaviour: BehaviourResult) -> bool:
+    """Whether the repository's own tests are the only suite that measured the change."""
+    measured = [s.kind for s in behaviour.suites if s.kind in COUNTED_KINDS and s.status != "skipped"]
+    return measured == ["repository"]
 
 
 # Worse first, as decide ranks them: a failure beats a request for a maintainer, which beats

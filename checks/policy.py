@@ -142,10 +142,26 @@ class Behaviour(_Model):
     # run of their own, labelled forgeable; above this share of a suite a passing behaviour asks a
     # maintainer (action_required).
     max_in_process_share: float = Field(default=0.05, ge=0, le=1)
+    # The base tree's own tests, run against head as a suite of their own (from base: the change's
+    # edits to them never run there): auto runs them when base has tests, required makes a base
+    # without tests an error (neutral), off never runs them.
+    repository_tests: Literal["auto", "off", "required"] = "auto"
+    # Whether a pass on the repository's own tests alone (no hidden or held-out suite configured) may
+    # give success; when it may not, a maintainer is asked (action_required). The agent could read
+    # those tests: a pass there is weaker evidence than a hidden one.
+    repository_tests_suffice: bool = True
+    # The tests the change adds: run in-process on head and base, shown, counted for nothing (run),
+    # or not run at all (off).
+    own_tests: Literal["run", "off"] = "run"
 
-    def min_pass_rate(self, kind: Literal["hidden", "held_out"]) -> float:
-        """Return the pass rate a suite of ``kind`` must reach."""
-        return self.min_held_out_pass_rate if kind == "held_out" else self.min_hidden_pass_rate
+    def min_pass_rate(self, kind: str) -> float:
+        """Return the pass rate a suite of ``kind`` must reach.
+
+        The repository's own tests must all pass but for base's own failures (left out of the counts);
+        the change's own tests decide nothing.
+        """
+        floors = {"hidden": self.min_hidden_pass_rate, "held_out": self.min_held_out_pass_rate, "own": 0.0}
+        return floors.get(kind, 1.0)
 
 
 class Strength(_Model):

@@ -18,7 +18,25 @@ Conclusion = Literal["success", "failure", "neutral", "action_required"]
 # skipped means policy turned it off or an earlier layer made it moot.
 LayerStatus = Literal["passed", "failed", "error", "skipped", "unavailable"]
 Severity = Literal["info", "warning", "error"]
-SuiteKind = Literal["hidden", "held_out"]
+# hidden, held_out: the server-side suites; repository: the base tree's own tests run against head
+# (not hidden from the agent: weaker evidence); own: the tests the change adds (its author's word,
+# shown and counted for nothing).
+SuiteKind = Literal["hidden", "held_out", "repository", "own"]
+SUITE_LABELS: dict[SuiteKind, str] = {
+    "hidden": "hidden",
+    "held_out": "held-out",
+    "repository": "repository tests (from base)",
+    "own": "the change's own tests (written by its author)",
+}
+# One word or two for a table's kind column and a failing test's line.
+SHORT_LABELS: dict[SuiteKind, str] = {
+    "hidden": "hidden",
+    "held_out": "held-out",
+    "repository": "repository",
+    "own": "own tests",
+}
+# Suites whose numbers decide behaviour; the change's own tests never do.
+COUNTED_KINDS: frozenset[SuiteKind] = frozenset({"hidden", "held_out", "repository"})
 Verdict = Literal["pass", "fail", "n/a", "unverified", "error"]
 
 
@@ -71,6 +89,8 @@ class TestFailure(_Model):
 
     id: str
     message: str = ""
+    # A repository test the change rewrote: where its edit is at head ("tests/test_x.py:12", "deleted").
+    edit: str = ""
 
 
 class SuiteResult(_Model):
@@ -97,6 +117,13 @@ class SuiteResult(_Model):
     base_reused: bool = False
     # Of its tests, how many were measured in-process (they cannot cross the isolation): forgeable.
     in_process_tier: int = 0
+    # Repository tests failing on base and on head: the base's own failures, left out of the counts.
+    failing_on_base: int = 0
+    # Tests failing on base and passing on head (for the change's own tests: they test the change).
+    fail_to_pass: int = 0
+    # Repository tests the change edited (or removed) whose base version fails on head: a maintainer
+    # decides whether the change meant to change that behaviour (action_required, never a silent pass).
+    rewritten: list[TestFailure] = Field(default_factory=list)
     # Hidden suites only; a held-out suite never carries ids or messages.
     failures: list[TestFailure] = Field(default_factory=list)
     flaky_ids: list[str] = Field(default_factory=list)
@@ -124,6 +151,8 @@ class StrengthResult(_Model):
     """
 
     status: Literal["measured", "skipped", "error"] = "skipped"
+    # The suite the figures are of: the hidden one, or the repository's own tests when there is none.
+    suite: SuiteKind = "hidden"
     changed_lines: int = 0
     hidden_covered: int | None = None
     uncovered: list[str] = Field(default_factory=list)  # "path:line", hidden suite only
@@ -140,6 +169,11 @@ class StrengthResult(_Model):
     # The mutants are still running: the report was delivered first (policy strength.report_first),
     # and its conclusion may still be lowered when they finish.
     pending: bool = False
+
+    @property
+    def measured_by(self) -> str:
+        """The words for the suite these figures are of: ``hidden suite`` or ``repository tests``."""
+        return "repository tests" if self.suite == "repository" else "hidden suite"
 
     @property
     def hidden_coverage(self) -> float | None:

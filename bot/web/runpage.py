@@ -27,7 +27,7 @@ from checks.render.numbers import (
     shape_numbers,
     shape_status,
 )
-from checks.report import Report, percent
+from checks.report import SHORT_LABELS, Report, percent
 
 # Every answer of the service carries these; /runs answers add PRIVATE.
 SECURITY_HEADERS = {
@@ -121,7 +121,7 @@ def _findings(report: Report, job: JobView, github_url: str) -> list[dict[str, A
 def _suites(report: Report) -> list[dict[str, Any]]:
     return [
         {
-            "name": s.name, "kind": "held-out" if s.kind == "held_out" else "hidden", "passed": s.passed,
+            "name": s.name, "kind": SHORT_LABELS[s.kind], "passed": s.passed,
             "total": s.total, "rate": percent(s.pass_rate), "errors": s.errors, "flaky": s.flaky,
             "timed_out": s.timed_out, "time": f"{s.wall_s:.1f}s" if s.wall_s is not None else "-",
         }

@@ -9,3 +9,7 @@ class SuiteError(Exception):
     The message names the suite file. It is shown for hidden suites only;
     for a held-out suite it goes to the server log and the report says less.
     """
+
+
+class NoTests(SuiteError):
+    """A suite folder holds no test a suite's pytest collects and no case (for a repository: none to run)."""

@@ -18,10 +18,11 @@ from pathlib import Path
 
 from checks.behaviour.baseruns import BaseRuns, keepable
 from checks.behaviour.changedlines import executable_changes
-from checks.behaviour.errors import SuiteError
+from checks.behaviour.errors import NoTests, SuiteError
 from checks.behaviour.graderuns import grade_runs
 from checks.behaviour.outcomes import parse_log
 from checks.behaviour.owners import module_names, suite_shadows, unservable_changes
+from checks.behaviour.owntests import run_own_tests
 from checks.behaviour.plan import (
     RunPlan,
     Staging,
@@ -33,14 +34,15 @@ from checks.behaviour.plan import (
     stage_suite,
     write_harness,
 )
+from checks.behaviour.repotests import has_tests, rewritten, stage_tests
 from checks.behaviour.result import SuiteOutcome, behaviour_result
 from checks.behaviour.strength import PendingMutants, measure_strength
-from checks.behaviour.suites import SUITE_NAMES, Suite, Suites, load_suite
+from checks.behaviour.suites import Suite, Suites, load_suite
 from checks.behaviour.tamper import restore_infra
 from checks.behaviour.tier import candidates, measure
 from checks.behaviour.views import run_view
 from checks.policy import Behaviour
-from checks.report import BehaviourResult, SuiteKind
+from checks.report import SUITE_LABELS, BehaviourResult, SuiteKind
 from checks.runner import LayerContext, Runner
 from sandbox.spec import RunResult
 from sandbox.trees import scratch
@@ -64,17 +66,24 @@ def run_behaviour(ctx: LayerContext, suites: Suites, base_runs: BaseRuns | None 
         return result.model_copy(update={"strength": pending.measure(result.strength)})
 
 
-def nothing_to_run(policy: Behaviour, suites: Suites) -> BehaviourResult | None:
+def nothing_to_run(
+    policy: Behaviour, suites: Suites, *, repository_tests: bool = False
+) -> BehaviourResult | None:
     """The layer's result when it has nothing to run (off, the suites unreadable, none); else None.
 
-    The one copy of these rules: the pipeline and ``run_behaviour`` both go through
-    ``start_behaviour``, which asks this first.
+    ``repository_tests``: base holds tests of its own (``repotests.has_tests``). The one copy of
+    these rules: the pipeline and ``run_behaviour`` both go through ``start_behaviour``, which asks
+    this first.
     """
     if not policy.enabled:
         return BehaviourResult(status="skipped", detail="disabled by policy")
     if suites.error is not None:
         return BehaviourResult(status="error", detail=suites.error)
-    if suites.hidden is None and suites.held_out is None:
+    if policy.repository_tests == "required" and not repository_tests:
+        detail = "behaviour.repository_tests is required, but the base tree holds no tests"
+        return BehaviourResult(status="error", detail=detail)
+    ours = repository_tests and policy.repository_tests != "off"
+    if suites.hidden is None and suites.held_out is None and not ours:
         return BehaviourResult(status="skipped", detail="no hidden or held-out suites in the test store")
     return None
 
@@ -91,16 +100,26 @@ def start_behaviour(
     when the sandbox itself fails.
     """
     policy = ctx.policy.behaviour
-    idle = nothing_to_run(policy, suites)
+    ws = ctx.workspace
+    repository = policy.repository_tests != "off" and has_tests(ws.base_dir)
+    idle = nothing_to_run(policy, suites, repository_tests=repository)
     if idle is not None:
         return idle, None
     kinds: list[tuple[SuiteKind, Path | None]] = [("hidden", suites.hidden), ("held_out", suites.held_out)]
     wanted = [(kind, path) for kind, path in kinds if path is not None]
     # The head copy is the PR's tree: removed without recursion, never raising over the result.
     work = keep.enter_context(scratch("patchgate-behaviour-"))
+    outcomes: dict[SuiteKind, SuiteOutcome] = {}
+    if repository:
+        # Base's tests, conftest and pytest settings (trusted): the change's edits to them never run here.
+        try:
+            wanted.append(("repository", stage_tests(ws.base_dir, work / "suite-repository").root))
+        except SuiteError as exc:
+            outcomes["repository"] = _config_error("repository", str(exc))
     head_tree, restored = restore_infra(ctx.workspace, work / "head")
     trees: dict[Tree, Path] = {"base": ctx.workspace.base_dir, "head": head_tree}
-    outcomes: dict[SuiteKind, SuiteOutcome] = {}
+    # The suite whose head runs trace the change's lines and whose mutants measure its strength.
+    strongest: SuiteKind = "hidden" if suites.hidden is not None else "repository"
     jobs: list[tuple[Suite, list[RunPlan]]] = []
     stagings: dict[SuiteKind, Staging] = {}
     # pytest's own collection of each isolated suite on base, in-process: what isolation may not see.
@@ -111,25 +130,34 @@ def start_behaviour(
         try:
             suite = load_suite(path, kind)
         except SuiteError as exc:
-            outcomes[kind] = _config_error(kind, str(exc))
+            if kind != "repository" or not isinstance(exc, NoTests):
+                outcomes[kind] = _config_error(kind, str(exc))
+            # else: base's test folders hold no test pytest would collect: there is no such suite
             continue
         staging = Staging(
             suite=suite,
             image=ctx.image,
             head_image=ctx.head_image,
             harness=harness,
-            staged=stage_suite(suite, work / f"suite-{kind}"),
+            # The repository's tests are staged already: a snapshot of base made for this run.
+            staged=path if kind == "repository" else stage_suite(suite, work / f"suite-{kind}"),
             work=work,
             policy=policy,
-            messages=kind == "hidden" and policy.show_hidden_failures == "ids+messages",
+            # The repository's tests are the agent's to read anyway: their messages are shown.
+            messages=kind == "repository"
+            or (kind == "hidden" and policy.show_hidden_failures == "ids+messages"),
             modules=tuple(module_names(*trees.values())),
-            lines=executable,
+            # Changed-line coverage is the subject's own report: measured for the suite of the strength.
+            lines=executable if kind == strongest else {},
         )
         stagings[kind] = staging
         plans = [plan for part in parts(suite) for plan in plan_runs(staging, part, trees)]
         jobs.append((suite, plans))
         if not suite.in_process and suite.pytest_files:
             collections[kind] = plan_collection(staging, trees["base"])
+    if not jobs and not outcomes:
+        detail = "no hidden or held-out suites, and no test of base's that pytest would collect"
+        return BehaviourResult(status="skipped", detail=detail), None
     stored = _StoredBase(base_runs, ctx.image, stagings)
     jobs = [(suite, [stored.lookup(suite, plan) for plan in plans]) for suite, plans in jobs]
     collections = {kind: stored.lookup(stagings[kind].suite, plan) for kind, plan in collections.items()}
@@ -159,16 +187,23 @@ def start_behaviour(
             outcome = _config_error(suite.kind, str(exc))
         if any(plan in stored.found for plan in plans):
             outcome = dataclasses.replace(outcome, base_reused=True)
+        if suite.kind == "repository" and outcome.grade is not None and outcome.grade.regressions:
+            edited = rewritten(outcome.grade.regressions, trees["base"], ws.head_dir)
+            outcome = dataclasses.replace(outcome, rewritten=edited)
         shadowed = suite_shadows(suite.names, stagings[suite.kind].modules)
         if shadowed is not None and outcome.grade is not None:
             outcome = dataclasses.replace(outcome, notes=(*outcome.notes, shadowed))
         outcomes[suite.kind] = outcome
-    ordered = [outcomes[kind] for kind, _ in wanted]
+    if policy.own_tests == "run":
+        own = run_own_tests(ctx, stagings.get("repository"), work, harness, trees,
+                            lambda runs: _run_all(ctx.runner, runs))  # fmt: skip
+        if own is not None:
+            outcomes["own"] = own
+    ordered = [outcomes[kind] for kind in ("hidden", "held_out", "repository", "own") if kind in outcomes]
     result = behaviour_result(ordered, policy, restored)
     result.untested = unservable_changes(ctx.workspace.changed)
-    hidden = stagings.get("hidden")
     strength, pending = measure_strength(
-        ctx, hidden, outcomes.get("hidden"), outcomes.get("held_out"), executable, head_tree,
+        ctx, stagings.get(strongest), outcomes.get(strongest), executable, head_tree,
         mutate=result.status == "passed",
     )  # fmt: skip
     return result.model_copy(update={"strength": strength}), pending
@@ -176,7 +211,7 @@ def start_behaviour(
 
 def _config_error(kind: SuiteKind, message: str) -> SuiteOutcome:
     # The specifics always reach the server log; the report shows them for hidden suites only.
-    log.error("%s suite: %s", SUITE_NAMES[kind], message)
+    log.error("%s suite: %s", SUITE_LABELS[kind], message)
     return SuiteOutcome(kind, error=f"gate configuration problem: {message}")
 
 

@@ -10,12 +10,19 @@ problems are described in fixed words and the specifics go to the server log.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from checks.behaviour.grade import SuiteGrade
-from checks.behaviour.suites import SUITE_NAMES
 from checks.policy import Behaviour
-from checks.report import BehaviourResult, LayerStatus, SuiteKind, SuiteResult, TestFailure
+from checks.report import (
+    COUNTED_KINDS,
+    SUITE_LABELS,
+    BehaviourResult,
+    LayerStatus,
+    SuiteKind,
+    SuiteResult,
+    TestFailure,
+)
 from checks.testinfra.guarded import InfraChange
 
 # Beyond this many ids per list the report says how many more there were.
@@ -56,6 +63,8 @@ class SuiteOutcome:
     uncollectable: frozenset[str] = frozenset()
     # Tests measured in-process (the isolation cannot carry them): the code under test could forge them.
     in_process_tier: frozenset[str] = frozenset()
+    # Repository tests that fail on head and that the change edited or removed: where the edit is.
+    rewritten: Mapping[str, str] = field(default_factory=dict)
 
 
 FORGEABLE = "in-process: the code under test can forge this"
@@ -69,7 +78,7 @@ def _capped(ids: Sequence[str]) -> tuple[list[str], int]:
 def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
     """Return the report's entry for one suite, showing only what its kind allows."""
     kind = outcome.kind
-    name = SUITE_NAMES[kind]
+    name = SUITE_LABELS[kind]
     private = kind == "held_out"
     if outcome.grade is None:
         detail = HELD_OUT_ERROR if private else outcome.error
@@ -92,8 +101,21 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
             f"{n} test{'s' if n != 1 else ''} skipped on base (skipped or xfailed there and on head): "
             "not counted"
         )
-    reached = grade.total > 0 and grade.pass_rate >= policy.min_pass_rate(kind)
-    status: LayerStatus = "passed" if reached else "failed"
+    if grade.failing_on_base:
+        n = len(grade.failing_on_base)
+        notes.append(f"{n} test{'s' if n != 1 else ''} failing on base too: the base's own, not counted")
+    # A repository test the change rewrote that fails on head asks a maintainer instead (decide.py).
+    rewritten = [(i, o) for i, o in grade.failures if i in outcome.rewritten]
+    failing = len(grade.failures) - len(rewritten)
+    status: LayerStatus
+    if kind == "repository":
+        status = "passed" if failing == 0 else "failed"
+        if grade.total == 0:
+            status = "skipped"
+            notes.append("every test fails or is skipped on base: nothing to measure")
+    else:
+        reached = grade.total > 0 and grade.pass_rate >= policy.min_pass_rate(kind)
+        status = "passed" if reached else "failed"
     result = SuiteResult(
         name=name,
         kind=kind,
@@ -113,6 +135,8 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         isolation="in-process" if outcome.in_process else "subject",
         base_reused=outcome.base_reused,
         in_process_tier=len(outcome.in_process_tier),
+        failing_on_base=len(grade.failing_on_base),
+        fail_to_pass=grade.fail_to_pass,
     )
     if outcome.in_process:
         notes.insert(0, FORGEABLE)
@@ -124,9 +148,18 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         )
     if outcome.base_reused:
         notes.append(BASE_REUSED)
-    if not private and policy.show_hidden_failures != "counts":
-        with_messages = policy.show_hidden_failures == "ids+messages"
-        failures = [TestFailure(id=i, message=o.message if with_messages else "") for i, o in grade.failures]
+    # The repository's tests and the change's own are the agent's to read: their ids and messages show.
+    public = kind in ("repository", "own")
+    if not private and (public or policy.show_hidden_failures != "counts"):
+        with_messages = public or policy.show_hidden_failures == "ids+messages"
+        result.rewritten = [
+            TestFailure(id=i, message=o.message, edit=outcome.rewritten[i]) for i, o in rewritten[:MAX_LISTED]
+        ]
+        failures = [
+            TestFailure(id=i, message=o.message if with_messages else "")
+            for i, o in grade.failures
+            if i not in outcome.rewritten
+        ]
         result.failures = failures[:MAX_LISTED]
         result.flaky_ids, more_flaky = _capped(grade.flaky)
         result.flaky_on_base_ids, _ = _capped(grade.excused)
@@ -141,18 +174,27 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
 def behaviour_result(
     outcomes: Sequence[SuiteOutcome], policy: Behaviour, restored: Sequence[InfraChange] = ()
 ) -> BehaviourResult:
-    """Combine the suites: status, transitions across suites, the overfitting signal."""
+    """Combine the suites: status, transitions across suites, the overfitting signal.
+
+    The change's own tests are shown and counted for nothing: they never touch the status, the
+    transitions or the forgeable flag, whatever happened to them.
+    """
     suites = [suite_result(o, policy) for o in outcomes]
-    graded = [o.grade for o in outcomes if o.grade is not None]
-    regressions = sum(len(g.regressions) for g in graded)
+    counted = [(o, s) for o, s in zip(outcomes, suites, strict=True) if o.kind in COUNTED_KINDS]
+    graded = [(o, o.grade) for o, _ in counted if o.grade is not None]
+    # A rewritten repository test failing on head is the maintainer's call, not a regression.
+    regressions = sum(len([i for i in g.regressions if i not in o.rewritten]) for o, g in graded)
     details = [f"{s.name}: {s.detail}" for s in suites if s.detail]
     if restored:
         paths = ", ".join(c.path for c in restored[:5]) + (" …" if len(restored) > 5 else "")
         details.append(f"test infrastructure restored from base before the runs: {paths}")
+    measured = [s for _, s in counted if s.status != "skipped"]
     status: LayerStatus
-    if any(s.status == "error" for s in suites):
+    if any(s.status == "error" for s in measured):
         status = "error"
-    elif all(s.status == "passed" for s in suites) and regressions <= policy.max_regressions:
+    elif not measured:
+        status = "skipped"
+    elif all(s.status == "passed" for s in measured) and regressions <= policy.max_regressions:
         status = "passed"
     else:
         status = "failed"
@@ -160,11 +202,11 @@ def behaviour_result(
         status=status,
         suites=suites,
         regressions=regressions,
-        fail_to_pass=sum(g.fail_to_pass for g in graded),
-        fail_to_pass_total=sum(g.fail_to_pass_total for g in graded),
-        pass_to_pass=sum(g.pass_to_pass for g in graded),
+        fail_to_pass=sum(g.fail_to_pass for _, g in graded),
+        fail_to_pass_total=sum(g.fail_to_pass_total for _, g in graded),
+        pass_to_pass=sum(g.pass_to_pass for _, g in graded),
         overfitting=overfitting(suites, policy.overfitting_gap),
-        forgeable=any(s.isolation == "in-process" for s in suites),
+        forgeable=any(s.isolation == "in-process" for _, s in counted),
         detail=" · ".join(details),
     )
 

@@ -74,11 +74,10 @@ class PendingMutants:
         return result
 
 
-def measure_strength(  # noqa: PLR0917 - the layer's facts, passed once
+def measure_strength(
     ctx: LayerContext,
     hidden: Staging | None,
     hidden_outcome: SuiteOutcome | None,
-    held_out: SuiteOutcome | None,
     executable: Mapping[str, list[int]],
     head: Path,
     *,
@@ -86,7 +85,9 @@ def measure_strength(  # noqa: PLR0917 - the layer's facts, passed once
 ) -> tuple[StrengthResult, PendingMutants | None]:
     """Return the coverage figures of this change's suites, and its mutant runs still to do.
 
-    Mutants are left for later (``pending`` set on the result) only when ``mutate``.
+    ``hidden`` is the suite that measures: the hidden one, or the repository's own tests when no
+    hidden suite is configured (the result says which). Mutants are left for later (``pending``
+    set on the result) only when ``mutate``.
     """
     settings = ctx.policy.strength
     if not settings.enabled:
@@ -97,6 +98,8 @@ def measure_strength(  # noqa: PLR0917 - the layer's facts, passed once
             status="skipped", detail="the change has no executable lines outside tests"
         ), None
     result = StrengthResult(status="measured", changed_lines=changed)
+    if hidden_outcome is not None:
+        result.suite = hidden_outcome.kind
     if hidden_outcome is not None and hidden_outcome.covered is not None:
         ran = hidden_outcome.covered
         uncovered = [f"{p}:{n}" for p in sorted(executable) for n in executable[p] if n not in ran.get(p, ())]
@@ -118,14 +121,15 @@ def floors(result: StrengthResult, settings: Strength) -> list[str]:
             reasons.append("changed-line coverage could not be measured")
         else:
             reasons.append(
-                f"hidden suite runs {result.hidden_covered}/{result.changed_lines} changed lines "
+                f"{result.measured_by} runs {result.hidden_covered}/{result.changed_lines} changed lines "
                 f"({percent(coverage)}), needs {percent(floor)}"
             )
     score, floor = result.mutation_score, settings.min_mutation_score
     if floor is not None and score is not None and score < floor:
         ran = result.mutants - result.not_run
         reasons.append(
-            f"hidden suite kills {result.killed}/{ran} mutants ({percent(score)}), needs {percent(floor)}"
+            f"{result.measured_by} kills {result.killed}/{ran} mutants ({percent(score)}), "
+            f"needs {percent(floor)}"
         )
     return reasons
 

@@ -26,14 +26,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checks.behaviour.cases import CaseSpec, is_case_file, load_case_file
 from checks.behaviour.collection import Modules, static_tests
-from checks.behaviour.errors import SuiteError
+from checks.behaviour.errors import NoTests, SuiteError
 from checks.behaviour.pytestconfig import PytestOptions, read_options
-from checks.report import SuiteKind
+from checks.report import SUITE_LABELS, SuiteKind
 
 SUITE_CONFIG = "patchgate-suite.yml"
 HIDDEN_DIR = "hidden"
 HELD_OUT_DIR = "held-out"
-SUITE_NAMES: dict[SuiteKind, str] = {"hidden": "hidden", "held_out": "held-out"}
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -87,7 +86,7 @@ class Suite:
 
     @property
     def name(self) -> str:
-        return SUITE_NAMES[self.kind]
+        return SUITE_LABELS[self.kind]
 
     @property
     def case_ids(self) -> tuple[str, ...]:
@@ -97,7 +96,7 @@ class Suite:
 def load_suite(root: Path, kind: SuiteKind) -> Suite:
     """Read a suite directory; raise SuiteError (naming the file) when it cannot run as written."""
     if not root.is_dir():
-        raise SuiteError(f"{SUITE_NAMES[kind]} suite {root} is not a directory")
+        raise SuiteError(f"{SUITE_LABELS[kind]} suite {root} is not a directory")
     options = read_options(root)
     trees: dict[str, ast.Module] = {}
     cases: list[CaseSpec] = []
@@ -111,8 +110,8 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
     pytest_files = [rel for rel in trees if options.collects_file(rel)]
     functions = [test for rel in pytest_files for test in static_tests(modules, rel, options)]
     if not functions and not cases:
-        raise SuiteError(
-            f"{SUITE_NAMES[kind]} suite has no tests: expected {' / '.join(options.python_files)} files "
+        raise NoTests(
+            f"{SUITE_LABELS[kind]} suite has no tests: expected {' / '.join(options.python_files)} files "
             "with test functions or unittest.TestCase classes, or *cases.yml files"
         )
     _check_module_names(root, pytest_files)
@@ -139,7 +138,7 @@ def _isolation(root: Path, kind: SuiteKind) -> str:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         return SuiteConfig.model_validate(data).isolation
     except (OSError, UnicodeDecodeError, yaml.YAMLError, ValidationError) as exc:
-        raise SuiteError(f"{SUITE_NAMES[kind]} suite: {SUITE_CONFIG} is not valid: {exc}") from None
+        raise SuiteError(f"{SUITE_LABELS[kind]} suite: {SUITE_CONFIG} is not valid: {exc}") from None
 
 
 def _files(root: Path) -> list[str]:

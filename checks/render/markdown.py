@@ -22,7 +22,7 @@ from checks.render.numbers import (
     shape_status,
     strength_numbers,
 )
-from checks.report import Report, Reuse, ShapeResult, percent
+from checks.report import SHORT_LABELS, Report, Reuse, ShapeResult, percent
 
 MAX_SUMMARY_BYTES = 65_535
 MAX_TITLE_CHARS = 255
@@ -185,7 +185,7 @@ def _behaviour_sections(report: Report) -> list[str]:
     rows = [
         [
             escape(s.name),
-            "held-out" if s.kind == "held_out" else "hidden",
+            SHORT_LABELS[s.kind],
             f"{s.passed}/{s.total}",
             percent(s.pass_rate),
             str(s.errors),
@@ -210,15 +210,25 @@ def _behaviour_sections(report: Report) -> list[str]:
         "those passing on head · pass→pass: passing on both · flaky: failed once and passed once "
         "on head, counted as failed</sub>",
     ]
+    kinds = {s.kind for s in behaviour.suites}
+    if "repository" in kinds:
+        body += ["", REPOSITORY_EVIDENCE]
+    if "own" in kinds:
+        body += ["", OWN_EVIDENCE]
     if behaviour.detail:
         body += ["", escape(behaviour.detail, 1000)]
     sections = [_details("Behaviour suites", body)]
     for s in behaviour.suites:
         # Held-out suites never carry ids; guard here too so nothing can leak through rendering.
-        if s.kind == "held_out" or not (s.failures or s.flaky_ids or s.timed_out_ids):
+        if s.kind == "held_out" or not (s.failures or s.flaky_ids or s.timed_out_ids or s.rewritten):
             continue
         flaky = set(s.flaky_ids)
         lines = [
+            f"- {code(f.id)} — the change rewrote this test ({code(f.edit)}); its base version fails on head"
+            + (f": {escape(f.message)}" if f.message else "")
+            for f in s.rewritten
+        ]
+        lines += [
             f"- {code(f.id)}"
             + (f" — {escape(f.message)}" if f.message else "")
             + (" (flaky: one head run passed, counted as failed)" if f.id in flaky else "")
@@ -228,9 +238,24 @@ def _behaviour_sections(report: Report) -> list[str]:
         lines += [f"- {code(i)} (timed out)" for i in s.timed_out_ids]
         if len(lines) > MAX_ROWS:
             lines = [*lines[:MAX_ROWS], f"\n… and {len(lines) - MAX_ROWS} more (see the JSON report)"]
-        which = "the hidden suite" if s.name == "hidden" else f"hidden suite {s.name}"
-        sections.append(_details(f"Failing tests of {which} ({len(s.failures)})", lines))
+        which = {"hidden": "the hidden suite", "repository": "the repository tests (from base)",
+                 "own": "the change's own tests"}.get(s.kind, s.name)  # fmt: skip
+        sections.append(_details(f"Failing tests of {which} ({len(s.failures) + len(s.rewritten)})", lines))
     return sections
+
+
+# What a suite that is not hidden can and cannot prove, said wherever its numbers are.
+REPOSITORY_EVIDENCE = (
+    "<sub>repository tests (from base): the base tree's own tests, conftest and pytest settings, run "
+    "against the change, which cannot edit them here; but its author could read them, so a pass is "
+    "weaker evidence than a hidden suite's. The mutation score under suite strength shows how much "
+    "they prove for this change.</sub>"
+)
+OWN_EVIDENCE = (
+    "<sub>the change's own tests: the tests it adds, run in one process with its code (it could forge "
+    "them): shown, counted for nothing; fail→pass counts those failing on base, which tell the change "
+    "apart.</sub>"
+)
 
 
 # The mutants run the change's own code, which can recognise a mutated copy of itself.
@@ -248,7 +273,7 @@ def _strength_sections(report: Report) -> list[str]:
     body = [escape(strength_numbers(strength), 1000)]
     if strength.uncovered:
         missed = ", ".join(code(u) for u in strength.uncovered[:MAX_ROWS])
-        body += ["", f"Changed lines the hidden suite never runs: {missed}"]
+        body += ["", f"Changed lines the {strength.measured_by} never runs: {missed}"]
     if strength.survivors:
         rows = [
             [

@@ -99,7 +99,8 @@ def strength_numbers(strength: StrengthResult) -> str:
     if coverage is not None:
         fraction = f"{strength.hidden_covered}/{strength.changed_lines}"
         parts.append(
-            f"hidden suite runs {fraction} changed lines ({percent(coverage)}, the code under test's report)"
+            f"{strength.measured_by} runs {fraction} changed lines "
+            f"({percent(coverage)}, the code under test's report)"
         )
     else:
         parts.append(f"changed-line coverage unavailable ({strength.changed_lines} changed lines)")
@@ -107,7 +108,8 @@ def strength_numbers(strength: StrengthResult) -> str:
     if score is not None:
         ran = strength.mutants - strength.not_run
         parts.append(
-            f"hidden suite kills {strength.killed}/{ran} mutants of the changed lines ({percent(score)})"
+            f"{strength.measured_by} kills {strength.killed}/{ran} mutants of the changed lines "
+            f"({percent(score)})"
         )
     if strength.not_run:
         parts.append(f"{strength.not_run} mutants not run (time budget)")

@@ -17,7 +17,7 @@ from checks.render.numbers import (
     shape_numbers,
     strength_numbers,
 )
-from checks.report import Report
+from checks.report import SHORT_LABELS, Report
 
 MAX_FINDINGS = 50
 
@@ -60,9 +60,14 @@ def render_text(report: Report, *, width: int = 110, color: bool = False) -> str
     for s in report.behaviour.suites:
         if s.kind == "held_out":
             continue
+        label = SHORT_LABELS[s.kind]
         for failure in s.failures:
             message = f" — {escape(failure.message)}" if failure.message else ""
-            console.print(f"  hidden ✗ {escape(failure.id)}{message}")
+            console.print(f"  {label} ✗ {escape(failure.id)}{message}")
+        for failure in s.rewritten:
+            console.print(
+                f"  {label} ✗ {escape(failure.id)} — the change rewrote it ({escape(failure.edit)})"
+            )
     if report.behaviour.strength.status == "measured":
         console.print(f"  strength: {escape(strength_numbers(report.behaviour.strength))}")
     for c in report.quality.criteria:
