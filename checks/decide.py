@@ -153,10 +153,7 @@ def decide(
     if infra:
         return Decision("neutral", tuple(infra))
     if only_repository:
-        return Decision(
-            "success",
-            ("all gates passed (behaviour: the repository's own tests; no hidden suite configured)",),
-        )
+        return Decision("success", (f"all gates passed ({ONLY_REPOSITORY})",))
     return Decision("success", ("all gates passed",))
 
 

@@ -89,8 +89,8 @@ def head_environment(
 
 def _failed(head: Path, wanted: tuple[Requirement, ...], exc: InstallFailed) -> Finding:
     """The finding on the requirement pip names (else the first new one), with pip's error."""
-    said = str(exc).lower().replace("_", "-")
-    named = next((r for r in wanted if name_of(r.text) in said), wanted[0])
+    failing = exc.requirement
+    named = next((r for r in wanted if failing is not None and r.text == failing.text), wanted[0])
     line = line_of(head, named)
     return Finding(tool=TOOL, rule=INSTALL_FAILED, path=named.origin, start_line=line, end_line=line,
                    severity="error", message=f"{INSTALL_FAILED}: {exc}"[:MESSAGE_CHARS])  # fmt: skip

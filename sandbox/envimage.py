@@ -178,17 +178,25 @@ def commit_image(client: docker.DockerClient, container: Any, base: str, tag: st
     container.commit(repository=repository, tag=version, conf=keep)
 
 
-def install_failure(output: str, requirements: Sequence[Requirement], files: Sequence[str] = ()) -> str:
-    """Name the requirement pip could not install, and the file that asked for it."""
-    tail = "\n".join(output.strip().splitlines()[-15:])
+def failing_requirement(output: str, requirements: Sequence[Requirement]) -> Requirement | None:
+    """The requirement pip's output names as the one it could not install (None: it names none of them)."""
     for pattern in _FAILURES:
         if match := pattern.search(output):
             failing = match[1].strip().rstrip(".")
-            origin = next((r.origin for r in requirements if _same(r.text, failing)), "the dependency files")
-            return (
-                f"requirement {failing!r} (from {origin}) could not be installed in the "
-                f"environment image\n{tail}"
-            )
+            found = next((r for r in requirements if _same(r.text, failing)), None)
+            return found or Requirement(failing, "the dependency files")
+    return None
+
+
+def install_failure(output: str, requirements: Sequence[Requirement], files: Sequence[str] = ()) -> str:
+    """Name the requirement pip could not install, and the file that asked for it."""
+    tail = "\n".join(output.strip().splitlines()[-15:])
+    failing = failing_requirement(output, requirements)
+    if failing is not None:
+        return (
+            f"requirement {failing.text!r} (from {failing.origin}) could not be installed in the "
+            f"environment image\n{tail}"
+        )
     where = f" ({', '.join(files)})" if files else ""
     return f"installing the dependencies{where} failed\n{tail}"
 

@@ -56,7 +56,7 @@ from sandbox.buildlock import build_lock
 from sandbox.depfiles import Requirement, is_direct, read_dependencies
 from sandbox.egress import index_only
 from sandbox.engine import docker_client
-from sandbox.envimage import ENV_REPOSITORY, commit_image, install_failure, without_tools
+from sandbox.envimage import ENV_REPOSITORY, commit_image, failing_requirement, install_failure, without_tools
 from sandbox.errors import ImageBuildError
 from sandbox.images import Log, image_exists, image_id, no_log
 from sandbox.pipconf import PipSettings, pip_conf_text, pip_settings
@@ -82,9 +82,11 @@ class InstallFailed(Exception):
     Not a SandboxError: nothing of the gate broke.
     """
 
-    def __init__(self, message: str, output: str) -> None:
+    def __init__(self, message: str, output: str, requirement: Requirement | None = None) -> None:
         super().__init__(message)
         self.output = output
+        # The requirement pip named as the one it could not install, when it named one.
+        self.requirement = requirement
 
 
 def head_requirements(head_tree: Path) -> tuple[Requirement, ...]:
@@ -202,7 +204,7 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
                     raise InstallFailed(
                         f"installing the change's dependencies took more than {limits.timeout_s:g} s", output
                     )
-                raise InstallFailed(install_failure(output, keep), output)
+                raise InstallFailed(install_failure(output, keep), output, failing_requirement(output, keep))
             commit_image(client, container, base, tag)
         except DockerException as exc:
             raise ImageBuildError(f"building {tag} failed in the engine: {exc}") from exc

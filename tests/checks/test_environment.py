@@ -8,6 +8,7 @@ import pytest
 
 from checks.environment import INSTALL_FAILED, head_environment
 from checks.policy import DependencyPolicy
+from sandbox.depfiles import Requirement
 from sandbox.errors import ImageBuildError
 from sandbox.headimage import InstallFailed
 from tests.checks.shape.conftest import make_ws
@@ -89,9 +90,8 @@ def test_an_allow_list_holding_every_new_project_lets_the_build_run(tmp_path: Pa
 
 
 def test_an_install_that_fails_is_the_changes_finding_on_the_requirement_pip_named(tmp_path: Path) -> None:
-    error = InstallFailed(
-        "requirement 'No_Such==9' (from requirements.txt) could not be installed", "pip said"
-    )
+    said = "requirement 'No_Such==9' (from requirements.txt) could not be installed: fine==1 installed"
+    error = InstallFailed(said, "pip said", Requirement("No_Such==9", "requirements.txt"))
     ws = make_ws(tmp_path, BASE, {"requirements.txt": "attrs==23.1\nrequests>=2\nfine==1\nNo_Such==9\n"})
     env = head_environment(ws, DependencyPolicy(), "base-env", build=Builds(error))
     assert env.image == ""
