@@ -57,9 +57,10 @@ def _behaviour_failure_reasons(behaviour: BehaviourResult, policy: Policy) -> li
         if suite.kind == "repository":
             if suite.status == "failed":
                 failing = suite.failed + suite.errors - len(suite.rewritten)
+                tests = "1 test" if failing == 1 else f"{failing} tests"
+                fail = "fails" if failing == 1 else "fail"
                 reasons.append(
-                    f"behaviour: {suite_numbers(suite)}: {failing} test{'s' if failing != 1 else ''} "
-                    "the change did not touch fail on head"
+                    f"behaviour: {suite_numbers(suite)}: {tests} the change did not touch {fail} on head"
                 )
             continue
         floor = policy.behaviour.min_pass_rate(suite.kind)

@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "demo": (
         "bot.cli.commands.demo",
-        "gate the bundled example agent PRs (examples/duration) locally and print their reports",
+        "gate the bundled examples' agent PRs (examples/duration, dayone) locally and print the reports",
     ),
     "schema": (
         "bot.cli.commands.schema",

@@ -1,11 +1,11 @@
 """The demo's example: a base tree and agent PRs on disk, made into a real git repository.
 
-An example directory (``bot/cli/examples/duration``, package data; ``examples/duration``
+An example directory (``bot/cli/examples/<name>``, package data; ``examples/<name>``
 in a checkout links to it) holds::
 
     repo/                      the base tree (branch ``main``)
-    suites/hidden/             the hidden suite (server-side in real use)
-    suites/held-out/           the held-out suite
+    suites/hidden/             the hidden suite (server-side in real use; optional)
+    suites/held-out/           the held-out suite (optional)
     prs/<n>-<slug>/pr.yml      title, body, author, branch, expected conclusion
     prs/<n>-<slug>/files/      files the PR adds or changes (an overlay on main)
     prs/<n>-<slug>/delete.txt  paths the PR deletes, one a line (optional)
@@ -35,6 +35,9 @@ MAINTAINER = "example-maintainer"
 _BASE_DATE = "2024-01-01T12:00:00+00:00"
 _PR_DATE = "2024-01-02T12:00:00+00:00"
 _PR_DIR = re.compile(r"^(\d+)-[a-z0-9-]+$")
+_CLOSES = re.compile(r"\bcloses #(\d+)", re.IGNORECASE)
+# The examples `patchgate demo` gates, in order: a hidden and a held-out suite; day one, none.
+BUNDLED_EXAMPLES = ("duration", "dayone")
 
 
 def bundled_example(name: str = "duration") -> Path:
@@ -68,6 +71,12 @@ class ExamplePR:
     body: str
     author: str
     expected: Conclusion
+
+    @property
+    def closes(self) -> int | None:
+        """The issue the PR says it closes (``closes #N`` in its title or body), if it names one."""
+        found = _CLOSES.search(f"{self.title}\n{self.body}")
+        return int(found[1]) if found else None
 
 
 def example_suites(src: Path) -> Suites:

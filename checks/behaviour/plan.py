@@ -214,8 +214,9 @@ def plan_one(
     private = write_private(
         staging.work / f"private-{secrets.token_hex(8)}", staging.suite, part, nonce=nonce,
         messages=messages, modules=list(staging.modules), policy=policy,
-        # Changed-line coverage is the subject's own report: measured for a hidden suite only.
-        lines=dict(staging.lines) if tree == "head" and staging.suite.kind == "hidden" else {},
+        # Changed-line coverage is the subject's own report: measured for the suite of the strength
+        # figures only (the layer gives the others no lines: never a held-out one).
+        lines=dict(staging.lines) if tree == "head" and staging.suite.kind != "held_out" else {},
     )  # fmt: skip
     # One hash seed for both sides: a test comparing str hashes or set orders sees the subject's agree.
     seed = {"PYTHONHASHSEED": str(secrets.randbelow(2**32))}

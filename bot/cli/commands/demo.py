@@ -1,4 +1,4 @@
-"""`patchgate demo`: gate the bundled example agent PRs and print the three reports."""
+"""`patchgate demo`: gate the bundled examples' agent PRs and print their reports."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--example", type=Path, help="the example directory (default: the bundled examples/duration)"
+        "--example",
+        type=Path,
+        help="one example directory (default: the bundled examples/duration and dayone)",
     )
     parser.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     parser.add_argument("--keep", type=Path, help="build the example repository here and keep it")
@@ -28,60 +31,81 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from bot.cli.commands.run import EXIT_CODES
+    from bot.cli.demo_repo import BUNDLED_EXAMPLES, bundled_example
+    from bot.settings import load_settings
+    from sandbox.errors import SandboxError
+
+    examples = [args.example] if args.example is not None else [bundled_example(n) for n in BUNDLED_EXAMPLES]
+    for example in examples:
+        if not (example / "repo").is_dir():
+            print(f"patchgate demo: {example} is not an example directory", file=sys.stderr)
+            return 2
+    judge = load_settings().judge()
+    results: list[tuple[str, str, str]] = []
+    for example in examples:
+        try:
+            gated = _gate_example(example, args, judge)
+        except _DemoError as exc:
+            print(f"patchgate demo: {exc}", file=sys.stderr)
+            return 2
+        except SandboxError as exc:
+            print(f"patchgate demo: sandbox: {exc}", file=sys.stderr)
+            return 3
+        results += gated
+    print("\n=== summary ===")
+    ok = True
+    for branch, expected, got in results:
+        mark = "✓" if got == expected else "✗"
+        ok &= got == expected
+        print(f"{mark} {branch:32} expected {expected:16} got {got}")
+    print(f"runs recorded in {args.database}")
+    if not ok:
+        print("patchgate demo: a conclusion differs from the example's expectation", file=sys.stderr)
+    return 0 if ok else EXIT_CODES["failure"]
+
+
+class _DemoError(Exception):
+    """The example directory is malformed."""
+
+
+def _gate_example(example: Path, args: argparse.Namespace, judge: Any) -> list[tuple[str, str, str]]:
+    """Gate one example's PRs, print their reports (and a ranking where they compete for one issue)."""
     from bot.cli.commands.rank import render_ranking
-    from bot.cli.commands.run import EXIT_CODES, progress_printer, render
-    from bot.cli.demo_repo import ExampleError, build_example, bundled_example, example_suites
+    from bot.cli.commands.run import progress_printer, render
+    from bot.cli.demo_repo import ExampleError, build_example, example_suites
     from bot.cli.local import LocalRun, run_local
     from bot.cli.rank import rank_reports
     from bot.cli.stdout import to_stderr
-    from bot.settings import load_settings
     from bot.store.localruns import record_local_run
     from checks.pipeline import Given
     from checks.quality.inputs import Task
     from checks.report import Report
     from sandbox.docker import DockerSandbox
-    from sandbox.errors import SandboxError
 
-    if args.example is None:
-        args.example = bundled_example()
-    if not (args.example / "repo").is_dir():
-        print(f"patchgate demo: {args.example} is not an example directory", file=sys.stderr)
-        return 2
-    judge = load_settings().judge()
+    print(f"\n##### example {example.name} #####", flush=True)
     with tempfile.TemporaryDirectory(prefix="patchgate-demo-") as tmp:
-        repo = args.keep if args.keep is not None else Path(tmp) / "repo"
+        repo = args.keep / example.name if args.keep is not None else Path(tmp) / "repo"
         try:
-            prs = build_example(args.example, repo)
+            prs = build_example(example, repo)
         except ExampleError as exc:
-            print(f"patchgate demo: {exc}", file=sys.stderr)
-            return 2
-        suites = example_suites(args.example)
+            raise _DemoError(str(exc)) from exc
+        suites = example_suites(example)
         runner = DockerSandbox()
-        results = []
+        results: list[tuple[str, str, str]] = []
         reports: dict[str, Report] = {}
         for pr in prs:
             print(f"\n=== {pr.branch}: {pr.title} (by {pr.author}) ===", flush=True)
             run = LocalRun(repo, "main", pr.branch, Given(suites, Task(pr.title, pr.body), judge))
-            try:
-                with to_stderr():  # the reports are the demo's stdout, not library banners
-                    report = run_local(run, runner, on_progress=progress_printer(args.progress))
-            except SandboxError as exc:
-                print(f"patchgate demo: sandbox: {exc}", file=sys.stderr)
-                return 3
+            with to_stderr():  # the reports are the demo's stdout, not library banners
+                report = run_local(run, runner, on_progress=progress_printer(args.progress))
             sys.stdout.write(render(report, args.format))
-            record_local_run(args.database, f"example/{args.example.name}", pr.branch, report)
-            results.append((pr, report.conclusion))
+            record_local_run(args.database, f"example/{example.name}", pr.branch, report)
+            results.append((pr.branch, pr.expected, report.conclusion))
             reports[pr.branch] = report
-        # The three PRs compete for one issue: best of k, by execution.
-        print(f"\n=== best of {len(reports)} ===")
-        sys.stdout.write(render_ranking(rank_reports(repo, reports, "#1"), args.format))
-    print("\n=== summary ===")
-    ok = True
-    for pr, got in results:
-        mark = "✓" if got == pr.expected else "✗"
-        ok &= got == pr.expected
-        print(f"{mark} {pr.branch:32} expected {pr.expected:16} got {got}")
-    print(f"runs recorded in {args.database}")
-    if not ok:
-        print("patchgate demo: a conclusion differs from the example's expectation", file=sys.stderr)
-    return 0 if ok else EXIT_CODES["failure"]
+        issues = {pr.closes for pr in prs}
+        if len(prs) > 1 and len(issues) == 1 and None not in issues:
+            # The PRs compete for one issue: best of k, by execution.
+            print(f"\n=== best of {len(reports)} ===")
+            sys.stdout.write(render_ranking(rank_reports(repo, reports, f"#{prs[0].closes}"), args.format))
+    return results

@@ -110,7 +110,7 @@ def test_a_bug_a_base_test_the_change_did_not_touch_catches_is_a_failure(run: Ca
     assert repository.failures[0].message  # the repository's tests are the agent's to read: messages show
     assert report.behaviour.regressions == 1
     assert report.conclusion == "failure"
-    assert any("1 test the change did not touch fail on head" in r for r in report.reasons), report.reasons
+    assert any("1 test the change did not touch fails on head" in r for r in report.reasons), report.reasons
 
 
 def test_rewriting_the_test_that_catches_the_bug_asks_a_maintainer_naming_it(

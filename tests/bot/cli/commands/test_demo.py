@@ -1,4 +1,4 @@
-"""`patchgate demo`, the README's main job: three agent PRs, three expected conclusions."""
+"""`patchgate demo`, the README's main job: each example's agent PRs, each its expected conclusion."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ import pytest
 
 
 @pytest.mark.docker
-def test_demo_gates_the_three_example_prs(tmp_path: Path) -> None:
+def test_demo_gates_every_example_pr(tmp_path: Path) -> None:
     db = tmp_path / "demo.db"
     done = subprocess.run(
         [sys.executable, "-m", "bot.cli", "demo", "--database", f"sqlite:///{db}", "--progress"],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1500,
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -35,13 +35,23 @@ def test_demo_gates_the_three_example_prs(tmp_path: Path) -> None:
     assert "✓ agent/parse-duration " in summary
     assert "✓ agent/parse-duration-regex" in summary
     assert "✓ agent/parse-duration-green" in summary
+    # Day one: no test store; the repository's own tests from base, and the change's own tests.
+    for branch in ("agent/kelvin", "agent/round-results", "agent/round-results-tests"):
+        assert f"✓ {branch} " in summary, summary
+    dayone = " ".join(done.stdout.split("##### example dayone #####")[1].split())  # the table wraps lines
+    assert "the change's own tests (written by its author) 3/3 (100%)" in dayone
+    assert "1 test the change did not touch fails on head" in dayone
+    assert "the change rewrote 1 repository test whose base version fails on head" in dayone
+    assert "best of" not in dayone  # its PRs close different issues: nothing to rank
     assert "hidden 21/21 (100%)" in done.stdout
     assert "expected ValueError to be raised, got datetime.timedelta(0)" in done.stdout
     # Progress, per PR, on stderr only: the reports are stdout.
     finished = [line for line in done.stderr.splitlines() if line.startswith("patchgate: finished: ")]
-    assert [line.split()[2] for line in finished] == ["success", "failure", "failure"], done.stderr[-2000:]
+    assert [line.split()[2] for line in finished] == [
+        "success", "failure", "failure", "success", "failure", "action_required",
+    ], done.stderr[-2000:]  # fmt: skip
     assert "patchgate: shape " in done.stderr
     assert "patchgate: " not in done.stdout.replace("patchgate demo", "")
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT conclusion FROM runs ORDER BY id").fetchall()
-    assert [r[0] for r in rows] == ["success", "failure", "failure"]
+    assert [r[0] for r in rows] == ["success", "failure", "failure", "success", "failure", "action_required"]
