@@ -16,6 +16,7 @@ from checks.report import (
     StrengthResult,
     SuiteKind,
     SuiteResult,
+    TestFailure,
     ToolRun,
 )
 from sandbox.trees import TreeBoundExceeded
@@ -321,3 +322,79 @@ def test_the_mutants_may_lower_a_conclusion_never_raise_it(
     assert settled.conclusion == stands
     # The reasons go with the conclusion that stands.
     assert settled.reasons == (("later",) if stands == later else ("first",))
+
+
+def repository(status: str = "passed", *, failed: int = 0, rewritten: int = 0) -> SuiteResult:
+    edited = [
+        TestFailure(id=f"tests/t.py::test_{n}", message="assert", edit=f"tests/t.py:{n}")
+        for n in range(rewritten)
+    ]
+    return SuiteResult(name="repository tests (from base)", kind="repository", status=status,  # type: ignore[arg-type]
+                       passed=10 - failed - rewritten, failed=failed + rewritten, total=10, rewritten=edited)  # fmt: skip
+
+
+OWN_FAILING = SuiteResult(
+    name="own", kind="own", status="failed", passed=0, failed=3, total=3, isolation="in-process"
+)
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "policy", "conclusion", "said"),
+    [
+        # The repository's tests alone: a success that says what it rests on.
+        (
+            BehaviourResult(status="passed", suites=[repository()]),
+            Policy(),
+            "success",
+            "no hidden suite configured",
+        ),
+        (
+            BehaviourResult(status="passed", suites=[repository()]),
+            load_policy("behaviour: {repository_tests_suffice: false}"),
+            "action_required",
+            "only the repository's own tests ran",
+        ),
+        # Beside a hidden suite the pass rests on that suite: nothing more to say.
+        (
+            BehaviourResult(status="passed", suites=[suite(), repository()]),
+            Policy(),
+            "success",
+            "all gates passed",
+        ),
+        # A test the change rewrote whose base version fails on head: a maintainer decides, naming it.
+        (
+            BehaviourResult(status="passed", suites=[repository(rewritten=2)]),
+            Policy(),
+            "action_required",
+            "rewrote 2 repository tests whose base version fails on head: tests/t.py::test_0 (tests/t.py:0), tests/t.py::test_1 (tests/t.py:1)",
+        ),
+        # One it did not touch: a regression.
+        (
+            BehaviourResult(status="failed", suites=[repository("failed", failed=1)], regressions=1),
+            Policy(),
+            "failure",
+            "1 test the change did not touch fails on head",
+        ),
+        (
+            BehaviourResult(
+                status="failed", suites=[repository("failed", failed=2, rewritten=1)], regressions=2
+            ),
+            Policy(),
+            "failure",
+            "2 tests the change did not touch fail on head",
+        ),
+        # The change's own tests, failing or not, decide nothing (the layer never counts them either).
+        (
+            BehaviourResult(status="passed", suites=[suite(), OWN_FAILING]),
+            Policy(),
+            "success",
+            "all gates passed",
+        ),
+    ],
+)
+def test_the_repository_s_own_tests_in_the_decision(
+    behaviour: BehaviourResult, policy: Policy, conclusion: Conclusion, said: str
+) -> None:
+    decision = decide(SHAPE_OK, behaviour, QualityResult(status="skipped"), policy)
+    assert decision.conclusion == conclusion, decision.reasons
+    assert any(said in r for r in decision.reasons), decision.reasons

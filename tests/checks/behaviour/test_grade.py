@@ -173,3 +173,27 @@ def test_fewer_skipped_subtests_than_base_is_a_pass() -> None:
     base = {"backends": TestOutcome("passed", skipped_subtests=3)}
     head = {"backends": TestOutcome("passed", skipped_subtests=1)}
     assert subtests_as_base(base, head) == head
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "counted", "failing_on_base", "fail_to_pass"),
+    [
+        # base fails, head fails: base's own failure, left out of the repository's counts
+        (TestOutcome("failed"), TestOutcome("failed"), (0, 0), 1, 0),
+        (TestOutcome("error"), TestOutcome("missing"), (0, 0), 1, 0),
+        # base fails, head passes: a fix, counted as passed and fail->pass
+        (TestOutcome("failed"), TestOutcome("passed"), (1, 1), 0, 1),
+        # base passes, head fails: a regression, whatever the flag
+        (TestOutcome("passed"), TestOutcome("failed"), (0, 1), 0, 0),
+    ],
+)
+def test_a_repository_suite_leaves_base_s_own_failures_out(
+    base: TestOutcome, head: TestOutcome, counted: tuple[int, int], failing_on_base: int, fail_to_pass: int
+) -> None:
+    grade = grade_suite({"t": base}, [{"t": head}, {"t": head}], excuse_base_failures=True)
+    assert (grade.passed, grade.total) == counted
+    assert len(grade.failing_on_base) == failing_on_base
+    assert grade.fail_to_pass == fail_to_pass
+    # A hidden suite (no flag): a test failing on base is the task, and counts.
+    hidden = grade_suite({"t": base}, [{"t": head}, {"t": head}])
+    assert hidden.total == 1 and hidden.failing_on_base == ()

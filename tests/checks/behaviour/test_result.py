@@ -146,3 +146,54 @@ def test_overfitting_is_hidden_ahead_of_held_out(
     ]
     assert overfitting(suites, gap) is overfit
     assert overfitting(suites[:1], gap) is False
+
+
+REWRITTEN = SuiteOutcome(
+    "repository",
+    SuiteGrade(passed=5, failed=2, failures=(("t.py::test_edited", FAIL), ("t.py::test_kept", FAIL)),
+               regressions=("t.py::test_edited", "t.py::test_kept"), failing_on_base=("t.py::test_old",)),
+    rewritten={"t.py::test_edited": "t.py:12"},
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status", "regressions", "rewritten"),
+    [
+        # One failing test the change rewrote, one it did not: a regression, failed.
+        (REWRITTEN, "failed", 1, ["t.py::test_edited"]),
+        # Only the rewritten one fails: the suite passes, and a maintainer is asked (decide).
+        (SuiteOutcome("repository", SuiteGrade(passed=6, failed=1, failures=(("t.py::test_edited", FAIL),),
+                                               regressions=("t.py::test_edited",)),
+                      rewritten={"t.py::test_edited": "deleted"}), "passed", 0, ["t.py::test_edited"]),
+        # Every test fails on base: nothing measured, never a pass.
+        (SuiteOutcome("repository", SuiteGrade(failing_on_base=("a", "b"))), "skipped", 0, []),
+    ],
+)  # fmt: skip
+def test_a_repository_suite_keeps_rewritten_tests_apart(
+    outcome: SuiteOutcome, status: str, regressions: int, rewritten: list[str]
+) -> None:
+    result = behaviour_result([outcome], Behaviour())
+    (suite,) = result.suites
+    assert (suite.name, suite.status, result.regressions) == (
+        "repository tests (from base)",
+        status,
+        regressions,
+    )
+    assert [t.id for t in suite.rewritten] == rewritten
+    assert all(t.message for t in suite.rewritten)  # the repository's tests are public: messages show
+    assert not {t.id for t in suite.failures} & set(rewritten)
+    if outcome.grade is not None and outcome.grade.failing_on_base:
+        assert "failing on base too" in suite.detail
+
+
+def test_the_change_s_own_tests_never_touch_the_status() -> None:
+    failing_own = SuiteOutcome("own", grade(0, 3, regressions=("t.py::a",)), in_process=True)
+    broken_own = SuiteOutcome("own", error="the change's tests could not be read: t.py: line 1")
+    for own in (failing_own, broken_own):
+        result = behaviour_result([HIDDEN_PASSING, own], Behaviour())
+        assert result.status == "passed", own
+        assert (result.regressions, result.forgeable) == (0, False)
+        assert result.suites[1].name == "the change's own tests (written by its author)"
+
+
+HIDDEN_PASSING = SuiteOutcome("hidden", grade(4, 0))

@@ -201,3 +201,29 @@ def test_a_page_of_its_own_opens_with_the_headline_once() -> None:
     assert first.startswith("### ❌ failure — ") and "held-out 9/10 (90%)" in first
     assert page.count("hidden 43/50 (86%), needs 100%") == 1
     assert rest.lstrip().startswith("| layer | result | numbers |")
+
+
+def test_the_repository_s_and_the_change_s_own_tests_say_what_they_prove() -> None:
+    edited = TestFailure(id="tests/t.py::test_mm", message="assert 0.0 == 0.001", edit="tests/t.py:10")
+    repository = SuiteResult(
+        name="repository tests (from base)", kind="repository", status="passed", passed=6, failed=1, total=7,
+        rewritten=[edited],
+    )  # fmt: skip
+    own = SuiteResult(
+        name="the change's own tests (written by its author)", kind="own", passed=2, failed=1, total=3,
+        isolation="in-process", failures=[TestFailure(id="tests/new.py::test_x", message="x | y")],
+    )  # fmt: skip
+    behaviour = BehaviourResult(status="passed", suites=[repository, own])
+    _, text = render_markdown(Report(conclusion="action_required", behaviour=behaviour))
+    assert "| repository tests (from base) | repository | 6/7 |" in text
+    assert "| the change's own tests (written by its author) | own tests | 2/3 |" in text
+    # What each can and cannot prove, said where their numbers are.
+    assert "weaker evidence than a hidden suite's" in text
+    assert "counted for nothing" in text
+    rewrote = (
+        "the change rewrote this test (`tests/t.py:10`); its base version fails on head: assert 0.0 == 0.001"
+    )
+    assert f"- `tests/t.py::test_mm` — {rewrote}" in text
+    assert "Failing tests of the repository tests (from base) (1)" in text
+    assert "Failing tests of the change's own tests (1)" in text
+    assert "- `tests/new.py::test_x` — x \\| y" in text
