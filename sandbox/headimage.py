@@ -94,9 +94,16 @@ def head_requirements(head_tree: Path) -> tuple[Requirement, ...]:
     return tuple(r for r in read_dependencies(head_tree).requirements if not is_direct(r.text))
 
 
-def head_image_tag(base_image: str, requirements: tuple[Requirement, ...], *, wheels_only: bool) -> str:
-    """Return the tag for ``requirements`` installed over ``base_image`` (by its content id)."""
-    digest = hashlib.sha256(b"head\0" + image_id(base_image).encode() + b"\0" + str(wheels_only).encode())
+def head_image_tag(
+    base_image: str, requirements: tuple[Requirement, ...], *, index_url: str, wheels_only: bool
+) -> str:
+    """Return the tag for ``requirements`` from ``index_url`` over ``base_image`` (by its content id).
+
+    The index is part of it (without its credentials): the same requirement from another index
+    may be other code.
+    """
+    parts = [b"head", image_id(base_image).encode(), _shown(index_url).encode(), str(wheels_only).encode()]
+    digest = hashlib.sha256(b"\0".join(parts))
     for r in sorted(requirements, key=lambda r: r.text):
         digest.update(b"\0" + r.text.encode())
     return f"{ENV_REPOSITORY}:head-{digest.hexdigest()[:16]}"
@@ -123,7 +130,7 @@ def ensure_head_image(
     keep = tuple(kept)
     for r in dropped:
         say(f"not installing {r.text!r} (from {r.origin}): the gate runs its own pinned tool")
-    tag = head_image_tag(base_image, keep, wheels_only=wheels_only)
+    tag = head_image_tag(base_image, keep, index_url=settings.index_url, wheels_only=wheels_only)
     client = docker_client()
     try:
         with build_lock(tag.replace(":", "-"), say):

@@ -248,3 +248,16 @@ def test_a_requirement_pointing_at_a_url_is_refused_and_never_installed(
     assert report.conclusion == "failure"
     assert [f.rule for f in report.shape.findings if f.severity == "error"] == ["dependency-refused"]
     assert len(index.requests) == asked, "a refused requirement reached the index"
+
+
+def test_an_index_outage_while_installing_the_change_s_dependencies_is_neutral(
+    run: Callable[..., Report], behaviour_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with https_index(PackageIndex(), bridge_gateway(), tmp_path / "gone") as (running, ca):
+        url = running.url
+    # The index is gone: nothing the change did, and nothing it can be failed for.
+    monkeypatch.setenv("PIP_INDEX_URL", url)
+    monkeypatch.setenv("PATCHGATE_CA_BUNDLE", str(ca))
+    report = run(USES_DEPENDENCY)
+    assert report.conclusion == "neutral"
+    assert report.reasons[0].startswith("environment image for the change's dependencies: the package index did not answer")
