@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checks.policy import DependencyPolicy
-from checks.report import Finding
+from checks.report import Finding, ShapeResult
 from checks.workspace import Workspace
 from sandbox.depfiles import Requirement, line_of, name_of, read_dependencies
 from sandbox.headimage import InstallFailed, ensure_head_image, head_requirements
@@ -94,3 +94,10 @@ def _failed(head: Path, wanted: tuple[Requirement, ...], exc: InstallFailed) -> 
     line = line_of(head, named)
     return Finding(tool=TOOL, rule=INSTALL_FAILED, path=named.origin, start_line=line, end_line=line,
                    severity="error", message=f"{INSTALL_FAILED}: {exc}"[:MESSAGE_CHARS])  # fmt: skip
+
+
+def with_head_environment(shape: ShapeResult, head_env: HeadEnvironment) -> ShapeResult:
+    """``shape`` with the change's failed dependency install: its finding, and the layer failed."""
+    if head_env.failed is None:
+        return shape
+    return shape.model_copy(update={"status": "failed", "findings": [head_env.failed, *shape.findings]})

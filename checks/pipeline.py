@@ -27,7 +27,7 @@ from checks.behaviour.layer import start_behaviour
 from checks.behaviour.strength import PendingMutants
 from checks.behaviour.suites import Suites
 from checks.decide import decide, settle
-from checks.environment import HeadEnvironment, head_environment
+from checks.environment import HeadEnvironment, head_environment, with_head_environment
 from checks.policy import Policy
 from checks.quality.inputs import JudgeSettings, QualityInputs, Task
 from checks.refusal import tree_finding
@@ -339,13 +339,6 @@ def _timed(fn: Callable[[], _T]) -> tuple[_T, float]:
 
 def _shape(ctx: LayerContext, cache: ShapeCache | None) -> ShapeResult:
     return run_shape(ctx, cache=cache)
-
-
-def with_head_environment(shape: ShapeResult, head_env: HeadEnvironment) -> ShapeResult:
-    """``shape`` with the change's failed dependency install: its finding, and the layer failed."""
-    if head_env.failed is None:
-        return shape
-    return shape.model_copy(update={"status": "failed", "findings": [head_env.failed, *shape.findings]})
 
 
 def _behaviour(

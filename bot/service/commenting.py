@@ -14,7 +14,7 @@ import logging
 from bot.github.client import GitHubError, Installation, InstallationGone, Reaction
 from bot.store import Store
 from checks.render.comment import MARKER, CommentMode, render_comment, render_explain, wants_comment
-from checks.render.markdown import code
+from checks.render.gfm import code
 from checks.report import Report
 
 log = logging.getLogger(__name__)

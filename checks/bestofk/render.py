@@ -9,7 +9,7 @@ from rich.markup import escape as rich_escape
 from rich.table import Table
 
 from checks.bestofk.ranking import Placed, Ranking
-from checks.render.markdown import code, escape
+from checks.render.gfm import code, escape
 
 CONCLUSION_MARK = {"success": "✅", "failure": "❌", "neutral": "⚪", "action_required": "🟠"}
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from checks.render.markdown import escape, layer_table
+from checks.render.gfm import escape
+from checks.render.markdown import layer_table
 from checks.render.numbers import headline
 from checks.report import Conclusion, Report
 

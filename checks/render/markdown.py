@@ -6,9 +6,9 @@ GitHub limits a check run's `output.summary` to 65,535 bytes
 
 from __future__ import annotations
 
-import html
-import re
-
+from checks.render.gfm import MAX_ROWS, code, escape
+from checks.render.gfm import details as _details
+from checks.render.gfm import table as _table
 from checks.render.numbers import (
     CONCLUSION_ICON,
     QUALITY_LABEL,
@@ -26,8 +26,6 @@ from checks.report import SHORT_LABELS, Report, Reuse, ShapeResult, percent
 
 MAX_SUMMARY_BYTES = 65_535
 MAX_TITLE_CHARS = 255
-# Rows shown per table; the JSON report always has them all.
-MAX_ROWS = 200
 # Shown at the top of a report delivered before its mutants finished (policy strength.report_first).
 PENDING = (
     "> ⏳ **Suite strength: still measuring.** This conclusion was posted before the mutants of the "
@@ -35,56 +33,6 @@ PENDING = (
     "run is updated, and its conclusion may change to `action_required` if the hidden suite is then "
     "below a floor of `strength`; it never changes to a better one."
 )
-
-# Characters that change meaning anywhere in a line (emphasis, code, links, tables,
-# strikethrough); `<`, `>` and `&` become entities. Block syntax (#, -, +, 1.) only
-# matters at the start of a line, where `_LEADING` guards it.
-_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-_LEADING = re.compile(r"^(\d*)([#+=.)-])")
-
-
-def escape(text: str, limit: int = 300) -> str:
-    """Make untrusted text inert inside a markdown table cell or line."""
-    text = " ".join(text.split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    # A leading "1." or "#" would start a list or a heading: escape its punctuation.
-    return _LEADING.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
-
-
-def code(text: str, limit: int = 200, *, cell: bool = False) -> str:
-    """Show untrusted text as inline code whatever backticks it holds, exactly as it is.
-
-    Inside a code span markdown and HTML are not read (``<`` shows as ``<``: entities would
-    show literally), so nothing is escaped but a line break, which would end a table row or
-    a list item: it is shown as ``\\n``. Spaces are kept (a test id with two spaces must
-    paste back into pytest; GitHub shows code spans with ``white-space: break-spaces``). In a
-    table ``cell``, ``|`` is ``\\|``: GitHub splits cells before it reads code spans.
-    """
-    text = text.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n").replace("\t", " ")
-    text = text[:limit]
-    if cell:
-        text = text.replace("|", "\\|")
-    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
-    # A space each side keeps a leading or trailing backtick or space of the text itself
-    # (CommonMark strips exactly one space from each end when both ends have one).
-    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
-    return f"{fence}{pad}{text}{pad}{fence}" if text else ""
-
-
-def _details(summary: str, body: list[str]) -> str:
-    # <summary> is HTML, where markdown's backslash escapes would show: escape it as HTML.
-    label = html.escape(" ".join(summary.split()), quote=False)
-    return "\n".join([f"<details><summary>{label}</summary>", "", *body, "", "</details>"])
-
-
-def _table(header: list[str], rows: list[list[str]], total: int, max_rows: int = MAX_ROWS) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[:max_rows]]
-    if total > max_rows:
-        lines.append(f"\n… and {total - max_rows} more (see the JSON report)")
-    return lines
 
 
 def layer_table(report: Report) -> str:

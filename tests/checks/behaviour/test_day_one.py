@@ -260,4 +260,6 @@ def test_an_index_outage_while_installing_the_change_s_dependencies_is_neutral(
     monkeypatch.setenv("PATCHGATE_CA_BUNDLE", str(ca))
     report = run(USES_DEPENDENCY)
     assert report.conclusion == "neutral"
-    assert report.reasons[0].startswith("environment image for the change's dependencies: the package index did not answer")
+    assert report.reasons[0].startswith(
+        "environment image for the change's dependencies: the package index did not answer"
+    )

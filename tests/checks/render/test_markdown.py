@@ -5,7 +5,8 @@ import re
 import pytest
 
 from checks.render.annotations import render_annotations
-from checks.render.markdown import MAX_SUMMARY_BYTES, code, escape, render_document, render_markdown
+from checks.render.gfm import code, escape
+from checks.render.markdown import MAX_SUMMARY_BYTES, render_document, render_markdown
 from checks.render.sarif import render_sarif
 from checks.report import BehaviourResult, Finding, Report, ShapeResult, SuiteResult, TestFailure, ToolRun
 
