@@ -13,7 +13,8 @@ import hashlib
 import re
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
@@ -21,6 +22,8 @@ from typing import Any
 import docker
 from docker.errors import APIError, DockerException, NotFound
 from docker.types import Mount
+from requests.exceptions import ConnectionError as RequestsConnectionError
+from requests.exceptions import ReadTimeout
 
 from sandbox.buildlock import build_lock
 from sandbox.depfiles import Dependencies, Requirement, read_dependencies
@@ -152,21 +155,51 @@ def _build(
             mem_limit=BUILD_MEMORY,
             pids_limit=4096,
         )
-        try:
-            container.start()
-            status = container.wait(timeout=INSTALL_TIMEOUT_S).get("StatusCode")
-            output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
-            for line in output.splitlines():
-                say(line)
-            if status != 0:
-                raise ImageBuildError(install_failure(output, deps.requirements, deps.files))
+        with build_container(container, tag):
+            ended = run_to_end(container, INSTALL_TIMEOUT_S, say)
+            if ended.timed_out:
+                raise ImageBuildError(f"installing the dependencies took more than {INSTALL_TIMEOUT_S} s")
+            if ended.status != 0:
+                raise ImageBuildError(install_failure(ended.output, deps.requirements, deps.files))
             commit_image(client, container, base, tag)
-        except DockerException as exc:
-            raise ImageBuildError(f"building {tag} failed in the engine: {exc}") from exc
-        finally:
-            with contextlib.suppress(NotFound, APIError):
-                container.remove(force=True)
     say(f"built {tag}")
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a build container ended: its exit status (None: killed at its deadline) and its output."""
+
+    status: int | None
+    output: str
+    timed_out: bool = False
+
+
+def run_to_end(container: Any, timeout_s: float, say: Log) -> Ended:
+    """Start a created build container, wait for it (killing it at ``timeout_s``), and read its output."""
+    container.start()
+    try:
+        status: int | None = container.wait(timeout=timeout_s).get("StatusCode")
+        timed_out = False
+    except (ReadTimeout, RequestsConnectionError):
+        status, timed_out = None, True
+        with contextlib.suppress(NotFound, APIError):
+            container.kill()
+    output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+    for line in output.splitlines():
+        say(line)
+    return Ended(status, output, timed_out)
+
+
+@contextlib.contextmanager
+def build_container(container: Any, tag: str) -> Iterator[None]:
+    """Remove the build container whatever happens; an engine failure inside is an ImageBuildError."""
+    try:
+        yield
+    except DockerException as exc:
+        raise ImageBuildError(f"building {tag} failed in the engine: {exc}") from exc
+    finally:
+        with contextlib.suppress(NotFound, APIError):
+            container.remove(force=True)
 
 
 def commit_image(client: docker.DockerClient, container: Any, base: str, tag: str) -> None:

@@ -34,7 +34,6 @@ could print an outage's words).
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import shutil
 import ssl
@@ -47,16 +46,21 @@ from tempfile import TemporaryDirectory
 from urllib.parse import urlsplit, urlunsplit
 
 import docker
-from docker.errors import APIError, DockerException, NotFound
 from docker.types import Mount
-from requests.exceptions import ConnectionError as RequestsConnectionError
-from requests.exceptions import ReadTimeout
 
 from sandbox.buildlock import build_lock
 from sandbox.depfiles import Requirement, is_direct, read_dependencies
 from sandbox.egress import index_only
 from sandbox.engine import docker_client
-from sandbox.envimage import ENV_REPOSITORY, commit_image, failing_requirement, install_failure, without_tools
+from sandbox.envimage import (
+    ENV_REPOSITORY,
+    build_container,
+    commit_image,
+    failing_requirement,
+    install_failure,
+    run_to_end,
+    without_tools,
+)
 from sandbox.errors import ImageBuildError
 from sandbox.images import Log, image_exists, image_id, no_log
 from sandbox.pipconf import PipSettings, pip_conf_text, pip_settings
@@ -172,11 +176,12 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
         for name in ("requirements.txt", "ca.crt", "pip.conf"):
             (build / name).chmod(0o644)
         how = "wheels only: the index URL carries credentials" if wheels_only else "wheels and sdists"
-        say(f"installing the change's {len(keep)} requirements into {tag} ({how})")
+        name = f"patchgate-headbuild-{uuid.uuid4().hex[:12]}"
+        say(f"installing the change's {len(keep)} requirements into {tag} ({how}) in {name}")
         container = client.containers.create(
             base,
             command=["sh", "-c", _install_command(egress.relay, egress.proxy_url, wheels_only=wheels_only)],
-            name=f"patchgate-headbuild-{uuid.uuid4().hex[:12]}",
+            name=name,
             user="0:0",
             labels={LABEL: tag},
             network_mode="none",
@@ -189,35 +194,20 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
             nano_cpus=int(limits.cpus * 1e9),
             environment={},
         )
-        try:
-            container.start()
-            timed_out = False
-            try:
-                status = container.wait(timeout=limits.timeout_s).get("StatusCode")
-            except (ReadTimeout, RequestsConnectionError):
-                timed_out, status = True, None
-                with contextlib.suppress(NotFound, APIError):
-                    container.kill()
-            output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
-            for line in output.splitlines():
-                say(line)
-            if timed_out or status != 0:
+        with build_container(container, tag):
+            ended = run_to_end(container, limits.timeout_s, say)
+            if ended.status != 0:
                 if not index_answers(settings):
                     raise ImageBuildError(
                         f"the package index did not answer while installing the change's dependencies "
                         f"({_shown(settings.index_url)})"
                     )
-                if timed_out:
-                    raise InstallFailed(
-                        f"installing the change's dependencies took more than {limits.timeout_s:g} s", output
-                    )
+                output = ended.output
+                if ended.timed_out:
+                    took = f"installing the change's dependencies took more than {limits.timeout_s:g} s"
+                    raise InstallFailed(took, output)
                 raise InstallFailed(install_failure(output, keep), output, failing_requirement(output, keep))
             commit_image(client, container, base, tag)
-        except DockerException as exc:
-            raise ImageBuildError(f"building {tag} failed in the engine: {exc}") from exc
-        finally:
-            with contextlib.suppress(NotFound, APIError):
-                container.remove(force=True)
     say(f"built {tag}")
 
 

@@ -8,6 +8,7 @@ else the host offers.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,13 @@ import pytest
 from sandbox.docker import DockerSandbox
 from sandbox.engine import docker_client
 from sandbox.errors import ImageBuildError
-from sandbox.headimage import InstallFailed, ensure_head_image, has_credentials, head_requirements
+from sandbox.headimage import (
+    BuildLimits,
+    InstallFailed,
+    ensure_head_image,
+    has_credentials,
+    head_requirements,
+)
 from sandbox.spec import Limits, RunSpec
 from tests.fakes.package_index import Neighbour, PackageIndex, bridge_gateway, https_index, neighbour_on
 
@@ -73,6 +80,7 @@ def public_index(
         port = int(running[0].url.rsplit(":", 1)[1].split("/")[0])
         setup = HOSTILE_SETUP.replace("{gateway}", gateway).replace("{port}", str(neighbour.port))
         served.add_sdist("pgprobe", "1.0", setup.replace("{index_port}", str(port)))
+        served.add_sdist("pgsleeper", "1.0", "import time\ntime.sleep(600)\n")
         yield running
 
 
@@ -184,3 +192,22 @@ def test_requirements_that_name_a_url_or_a_path_are_never_installed(tmp_path: Pa
         "pghead==1.0\nevil @ https://example.com/evil.whl\ngit+https://example.com/x.git\n./local\n",
     )
     assert [r.text for r in head_requirements(head)] == ["pghead==1.0"]
+
+
+def test_a_build_past_its_time_is_the_changes_failure_and_leaves_no_container(
+    public_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = public_index
+    head = _tree(tmp_path / "head", "pgsleeper==1.0\n")
+    said: list[str] = []
+    limits = BuildLimits(timeout_s=8)
+    with pytest.raises(InstallFailed, match="took more than 8 s"):
+        ensure_head_image(base_image, head, index_url=index.url, ca_bundle=ca, limits=limits, log=said.append)
+    # The build and its proxy, by the names the build gave them (other builds may share the engine).
+    names = re.findall(r"patchgate-(?:headbuild|egress)-[0-9a-f]{12}", "\n".join(said))
+    assert len(set(names)) == 2, said
+    client = docker_client()
+    try:
+        assert [c.name for c in client.containers.list(all=True) if c.name in names] == []
+    finally:
+        client.close()
