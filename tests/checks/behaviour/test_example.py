@@ -64,11 +64,13 @@ def test_the_correct_pr_passes(example: Path, behaviour_sandbox: DockerSandbox, 
     ws = workspace(example, "agent/parse-duration")
     result = behaviour(ws, behaviour_sandbox, behaviour_image)
     assert result.status == "passed"
-    assert numbers(result) == [("hidden", 21, 21), ("held-out", 14, 14)]
+    # Base's own tests too (from base): three of its test_parse tests fail on base (a stub), pass on head.
+    repository = ("repository tests (from base)", 6, 6)
+    assert numbers(result) == [("hidden", 21, 21), ("held-out", 14, 14), repository]
     assert (result.fail_to_pass, result.fail_to_pass_total, result.pass_to_pass, result.regressions) == (
-        33,
-        33,
-        2,
+        36,
+        36,
+        5,
         0,
     )
     assert visible_tests_pass(ws, behaviour_sandbox, behaviour_image)
@@ -81,7 +83,8 @@ def test_the_plausible_pr_passes_its_own_tests_and_fails_the_hidden_ones(
     assert visible_tests_pass(ws, behaviour_sandbox, behaviour_image)
     result = behaviour(ws, behaviour_sandbox, behaviour_image)
     assert result.status == "failed"
-    assert numbers(result) == [("hidden", 9, 21), ("held-out", 7, 14)]
+    repository = ("repository tests (from base)", 6, 6)
+    assert numbers(result) == [("hidden", 9, 21), ("held-out", 7, 14), repository]
     failures = {f.id: f.message for f in result.suites[0].failures}
     assert (
         failures["parse_duration.cases.yml::garbage"]
@@ -102,6 +105,10 @@ def test_the_tampering_pr_changes_no_behaviour_number(
     result = behaviour(tampered, behaviour_sandbox, behaviour_image)
     honest = behaviour(untampered, behaviour_sandbox, behaviour_image)
     assert result.status == honest.status == "failed"
-    assert numbers(result) == numbers(honest) == [("hidden", 11, 21), ("held-out", 6, 14)]
+    # The suites that count are the same; the tampering PR's own test file is a row of its own (counted for
+    # nothing).
+    counted = [("hidden", 11, 21), ("held-out", 6, 14), ("repository tests (from base)", 4, 4)]
+    assert numbers(result)[:3] == numbers(honest) == counted
+    assert numbers(result)[3:] == [("the change's own tests (written by its author)", 1, 1)]
     assert [f.id for f in result.suites[0].failures] == [f.id for f in honest.suites[0].failures]
     assert "test infrastructure restored from base before the runs: conftest.py" in result.detail
