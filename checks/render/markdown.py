@@ -186,8 +186,9 @@ def _behaviour_sections(report: Report) -> list[str]:
         lines += [f"- {code(i)} (timed out)" for i in s.timed_out_ids]
         if len(lines) > MAX_ROWS:
             lines = [*lines[:MAX_ROWS], f"\n… and {len(lines) - MAX_ROWS} more (see the JSON report)"]
-        which = {"hidden": "the hidden suite", "repository": "the repository tests (from base)",
-                 "own": "the change's own tests"}.get(s.kind, s.name)  # fmt: skip
+        which = {"repository": "the repository tests (from base)", "own": "the change's own tests"}.get(
+            s.kind, "the hidden suite" if s.name == "hidden" else f"hidden suite {s.name}"
+        )
         sections.append(_details(f"Failing tests of {which} ({len(s.failures) + len(s.rewritten)})", lines))
     return sections
 
