@@ -21,6 +21,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.pyparse import parse_python
+
 TEST_EXTRAS = frozenset({"test", "tests", "testing", "dev", "develop", "development"})
 MAX_FILE_BYTES = 1024 * 1024
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -190,7 +192,7 @@ def _setup_cfg(path: Path) -> tuple[list[str], str | None]:
 
 def _setup_py(path: Path) -> tuple[list[str], str | None]:
     try:
-        tree = ast.parse(path.read_text(errors="replace"))
+        tree = parse_python(path.read_text(errors="replace"))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         # Null bytes, or nesting past the parser's stack (a long `- - - ... 1` is a MemoryError).
         return [], None

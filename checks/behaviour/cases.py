@@ -24,7 +24,6 @@ compares the sandbox's plain-JSON result with it.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -37,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.grade import MISSING, TestOutcome
 from checks.behaviour.values import ValueFormatError, approx_equal, decode, equal, show
+from sandbox.pyparse import parse_python
 
 CASE_FILE_SUFFIXES = ("cases.yml", "cases.yaml")
 DEFAULT_CASE_TIMEOUT_S = 10.0
@@ -72,7 +72,7 @@ class CaseModel(_Model):
         if self.module is not None and not _DOTTED.match(self.module):
             raise ValueError(f"module {self.module!r} is not a dotted module name")
         try:
-            ast.parse(self.call, mode="eval")
+            parse_python(self.call, mode="eval")
         except SyntaxError as exc:
             raise ValueError(f"call is not a Python expression: {exc.msg}") from None
         return self

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from checks.testinfra.files import is_test_path
 from checks.workspace import Workspace
+from sandbox.pyparse import parse_python
 
 # A file larger than this is not parsed for coverage (the AST of a hostile file can be huge).
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
@@ -22,7 +23,7 @@ MAX_SOURCE_BYTES = 2 * 1024 * 1024
 def statement_lines(source: str) -> frozenset[int]:
     """Return the lines a statement starts on, docstrings excluded; empty when the source does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
     docstrings: set[int] = set()

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from checks.behaviour.errors import SuiteError
+from sandbox.pyparse import parse_python
 
 # patchgate's defaults (also pytest's, but for python_files' *_test.py twin of test_*.py).
 PYTHON_FILES = ("test_*.py", "*_test.py")
@@ -155,7 +156,7 @@ def _collect_ignore(root: Path) -> tuple[str, ...]:
     if not path.is_file():
         return ()
     try:
-        tree = ast.parse(path.read_bytes())
+        tree = parse_python(path.read_bytes())
     except (SyntaxError, ValueError):
         return ()  # the suite's reader reports it
     found: list[str] = []

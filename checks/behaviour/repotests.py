@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 
 from checks.behaviour.errors import SuiteError
 from checks.testinfra.files import is_test_path
+from sandbox.pyparse import parse_python
 
 # The repository's pytest configuration files at its root (pytest looks for them in this order).
 CONFIG_FILES = ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
@@ -151,7 +152,7 @@ def _definitions(path: Path) -> dict[tuple[str, ...], tuple[int, str]] | None:
         if path.stat().st_size > MAX_SOURCE_BYTES:
             return None
         source = path.read_text(encoding="utf-8", errors="replace")
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     lines = source.splitlines(keepends=True)

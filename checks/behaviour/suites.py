@@ -29,6 +29,7 @@ from checks.behaviour.collection import Modules, static_tests
 from checks.behaviour.errors import NoTests, SuiteError
 from checks.behaviour.pytestconfig import PytestOptions, read_options
 from checks.report import SUITE_LABELS, SuiteKind
+from sandbox.pyparse import parse_python
 
 SUITE_CONFIG = "patchgate-suite.yml"
 HIDDEN_DIR = "hidden"
@@ -153,7 +154,7 @@ def _files(root: Path) -> list[str]:
 
 def _parse(path: Path, rel: str) -> ast.Module:
     try:
-        return ast.parse(path.read_bytes(), filename=rel)
+        return parse_python(path.read_bytes(), filename=rel)
     except SyntaxError as exc:
         raise SuiteError(f"{rel}: line {exc.lineno}: {exc.msg} (fix the suite file)") from None
     except ValueError as exc:  # null bytes

@@ -41,6 +41,7 @@ from checks.behaviour.plan import RunPlan, Staging, Tree, plan_in_process
 from checks.behaviour.pytestconfig import PytestOptions
 from checks.behaviour.suites import Suite
 from checks.behaviour.views import run_view
+from sandbox.pyparse import parse_python
 from sandbox.spec import RunResult
 
 RunAll = Callable[[Sequence[RunPlan]], Mapping[RunPlan, RunResult]]
@@ -128,7 +129,9 @@ def stage_tier(suite: Suite, dest: Path, keep: Collection[str]) -> Path:
         module, _, rest = test_id.partition("::")
         by_module.setdefault(module, set()).add(rest.split("[", 1)[0])
     sources = [p.relative_to(suite.root).as_posix() for p in sorted(suite.root.rglob("*.py"))]
-    trees = {rel: ast.parse((suite.root / rel).read_bytes()) for rel in sources if "__pycache__" not in rel}
+    trees = {
+        rel: parse_python((suite.root / rel).read_bytes()) for rel in sources if "__pycache__" not in rel
+    }
     modules = Modules(trees)
     for rel in suite.pytest_files:
         path = dest / rel

@@ -19,6 +19,7 @@ from pathlib import Path
 from checks.quality.prompt import FileView, neutralize, render_change, render_file
 from checks.testinfra.files import is_test_path
 from checks.workspace import ChangedFile, Workspace
+from sandbox.pyparse import parse_python
 
 # Files larger than this are listed as omitted without being read.
 MAX_FILE_BYTES = 1_000_000
@@ -95,7 +96,7 @@ def numbered_diff(old: Sequence[str], new: Sequence[str], context: int = CONTEXT
 def changed_definitions(source: str, lines: frozenset[int]) -> list[tuple[int, int]]:
     """Return (start, end) line spans of the innermost functions/classes that contain a changed line."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     spans: list[tuple[int, int]] = []

@@ -11,6 +11,8 @@ import ast
 import shlex
 import warnings
 
+from sandbox.pyparse import parse_python
+
 # Short pytest options that take a value: in `-kfoo` or `-k foo` a `p` is not the plugin option.
 _VALUED_SHORT = frozenset("kmcorWn")
 
@@ -53,7 +55,7 @@ def setup_py_plugins(data: bytes) -> list[str] | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(data)
+            tree = parse_python(data)
         return _entry_points(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

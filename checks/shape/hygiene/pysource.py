@@ -8,6 +8,8 @@ import tokenize
 import warnings
 from pathlib import Path
 
+from sandbox.pyparse import parse_python
+
 # Larger files are not parsed (hostile input can be huge); the gate says so in a notice.
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
 
@@ -35,7 +37,7 @@ def parse_module(data: bytes) -> ast.Module | None:
         with warnings.catch_warnings():
             # Invalid escape sequences in the PR's strings are not our warnings to raise.
             warnings.simplefilter("ignore")
-            return ast.parse(data)
+            return parse_python(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
