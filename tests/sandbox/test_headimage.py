@@ -60,6 +60,10 @@ def private_index(
     served = PackageIndex(user="builder", password=TOKEN)
     served.add("pghead", "1.0", "VALUE = 'from the index'\n")
     served.add_sdist("pgsdist", "1.0", "raise SystemExit('an sdist ran with the credentials present')\n")
+    # An sdist that shows what it can read where it is built: pip prints it, the finding shows pip.
+    served.add_sdist("pgleak", "1.0", (
+        "import sys\nsys.exit(open('/run/patchgate-build/pip.conf').read().splitlines()[1])\n"
+    ))
     with https_index(served, gateway, tmp_path_factory.mktemp("private-certs")) as running:
         yield running
 
@@ -184,3 +188,36 @@ def test_requirements_that_name_a_url_or_a_path_are_never_installed(tmp_path: Pa
         "pghead==1.0\nevil @ https://example.com/evil.whl\ngit+https://example.com/x.git\n./local\n",
     )
     assert [r.text for r in head_requirements(head)] == ["pghead==1.0"]
+
+
+def test_a_requirement_string_cannot_smuggle_pip_options_past_wheels_only(
+    private_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = private_index
+    head = tmp_path / "head"
+    head.mkdir()
+    # A TOML string holds a newline: written a line a requirement, the second line is a pip option
+    # of the build's requirements file, which would turn `--only-binary :all:` around.
+    (head / "pyproject.toml").write_text(
+        '[project]\nname = "x"\ndependencies = ["pgleak==1.0\\n--no-binary :all:"]\n'
+    )
+    with pytest.raises(InstallFailed) as failed:
+        ensure_head_image(base_image, head, index_url=index.url, ca_bundle=ca)
+    # What the PR's check run would show: pip's error, as the finding's message.
+    assert TOKEN not in str(failed.value)
+    assert TOKEN not in failed.value.output
+
+
+def test_a_token_given_as_the_index_urls_user_never_reaches_the_finding(
+    base_image: str, gateway: str, tmp_path: Path
+) -> None:
+    # Gemfury's form, https://TOKEN:@host/...: pip masks the empty password and prints the token.
+    served = PackageIndex(user=TOKEN, password="")
+    with https_index(served, gateway, tmp_path / "certs") as (running, ca):
+        assert f"//{TOKEN}:@" in running.url
+        head = _tree(tmp_path / "head", "no-such-project-pg==3.1\n")
+        with pytest.raises(InstallFailed) as failed:
+            ensure_head_image(base_image, head, index_url=running.url, ca_bundle=ca)
+    assert "no-such-project-pg" in str(failed.value)
+    assert TOKEN not in str(failed.value)
+    assert TOKEN not in failed.value.output
