@@ -54,8 +54,13 @@ class Dependencies:
 
 
 def is_direct(requirement: str) -> bool:
-    """Whether ``requirement`` names a URL, a VCS or a local path rather than a release on the index."""
-    return _DIRECT.search(requirement.strip()) is not None
+    """Whether ``requirement`` names a URL, a VCS or a local path rather than a release on the index.
+
+    A string of more than one line is no requirement either (a TOML or setup.py string may hold a
+    newline): written a line a requirement, its next line would be a pip option of the build's own.
+    """
+    text = requirement.strip()
+    return len(text.splitlines()) > 1 or _DIRECT.search(text) is not None
 
 
 def name_of(requirement: str) -> str:

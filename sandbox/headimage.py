@@ -44,7 +44,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import docker
 from docker.errors import APIError, DockerException, NotFound
@@ -64,6 +64,8 @@ from sandbox.pipconf import PipSettings, pip_conf_text, pip_settings
 BUILD_DIR = "/run/patchgate-build"
 LABEL = "patchgate.head-build"
 MiB = 1024 * 1024
+# A user or password shorter than this is no secret (and masking it would garble pip's words).
+MIN_SECRET_CHARS = 4
 
 
 @dataclass(frozen=True)
@@ -198,7 +200,9 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
                 timed_out, status = True, None
                 with contextlib.suppress(NotFound, APIError):
                     container.kill()
-            output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+            # pip masks a URL's password, not a token given as its user (``https://TOKEN:@host``).
+            output = scrubbed(container.logs(stdout=True, stderr=True).decode("utf-8", "replace"),
+                              settings.index_url)  # fmt: skip
             for line in output.splitlines():
                 say(line)
             if timed_out or status != 0:
@@ -240,6 +244,16 @@ def index_answers(settings: PipSettings, timeout_s: float = 10.0) -> bool:
         return exc.code < 500
     except (OSError, ValueError):
         return False
+
+
+def scrubbed(text: str, index_url: str) -> str:
+    """``text`` with the index URL's user and password (as written and decoded) masked."""
+    parts = urlsplit(index_url)
+    secrets = {parts.username or "", parts.password or ""}
+    for secret in sorted(secrets | {unquote(s) for s in secrets}, key=len, reverse=True):
+        if len(secret) >= MIN_SECRET_CHARS:
+            text = text.replace(secret, "****")
+    return text
 
 
 def _shown(index_url: str) -> str:

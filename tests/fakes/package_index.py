@@ -43,7 +43,7 @@ def make_sdist(name: str, version: str, setup_py: str) -> tuple[str, bytes]:
 def make_wheel(
     name: str, version: str, module_source: str, extra: dict[str, str] | None = None
 ) -> tuple[str, bytes]:
-    """Return (filename, bytes) of a pure-Python wheel with one module named ``name`` (and ``extra`` files)."""
+    """Return (filename, bytes) of a pure-Python wheel: one module named ``name``, and ``extra`` files."""
     dist = f"{name}-{version}.dist-info"
     files = {
         f"{name}/__init__.py": module_source.encode(),

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from sandbox.depfiles import read_dependencies
+from sandbox.depfiles import is_direct, read_dependencies
 
 
 def write(tree: Path, files: dict[str, str]) -> Path:
@@ -150,3 +151,15 @@ def test_a_file_nested_past_the_readers_depth_asks_for_nothing_and_raises_nothin
     # (neutral), a conclusion the change could provoke at will.
     (tmp_path / name).write_text(text)
     assert read_dependencies(tmp_path).requirements == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["pgleak==1.0\n--no-binary :all:", "x\r-r /run/patchgate-build/pip.conf", "x\u2028--pre"],
+)
+def test_a_requirement_string_of_more_than_one_line_is_refused(tmp_path: Path, text: str) -> None:
+    # Written a line a requirement into the build's requirements file, its next line is a pip option.
+    (tmp_path / "pyproject.toml").write_text(f"[project]\ndependencies = [{json.dumps(text)}]\n")
+    deps = read_dependencies(tmp_path)
+    assert is_direct(text)
+    assert [r.text for r in deps.direct] == [text]

@@ -260,7 +260,9 @@ def test_an_index_outage_while_installing_the_change_s_dependencies_is_neutral(
     monkeypatch.setenv("PATCHGATE_CA_BUNDLE", str(ca))
     report = run(USES_DEPENDENCY)
     assert report.conclusion == "neutral"
-    assert report.reasons[0].startswith("environment image for the change's dependencies: the package index did not answer")
+    assert report.reasons[0].startswith(
+        "environment image for the change's dependencies: the package index did not answer"
+    )
 
 
 # A dependency of the change's choosing is code of its choosing: a wheel's .pth file runs at the start of
@@ -286,11 +288,15 @@ def test_a_dependency_of_the_changes_choosing_never_runs_in_the_grader(
     run: Callable[..., Report], behaviour_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     served = PackageIndex()
-    served.add("pgforge", "1.0", "", extra={"pgforge_hook.py": FORGING_HOOK, "pgforge.pth": "import pgforge_hook\n"})
+    served.add(
+        "pgforge", "1.0", "", extra={"pgforge_hook.py": FORGING_HOOK, "pgforge.pth": "import pgforge_hook\n"}
+    )
     with https_index(served, bridge_gateway(), tmp_path / "certs") as (running, ca):
         monkeypatch.setenv("PIP_INDEX_URL", running.url)
         monkeypatch.setenv("PATCHGATE_CA_BUNDLE", str(ca))
         # The bug base's test_half catches, and a dependency whose install forges the grader.
-        report = run({"calc/__init__.py": CALC.replace("x // 2", "x // 3"), "requirements.txt": "pgforge==1.0\n"})
+        report = run(
+            {"calc/__init__.py": CALC.replace("x // 2", "x // 3"), "requirements.txt": "pgforge==1.0\n"}
+        )
     assert report.conclusion == "failure", report.reasons
     assert [f.id for f in suite(report, "repository").failures] == ["tests/test_calc.py::test_half"]
