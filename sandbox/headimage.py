@@ -48,7 +48,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import docker
 from docker.errors import APIError, DockerException, NotFound
-from docker.types import Mount
+from docker.types import LogConfig, Mount
 from requests.exceptions import ConnectionError as RequestsConnectionError
 from requests.exceptions import ReadTimeout
 
@@ -64,6 +64,7 @@ from sandbox.pipconf import PipSettings, pip_conf_text, pip_settings
 BUILD_DIR = "/run/patchgate-build"
 LABEL = "patchgate.head-build"
 MiB = 1024 * 1024
+BUILD_LOG = LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m", "max-file": "2"})
 # A user or password shorter than this is no secret (and masking it would garble pip's words).
 MIN_SECRET_CHARS = 4
 
@@ -190,6 +191,9 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
             pids_limit=limits.pids,
             nano_cpus=int(limits.cpus * 1e9),
             environment={},
+            # What a build step prints (an sdist's setup.py, on a public index) is the change's: the
+            # engine keeps its last few MiB only, and only those come back to the host.
+            log_config=BUILD_LOG,
         )
         try:
             container.start()

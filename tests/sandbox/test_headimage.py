@@ -79,6 +79,12 @@ def public_index(
         port = int(running[0].url.rsplit(":", 1)[1].split("/")[0])
         setup = HOSTILE_SETUP.replace("{gateway}", gateway).replace("{port}", str(neighbour.port))
         served.add_sdist("pgprobe", "1.0", setup.replace("{index_port}", str(port)))
+        # A build step that talks without end: 64 MiB on stdout, then a failure.
+        served.add_sdist(
+            "pgtalk",
+            "1.0",
+            "import os\nfor _ in range(1024):\n    os.write(1, b'x' * 65535 + b'\\n')\nraise SystemExit(1)\n",
+        )
         yield running
 
 
@@ -223,3 +229,14 @@ def test_a_token_given_as_the_index_urls_user_never_reaches_the_finding(
     assert "no-such-project-pg" in str(failed.value)
     assert TOKEN not in str(failed.value)
     assert TOKEN not in failed.value.output
+
+
+def test_what_a_build_step_prints_is_bounded_on_the_host(
+    public_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = public_index
+    head = _tree(tmp_path / "head", "pgtalk==1.0\n")
+    with pytest.raises(InstallFailed) as failed:
+        ensure_head_image(base_image, head, index_url=index.url, ca_bundle=ca)
+    # The engine's log of the build and the host's copy of it: neither grows with what the step prints.
+    assert len(failed.value.output) <= 4 * 1024 * 1024
