@@ -300,3 +300,13 @@ def test_a_dependency_of_the_changes_choosing_never_runs_in_the_grader(
         )
     assert report.conclusion == "failure", report.reasons
     assert [f.id for f in suite(report, "repository").failures] == ["tests/test_calc.py::test_half"]
+
+
+def test_the_changes_own_test_folder_cannot_make_a_regression_neutral(run: Callable[..., Report]) -> None:
+    report = run({
+        "calc/__init__.py": CALC.replace("x // 2", "x // 3"),
+        # Data in a test folder named like a case file, nested past the YAML reader's recursion.
+        "tests/data/deep_cases.yml": "cases: " + "[" * 5000 + "]" * 5000 + "\n",
+    })  # fmt: skip
+    assert report.behaviour.status == "failed", report.behaviour.detail
+    assert report.conclusion == "failure", report.reasons

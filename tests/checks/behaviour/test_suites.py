@@ -222,3 +222,34 @@ def test_a_suite_config_that_does_not_validate_is_refused_by_name(tmp_path: Path
     (tmp_path / "patchgate-suite.yml").write_text(config)
     with pytest.raises(SuiteError, match=r"patchgate-suite\.yml is not valid"):
         load_suite(tmp_path, "hidden")
+
+
+@pytest.mark.parametrize("kind", ["repository", "own"])
+def test_a_repositorys_test_folders_hold_no_case_files(tmp_path: Path, kind: str) -> None:
+    # Data named like a case file in a repository's tests (base's or the change's) is the tests' data:
+    # read as cases it made base's suite an error, or (nested deep, or aliased) crashed or hung the host.
+    root = make(tmp_path, {
+        "tests/test_a.py": "def test_a():\n    pass\n",
+        "tests/data/parse_cases.yml": "- input: 1\n  output: 2\n",
+        "tests/data/deep_cases.yml": "cases: " + "[" * 5000 + "]" * 5000 + "\n",
+    })  # fmt: skip
+    suite = load_suite(root, kind)  # type: ignore[arg-type]
+    assert suite.cases == ()
+    assert suite.functions == ("tests/test_a.py::test_a",)
+
+
+def test_a_file_nested_past_the_parser_is_a_suite_error_never_a_crash(tmp_path: Path) -> None:
+    root = make(
+        tmp_path, {"test_a.py": "def test_a():\n    pass\n", "helper.py": "x = " + "1 + " * 100_000 + "1\n"}
+    )
+    with pytest.raises(SuiteError, match=r"helper\.py"):
+        load_suite(root, "hidden")
+
+
+def test_a_repository_file_that_does_not_parse_is_left_to_pytest(tmp_path: Path) -> None:
+    # Base's test folders hold fixtures in old or broken syntax (linters' and formatters' test data):
+    # pytest never imports them, and the suite is not an error for every change because of them.
+    root = make(
+        tmp_path, {"tests/test_a.py": "def test_a():\n    pass\n", "tests/data/py2.py": "print 'hi'\n"}
+    )
+    assert load_suite(root, "repository").functions == ("tests/test_a.py::test_a",)
