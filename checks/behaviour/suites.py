@@ -34,6 +34,8 @@ SUITE_CONFIG = "patchgate-suite.yml"
 HIDDEN_DIR = "hidden"
 HELD_OUT_DIR = "held-out"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+# Suites made of a repository's own test folders (repotests.py), not of the test store.
+REPOSITORY_KINDS = frozenset({"repository", "own"})
 
 
 @dataclass(frozen=True)
@@ -100,11 +102,18 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
     options = read_options(root)
     trees: dict[str, ast.Module] = {}
     cases: list[CaseSpec] = []
+    # A repository's test folders (base's, or the change's own) are its tests and their data: a file
+    # there named like a case file is data; one of base's that does not parse is pytest's to report.
+    repository = kind in REPOSITORY_KINDS
     for rel in _files(root):
         name = rel.rsplit("/", 1)[-1]
         if name.endswith(".py"):
-            trees[rel] = _parse(root / rel, rel)
-        elif is_case_file(name):
+            try:
+                trees[rel] = _parse(root / rel, rel)
+            except SuiteError:
+                if kind != "repository":
+                    raise
+        elif is_case_file(name) and not repository:
             cases += load_case_file(root / rel, rel)
     modules = Modules(trees)
     pytest_files = [rel for rel in trees if options.collects_file(rel)]
@@ -158,6 +167,8 @@ def _parse(path: Path, rel: str) -> ast.Module:
         raise SuiteError(f"{rel}: line {exc.lineno}: {exc.msg} (fix the suite file)") from None
     except ValueError as exc:  # null bytes
         raise SuiteError(f"{rel}: {exc}") from None
+    except (RecursionError, MemoryError):  # nested past the parser's stack (``1 + 1 + ...``, ``- - ... 1``)
+        raise SuiteError(f"{rel}: nested too deeply to be read") from None
 
 
 def own_names(root: Path, python_files: list[str], options: PytestOptions | None = None) -> tuple[str, ...]:
