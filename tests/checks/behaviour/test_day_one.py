@@ -310,3 +310,13 @@ def test_the_changes_own_test_folder_cannot_make_a_regression_neutral(run: Calla
     })  # fmt: skip
     assert report.behaviour.status == "failed", report.behaviour.detail
     assert report.conclusion == "failure", report.reasons
+
+
+def test_a_comment_in_the_test_that_catches_the_bug_is_no_rewrite(run: Callable[..., Report]) -> None:
+    report = run({
+        "calc/__init__.py": CALC.replace("x // 2", "x // 3"),
+        # Not an edit of what the test checks: were it a "rewrite", the failure would only ask a maintainer.
+        "tests/test_calc.py": TESTS.replace("    assert half(8) == 4\n", "    # halves\n    assert half(8) == 4\n"),
+    })  # fmt: skip
+    assert suite(report, "repository").rewritten == []
+    assert report.conclusion == "failure", report.reasons
