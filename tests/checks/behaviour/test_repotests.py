@@ -69,7 +69,8 @@ IDS = [
             BASE_TEST.replace("    def test_method(self):\n        assert True\n\n", ""),
             {"tests/test_a.py::TestGroup::test_method": "deleted"},
         ),
-        ("def test_plain(:\n", dict.fromkeys(IDS, "unreadable")),
+        # A head file that does not parse shows no rewrite (the shape layer fails its syntax).
+        ("def test_plain(:\n", {}),
     ],
 )
 def test_rewritten_names_each_test_whose_definition_the_change_edited(
@@ -179,7 +180,7 @@ def test_the_later_of_two_definitions_is_the_test(tmp_path: Path) -> None:
     head = write(
         tmp_path / "head", {"tests/test_a.py": BASE_TEST + "\n\ndef test_plain():\n    assert True\n"}
     )
-    assert rewritten(IDS[:1], base, head) == {IDS[0]: "tests/test_a.py:27"}
+    assert rewritten(IDS[:1], base, head) == {IDS[0]: "tests/test_a.py:21"}
 
 
 def test_a_parameter_id_holding_colons_is_still_its_functions(tmp_path: Path) -> None:
