@@ -10,6 +10,10 @@ one way out:
   name lookup, never during a test run: runs have no network at all);
 - the limits of a run: memory without swap, pids, CPUs, ``cap_drop ALL``,
   ``no-new-privileges``, and a bounded time;
+- apart from the grader: pip runs as the sandbox user and installs into a
+  folder of its own that the grader never imports from (``headsite.py``:
+  a wheel's ``.pth`` file, or files replacing pytest's, would otherwise run
+  in the grader of every head run);
 - no secrets: nothing of the service's environment; the index URL reaches
   pip only in a pip.conf on a read-only mount, and when that URL carries
   credentials only wheels are installed (``--only-binary :all:``), so no
@@ -58,6 +62,7 @@ from sandbox.egress import index_only
 from sandbox.engine import docker_client
 from sandbox.envimage import ENV_REPOSITORY, commit_image, failing_requirement, install_failure, without_tools
 from sandbox.errors import ImageBuildError
+from sandbox.headsite import BUILD_UID, HEAD_SITE, LAYOUT, hook_archive, site_dir_archive, site_packages
 from sandbox.images import Log, image_exists, image_id, no_log
 from sandbox.pipconf import PipSettings, pip_conf_text, pip_settings
 
@@ -105,7 +110,8 @@ def head_image_tag(
     The index is part of it (without its credentials): the same requirement from another index
     may be other code.
     """
-    parts = [b"head", image_id(base_image).encode(), _shown(index_url).encode(), str(wheels_only).encode()]
+    parts = [b"head", image_id(base_image).encode(), _shown(index_url).encode(), str(wheels_only).encode(),
+             LAYOUT.encode()]  # fmt: skip
     digest = hashlib.sha256(b"\0".join(parts))
     for r in sorted(requirements, key=lambda r: r.text):
         digest.update(b"\0" + r.text.encode())
@@ -157,7 +163,7 @@ def _install_command(egress_relay: str, proxy: str, *, wheels_only: bool) -> str
     only = " --only-binary :all:" if wheels_only else ""
     return (
         f"{egress_relay} && PIP_CONFIG_FILE={BUILD_DIR}/pip.conf exec python3 -m pip install --no-input "
-        f"--progress-bar off --proxy {proxy}{only} -r {BUILD_DIR}/requirements.txt"
+        f"--progress-bar off --proxy {proxy}{only} --target {HEAD_SITE} -r {BUILD_DIR}/requirements.txt"
     )
 
 
@@ -174,13 +180,18 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
         (build / "pip.conf").write_text(pip_conf_text(settings, f"{BUILD_DIR}/ca.crt"))
         for name in ("requirements.txt", "ca.crt", "pip.conf"):
             (build / name).chmod(0o644)
+        # Asked of base's image before anything of the change's runs: where the gate's hook goes.
+        site_dir = site_packages(client, base)
+        if not site_dir.startswith("/"):
+            raise ImageBuildError(f"{base} names no site-packages folder ({site_dir!r})")
         how = "wheels only: the index URL carries credentials" if wheels_only else "wheels and sdists"
         say(f"installing the change's {len(keep)} requirements into {tag} ({how})")
         container = client.containers.create(
             base,
             command=["sh", "-c", _install_command(egress.relay, egress.proxy_url, wheels_only=wheels_only)],
             name=f"patchgate-headbuild-{uuid.uuid4().hex[:12]}",
-            user="0:0",
+            # The sandbox user: pip and what it builds write HEAD_SITE alone, never the image's own folders.
+            user=f"{BUILD_UID}:{BUILD_UID}",
             labels={LABEL: tag},
             network_mode="none",
             mounts=[Mount(BUILD_DIR, str(build), type="bind", read_only=True), *egress.mounts],
@@ -190,12 +201,13 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
             memswap_limit=limits.memory_mb * MiB,
             pids_limit=limits.pids,
             nano_cpus=int(limits.cpus * 1e9),
-            environment={},
+            environment={"HOME": "/tmp"},  # noqa: S108 - the build container's own /tmp
             # What a build step prints (an sdist's setup.py, on a public index) is the change's: the
             # engine keeps its last few MiB only, and only those come back to the host.
             log_config=BUILD_LOG,
         )
         try:
+            container.put_archive("/opt", site_dir_archive())
             container.start()
             timed_out = False
             try:
@@ -220,6 +232,9 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
                         f"installing the change's dependencies took more than {limits.timeout_s:g} s", output
                     )
                 raise InstallFailed(install_failure(output, keep), output, failing_requirement(output, keep))
+            # The gate's own hook, written by the engine as root once pip is done: every uid but the
+            # grader's sees the change's packages.
+            container.put_archive(site_dir, hook_archive())
             commit_image(client, container, base, tag)
         except DockerException as exc:
             raise ImageBuildError(f"building {tag} failed in the engine: {exc}") from exc

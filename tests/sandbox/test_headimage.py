@@ -16,6 +16,8 @@ import pytest
 from sandbox.docker import DockerSandbox
 from sandbox.engine import docker_client
 from sandbox.errors import ImageBuildError
+from sandbox.execution import SANDBOX_UID
+from sandbox.grader import GRADER_UID
 from sandbox.headimage import InstallFailed, ensure_head_image, has_credentials, head_requirements
 from sandbox.spec import Limits, RunSpec
 from tests.fakes.package_index import Neighbour, PackageIndex, bridge_gateway, https_index, neighbour_on
@@ -79,6 +81,22 @@ def public_index(
         port = int(running[0].url.rsplit(":", 1)[1].split("/")[0])
         setup = HOSTILE_SETUP.replace("{gateway}", gateway).replace("{port}", str(neighbour.port))
         served.add_sdist("pgprobe", "1.0", setup.replace("{index_port}", str(port)))
+        # A build step that plants a .pth in the image's own site-packages, where the grader would run it.
+        served.add_sdist("pgplant", "1.0", (
+            "import site, sys\n"
+            "try:\n"
+            "    open(site.getsitepackages()[0] + '/pgplant.pth', 'w').write('import os\\n')\n"
+            "    print('PLANTED', file=sys.stderr)\n"
+            "except OSError as exc:\n"
+            "    print('REFUSED', type(exc).__name__, file=sys.stderr)\n"
+            "sys.exit(1)\n"
+        ))  # fmt: skip
+        served.add(
+            "pgpth",
+            "1.0",
+            "VALUE = 'head'\n",
+            extra={"pgpth.pth": "import os; os.environ['PGPTH'] = 'ran'\n"},
+        )
         # A build step that talks without end: 64 MiB on stdout, then a failure.
         served.add_sdist(
             "pgtalk",
@@ -240,3 +258,39 @@ def test_what_a_build_step_prints_is_bounded_on_the_host(
         ensure_head_image(base_image, head, index_url=index.url, ca_bundle=ca)
     # The engine's log of the build and the host's copy of it: neither grows with what the step prints.
     assert len(failed.value.output) <= 4 * 1024 * 1024
+
+
+def test_a_build_step_cannot_write_the_images_own_site_packages(
+    public_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = public_index
+    head = _tree(tmp_path / "head", "pgplant==1.0\n")
+    with pytest.raises(InstallFailed) as failed:
+        ensure_head_image(base_image, head, index_url=index.url, ca_bundle=ca)
+    assert "REFUSED PermissionError" in failed.value.output
+    assert "PLANTED" not in failed.value.output
+
+
+def test_the_changes_packages_reach_every_process_but_the_graders(
+    public_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = public_index
+    head = _tree(tmp_path / "head", f"pgpth==1.0  # {tmp_path.name}\n")
+    show = (
+        "import os\ntry:\n    import pgpth\n    print(pgpth.VALUE, os.environ.get('PGPTH'))\n"
+        "except ImportError:\n    print('absent', os.environ.get('PGPTH'))\n"
+    )
+    with _removed_after() as made:
+        tag = ensure_head_image(base_image, head, index_url=index.url, ca_bundle=ca)
+        made.append(tag)
+        client = docker_client()
+        try:
+            seen = {
+                uid: client.containers.run(tag, ["python3", "-P", "-s", "-c", show], user=f"{uid}:{uid}",
+                                           network_mode="none", remove=True).decode().strip()
+                for uid in (SANDBOX_UID, GRADER_UID)
+            }  # fmt: skip
+        finally:
+            client.close()
+    # The subject imports the change's package (its .pth ran); the grader neither.
+    assert seen == {SANDBOX_UID: "head ran", GRADER_UID: "absent None"}
