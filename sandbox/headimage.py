@@ -222,9 +222,10 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
             for line in output.splitlines():
                 say(line)
             if timed_out or status != 0:
-                if not index_answers(settings):
+                trouble = index_trouble(settings)
+                if trouble:
                     raise ImageBuildError(
-                        f"the package index did not answer while installing the change's dependencies "
+                        f"the package index {trouble} while installing the change's dependencies "
                         f"({_shown(settings.index_url)})"
                     )
                 if timed_out:
@@ -244,8 +245,12 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
     say(f"built {tag}")
 
 
-def index_answers(settings: PipSettings, timeout_s: float = 10.0) -> bool:
-    """Whether the index's root page answers from the host (any HTTP status below 500 is an answer)."""
+def index_trouble(settings: PipSettings, timeout_s: float = 10.0) -> str:
+    """What is wrong with the index as the host sees it now; empty when it answers the gate.
+
+    Any HTTP status below 500 is an answer, except a refusal of the gate's own credentials
+    (401, 403, 407: a token expired or revoked), which no change could be failed for.
+    """
     parts = urlsplit(settings.index_url)
     netloc = parts.hostname or ""
     if parts.port:
@@ -253,16 +258,22 @@ def index_answers(settings: PipSettings, timeout_s: float = 10.0) -> bool:
     url = urlunsplit((parts.scheme, netloc, parts.path.rstrip("/") + "/", "", ""))
     request = urllib.request.Request(url, method="GET")  # noqa: S310 - https or http, the configured index
     if parts.username or parts.password:
-        token = f"{parts.username or ''}:{parts.password or ''}".encode()
+        token = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}".encode()
         request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
     context = ssl.create_default_context(cafile=str(settings.ca_bundle))
     try:
         with urllib.request.urlopen(request, timeout=timeout_s, context=context) as answer:  # noqa: S310
-            return int(answer.status) < 500
+            status = int(answer.status)
     except urllib.error.HTTPError as exc:
-        return exc.code < 500
+        status = exc.code
     except (OSError, ValueError):
-        return False
+        return "did not answer"
+    if status in _REFUSED:
+        return f"refused the gate's credentials (HTTP {status})"
+    return "" if status < 500 else f"did not answer (HTTP {status})"
+
+
+_REFUSED = frozenset({401, 403, 407})
 
 
 def scrubbed(text: str, index_url: str) -> str:

@@ -294,3 +294,14 @@ def test_the_changes_packages_reach_every_process_but_the_graders(
             client.close()
     # The subject imports the change's package (its .pth ran); the grader neither.
     assert seen == {SANDBOX_UID: "head ran", GRADER_UID: "absent None"}
+
+
+def test_an_index_refusing_the_gates_credentials_is_infrastructure_not_the_change(
+    private_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = private_index
+    # The service's token expired (or was revoked): every change adding a dependency would fail for it.
+    expired = index.url.replace(TOKEN, "tok-expired-0000")
+    head = _tree(tmp_path / "head", "pghead==1.0\n")
+    with pytest.raises(ImageBuildError, match="refused"):
+        ensure_head_image(base_image, head, index_url=expired, ca_bundle=ca)
