@@ -23,6 +23,8 @@ from pathlib import Path
 
 TEST_EXTRAS = frozenset({"test", "tests", "testing", "dev", "develop", "development"})
 MAX_FILE_BYTES = 1024 * 1024
+# How deep requirement files may include each other (``-r``); deeper ones are not read.
+MAX_INCLUDE_DEPTH = 20
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # A requirement that names where to get it instead of a version on the index (PEP 440 direct
 # references, pip's editable and VCS forms, local paths and archives).
@@ -134,8 +136,9 @@ def read_dependencies(tree: Path) -> Dependencies:
 _LOCAL = ("-", ".", "/", "~", "file:")
 
 
-def _requirements_txt(path: Path, tree: Path, *, seen: set[Path]) -> list[str]:
-    if path in seen or not _readable(path, tree):
+def _requirements_txt(path: Path, tree: Path, *, seen: set[Path], depth: int = 0) -> list[str]:
+    # Files including each other past MAX_INCLUDE_DEPTH (pip itself has no limit) are not followed.
+    if path in seen or depth > MAX_INCLUDE_DEPTH or not _readable(path, tree):
         return []
     seen.add(path)
     out: list[str] = []
@@ -144,7 +147,8 @@ def _requirements_txt(path: Path, tree: Path, *, seen: set[Path]) -> list[str]:
         line = re.sub(r"(^|\s)#.*$", "", raw).strip()
         include = re.match(r"^(-r|--requirement)[\s=]+(\S+)$", line)
         if include:
-            out += _requirements_txt(Path(os.path.normpath(path.parent / include[2])), tree, seen=seen)
+            included = Path(os.path.normpath(path.parent / include[2]))
+            out += _requirements_txt(included, tree, seen=seen, depth=depth + 1)
             continue
         editable = re.match(r"^(-e|--editable)[\s=]+(\S+)$", line)
         if editable:
@@ -166,7 +170,7 @@ def _pyproject(path: Path) -> tuple[list[str], str | None]:
     except (tomllib.TOMLDecodeError, RecursionError, MemoryError):
         # A head file is the change's: arrays nested past the reader's depth are no requirements.
         return [], None
-    project = data.get("project", {})
+    project = _table(data.get("project"))  # a head file is the change's: any TOML value may be here
     lines = _strings(project.get("dependencies", []))
     for extra, reqs in _table(project.get("optional-dependencies")).items():
         if extra.lower() in TEST_EXTRAS:
