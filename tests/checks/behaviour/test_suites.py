@@ -253,3 +253,16 @@ def test_a_repository_file_that_does_not_parse_is_left_to_pytest(tmp_path: Path)
         tmp_path, {"tests/test_a.py": "def test_a():\n    pass\n", "tests/data/py2.py": "print 'hi'\n"}
     )
     assert load_suite(root, "repository").functions == ("tests/test_a.py::test_a",)
+
+
+@pytest.mark.parametrize("kind", ["repository", "own"])
+def test_a_repositorys_test_file_past_the_size_bound_is_not_parsed_on_the_host(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The change's test folder is read on the host: 5 MB of `x = 1` is a 3 GB syntax tree there.
+    monkeypatch.setattr("checks.behaviour.suites.MAX_REPOSITORY_SOURCE_BYTES", 1024)
+    root = make(tmp_path, {
+        "tests/test_a.py": "def test_a():\n    pass\n",
+        "tests/test_big.py": "x = 1\n" * 400 + "def test_big():\n    pass\n",
+    })  # fmt: skip
+    assert load_suite(root, kind).functions == ("tests/test_a.py::test_a",)  # type: ignore[arg-type]
