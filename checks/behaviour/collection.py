@@ -21,6 +21,8 @@ from checks.behaviour.errors import SuiteError
 from checks.behaviour.pytestconfig import PytestOptions
 
 _UNITTEST_BASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
+# The suite's classes a class derives from that are read for its tests; a real hierarchy is a few.
+MAX_ANCESTORS = 64
 
 
 # -- test ids ---------------------------------------------------------------------------------------
@@ -65,12 +67,13 @@ class Modules:
         return [klass.node for klass in self._ancestry(cls)]
 
     def _ancestry(self, cls: _Class) -> list[_Class]:
-        # Each class once, depth first, bases in order; no recursion. The change's test files are
-        # read here: a lattice of bases has 2**n paths, and a chain of them is deeper than the stack.
+        # Each class once, depth first, bases in order, MAX_ANCESTORS at most; no recursion. The
+        # change's test files are read here: a lattice of bases has 2**n paths, a chain of them is
+        # deeper than the stack, and thousands of classes each walking the chain are n**2 steps.
         out: list[_Class] = []
         seen: set[int] = set()
         stack = [cls]
-        while stack:
+        while stack and len(out) < MAX_ANCESTORS:
             klass = stack.pop()
             if id(klass) in seen:
                 continue

@@ -38,7 +38,7 @@ CONFIG_FILES = ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 MAX_FILES = 20_000
 MAX_BYTES = 256 * 1024 * 1024
 # A test module larger than this is not read for its definitions (rewritten: "not readable").
-MAX_SOURCE_BYTES = 4 * 1024 * 1024
+MAX_SOURCE_BYTES = 2 * 1024 * 1024
 _SKIPPED_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".tox", ".nox", "node_modules", ".venv"})
 
 

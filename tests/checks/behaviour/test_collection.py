@@ -114,8 +114,13 @@ def test_reading_a_class_lattice_takes_time_in_its_size_not_in_its_paths(tmp_pat
 
 
 def test_a_long_chain_of_bases_is_read_without_recursion(tmp_path: Path) -> None:
-    chain = ["class C0:\n    def test_base(self):\n        pass\n"]
+    # 5000 classes, each deriving from the one before: deeper than the stack, and n**2 steps walked
+    # whole for each class. The classes a test class derives from are read 64 deep.
+    chain = ["def test_plain():\n    pass\n", "class C0:\n    def test_base(self):\n        pass\n"]
     chain += [f"class C{k}(C{k - 1}):\n    pass\n" for k in range(1, 5000)]
-    chain.append("class TestEnd(C4999):\n    pass\n")
+    chain += ["class TestEnd(C4999):\n    pass\n", "class TestNear(C40):\n    pass\n"]
     (tmp_path / "test_chain.py").write_text("\n".join(chain))
-    assert _functions_within(tmp_path, 20) == ["test_chain.py::TestEnd::test_base"]
+    assert _functions_within(tmp_path, 20) == [
+        "test_chain.py::test_plain",
+        "test_chain.py::TestNear::test_base",
+    ]
