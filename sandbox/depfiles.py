@@ -239,8 +239,17 @@ def _strings(value: object) -> list[str]:
     if isinstance(value, str):
         return _cfg_list(value)
     if isinstance(value, list | tuple):
-        return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+        return [_no_options(v) for v in value if isinstance(v, str) and _no_options(v)]
     return []
+
+
+def _no_options(requirement: str) -> str:
+    """A PEP 508 string as the build's requirements file gets it: no pip option after it.
+
+    ``x==1 --global-option=...`` is a requirements-file line of pip's, never a PEP 508 string; a
+    requirements file's own lines lose theirs the same way (``_requirements_txt``).
+    """
+    return re.split(r"\s+--?\w", requirement.strip(), maxsplit=1)[0].strip()
 
 
 def _table(value: object) -> dict[str, object]:
@@ -248,7 +257,8 @@ def _table(value: object) -> dict[str, object]:
 
 
 def _cfg_list(value: str) -> list[str]:
-    return [line.strip() for line in value.splitlines() if line.strip() and not line.strip().startswith("#")]
+    lines = (_no_options(line) for line in value.splitlines() if not line.strip().startswith("#"))
+    return [line for line in lines if line]
 
 
 def _name_of(requirement: str) -> str:
