@@ -266,3 +266,17 @@ def test_a_repositorys_test_file_past_the_size_bound_is_not_parsed_on_the_host(
         "tests/test_big.py": "x = 1\n" * 400 + "def test_big():\n    pass\n",
     })  # fmt: skip
     assert load_suite(root, kind).functions == ("tests/test_a.py::test_a",)  # type: ignore[arg-type]
+
+
+def test_a_repositorys_test_modules_of_one_name_are_left_to_pytest(tmp_path: Path) -> None:
+    # A repository whose pytest settings import by path (importmode=importlib, ignored here) may hold
+    # tests/unit/test_x.py and tests/api/test_x.py: base fails to import the second, and it is left
+    # out as base's failure - not a configuration error of the suite for every change.
+    root = make(tmp_path, {
+        "tests/unit/test_x.py": "def test_unit():\n    pass\n",
+        "tests/api/test_x.py": "def test_api():\n    pass\n",
+    })  # fmt: skip
+    suite = load_suite(root, "repository")
+    assert suite.functions == ("tests/api/test_x.py::test_api", "tests/unit/test_x.py::test_unit")
+    with pytest.raises(SuiteError, match="would both be imported"):
+        load_suite(root, "hidden")
