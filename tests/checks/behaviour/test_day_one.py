@@ -56,10 +56,11 @@ def gate(
     head: Files,
     *,
     hygiene: bool = False,
+    base: Files | None = None,
     **policy: Any,
 ) -> Report:
     repo = make_repo("repo")
-    repo.commit("base", dict(BASE))
+    repo.commit("base", dict(BASE if base is None else base))
     repo.branch("pr")
     repo.commit("pr", dict(head))
     ws = from_git(repo.path, "main", "pr", tmp_path / "ws")
@@ -319,4 +320,18 @@ def test_a_comment_in_the_test_that_catches_the_bug_is_no_rewrite(run: Callable[
         "tests/test_calc.py": TESTS.replace("    assert half(8) == 4\n", "    # halves\n    assert half(8) == 4\n"),
     })  # fmt: skip
     assert suite(report, "repository").rewritten == []
+    assert report.conclusion == "failure", report.reasons
+
+
+def test_base_test_modules_of_one_name_leave_the_rest_measured(run: Callable[..., Report]) -> None:
+    # tests/unit/test_calc.py and tests/api/test_calc.py (no __init__.py): pytest imports one of them
+    # on base; the other is base's own failure. The suite measures the change with the first.
+    base: Files = {
+        "calc/__init__.py": CALC,
+        "tests/unit/test_calc.py": "from calc import half\n\n\ndef test_half():\n    assert half(8) == 4\n",
+        "tests/api/test_calc.py": "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+    }
+    report = run({"calc/__init__.py": CALC.replace("x // 2", "x // 3")}, base=base)
+    repository = suite(report, "repository")
+    assert repository.status == "failed", repository.detail
     assert report.conclusion == "failure", report.reasons
