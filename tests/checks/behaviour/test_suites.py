@@ -280,3 +280,13 @@ def test_a_repositorys_test_modules_of_one_name_are_left_to_pytest(tmp_path: Pat
     assert suite.functions == ("tests/api/test_x.py::test_api", "tests/unit/test_x.py::test_unit")
     with pytest.raises(SuiteError, match="would both be imported"):
         load_suite(root, "hidden")
+
+
+def test_a_pythonpath_entry_the_staged_tests_do_not_hold_is_no_crash(tmp_path: Path) -> None:
+    # `pythonpath = ["src"]` (a src layout's usual setting) names the project's folder, which the
+    # repository suite does not stage: reading its names raised FileNotFoundError out of the layer.
+    root = make(tmp_path, {
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        "tests/test_a.py": "def test_a():\n    pass\n",
+    })  # fmt: skip
+    assert load_suite(root, "repository").functions == ("tests/test_a.py::test_a",)
