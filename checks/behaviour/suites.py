@@ -198,6 +198,8 @@ def own_names(root: Path, python_files: list[str], options: PytestOptions | None
         basedirs.add(folder)
     names: set[str] = set()
     for folder in basedirs:
+        if not folder.is_dir():
+            continue  # a pythonpath entry naming what the suite does not hold (a repository's src/)
         for entry in os.scandir(folder):
             stem = entry.name[:-3] if entry.name.endswith(".py") and entry.is_file() else entry.name
             if (entry.is_dir(follow_symlinks=False) or entry.name.endswith(".py")) and stem.isidentifier():

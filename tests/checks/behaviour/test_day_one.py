@@ -335,3 +335,14 @@ def test_base_test_modules_of_one_name_leave_the_rest_measured(run: Callable[...
     repository = suite(report, "repository")
     assert repository.status == "failed", repository.detail
     assert report.conclusion == "failure", report.reasons
+
+
+def test_a_src_layout_with_its_pythonpath_setting_is_measured(run: Callable[..., Report]) -> None:
+    base: Files = {
+        "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n\n[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        "src/calc/__init__.py": CALC,
+        "tests/test_calc.py": "from calc import half\n\n\ndef test_half():\n    assert half(8) == 4\n",
+    }
+    report = run({"src/calc/__init__.py": CALC.replace("x // 2", "x // 3")}, base=base)
+    assert [f.id for f in suite(report, "repository").failures] == ["tests/test_calc.py::test_half"]
+    assert report.conclusion == "failure", report.reasons
