@@ -346,3 +346,15 @@ def test_a_src_layout_with_its_pythonpath_setting_is_measured(run: Callable[...,
     report = run({"src/calc/__init__.py": CALC.replace("x // 2", "x // 3")}, base=base)
     assert [f.id for f in suite(report, "repository").failures] == ["tests/test_calc.py::test_half"]
     assert report.conclusion == "failure", report.reasons
+
+
+def test_testpaths_naming_folders_the_suite_does_not_hold_still_measure(run: Callable[..., Report]) -> None:
+    # testpaths = ["tests", "src"] (doctests in the package): src/ is not a test folder, not staged.
+    base: Files = {
+        "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests", "src"]\npythonpath = ["src"]\n',
+        "src/calc/__init__.py": CALC,
+        "tests/test_calc.py": "from calc import half\n\n\ndef test_half():\n    assert half(8) == 4\n",
+    }
+    report = run({"src/calc/__init__.py": CALC.replace("x // 2", "x // 3")}, base=base)
+    assert [f.id for f in suite(report, "repository").failures] == ["tests/test_calc.py::test_half"]
+    assert report.conclusion == "failure", report.reasons
