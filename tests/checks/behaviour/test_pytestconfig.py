@@ -22,7 +22,8 @@ def make(root: Path, files: Files) -> None:
 
 def test_the_suite_s_options_reach_pytest_as_overrides_and_paths(tmp_path: Path) -> None:
     make(tmp_path, {"tox.ini": "[pytest]\npython_classes = Check\nmarkers =\n    slow: slow\naddopts = -p evil\n"
-                               "testpaths = a b\npythonpath = lib\n", "a/test_x.py": "def test_x():\n    pass\n"})  # fmt: skip
+                               "testpaths = a b\npythonpath = lib\n", "a/test_x.py": "def test_x():\n    pass\n",
+                    "b/test_y.py": "def test_y():\n    pass\n"})  # fmt: skip
     options = read_options(tmp_path)
     assert options.overrides("/grader/suite") == [
         "python_files=test_*.py *_test.py", "python_classes=Check", "python_functions=test",
