@@ -25,6 +25,8 @@ from sandbox.pyparse import parse_python
 
 TEST_EXTRAS = frozenset({"test", "tests", "testing", "dev", "develop", "development"})
 MAX_FILE_BYTES = 1024 * 1024
+# How deep requirement files may include each other (``-r``); deeper ones are not read.
+MAX_INCLUDE_DEPTH = 20
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # A requirement that names where to get it instead of a version on the index (PEP 440 direct
 # references, pip's editable and VCS forms, local paths and archives).
@@ -56,8 +58,13 @@ class Dependencies:
 
 
 def is_direct(requirement: str) -> bool:
-    """Whether ``requirement`` names a URL, a VCS or a local path rather than a release on the index."""
-    return _DIRECT.search(requirement.strip()) is not None
+    """Whether ``requirement`` names a URL, a VCS or a local path rather than a release on the index.
+
+    A string of more than one line is no requirement either (a TOML or setup.py string may hold a
+    newline): written a line a requirement, its next line would be a pip option of the build's own.
+    """
+    text = requirement.strip()
+    return len(text.splitlines()) > 1 or _DIRECT.search(text) is not None
 
 
 def name_of(requirement: str) -> str:
@@ -131,8 +138,9 @@ def read_dependencies(tree: Path) -> Dependencies:
 _LOCAL = ("-", ".", "/", "~", "file:")
 
 
-def _requirements_txt(path: Path, tree: Path, *, seen: set[Path]) -> list[str]:
-    if path in seen or not _readable(path, tree):
+def _requirements_txt(path: Path, tree: Path, *, seen: set[Path], depth: int = 0) -> list[str]:
+    # Files including each other past MAX_INCLUDE_DEPTH (pip itself has no limit) are not followed.
+    if path in seen or depth > MAX_INCLUDE_DEPTH or not _readable(path, tree):
         return []
     seen.add(path)
     out: list[str] = []
@@ -141,7 +149,8 @@ def _requirements_txt(path: Path, tree: Path, *, seen: set[Path]) -> list[str]:
         line = re.sub(r"(^|\s)#.*$", "", raw).strip()
         include = re.match(r"^(-r|--requirement)[\s=]+(\S+)$", line)
         if include:
-            out += _requirements_txt(Path(os.path.normpath(path.parent / include[2])), tree, seen=seen)
+            included = Path(os.path.normpath(path.parent / include[2]))
+            out += _requirements_txt(included, tree, seen=seen, depth=depth + 1)
             continue
         editable = re.match(r"^(-e|--editable)[\s=]+(\S+)$", line)
         if editable:
@@ -163,7 +172,7 @@ def _pyproject(path: Path) -> tuple[list[str], str | None]:
     except (tomllib.TOMLDecodeError, RecursionError, MemoryError):
         # A head file is the change's: arrays nested past the reader's depth are no requirements.
         return [], None
-    project = data.get("project", {})
+    project = _table(data.get("project"))  # a head file is the change's: any TOML value may be here
     lines = _strings(project.get("dependencies", []))
     for extra, reqs in _table(project.get("optional-dependencies")).items():
         if extra.lower() in TEST_EXTRAS:
@@ -232,8 +241,17 @@ def _strings(value: object) -> list[str]:
     if isinstance(value, str):
         return _cfg_list(value)
     if isinstance(value, list | tuple):
-        return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+        return [_no_options(v) for v in value if isinstance(v, str) and _no_options(v)]
     return []
+
+
+def _no_options(requirement: str) -> str:
+    """A PEP 508 string as the build's requirements file gets it: no pip option after it.
+
+    ``x==1 --global-option=...`` is a requirements-file line of pip's, never a PEP 508 string; a
+    requirements file's own lines lose theirs the same way (``_requirements_txt``).
+    """
+    return re.split(r"\s+--?\w", requirement.strip(), maxsplit=1)[0].strip()
 
 
 def _table(value: object) -> dict[str, object]:
@@ -241,7 +259,8 @@ def _table(value: object) -> dict[str, object]:
 
 
 def _cfg_list(value: str) -> list[str]:
-    return [line.strip() for line in value.splitlines() if line.strip() and not line.strip().startswith("#")]
+    lines = (_no_options(line) for line in value.splitlines() if not line.strip().startswith("#"))
+    return [line for line in lines if line]
 
 
 def _name_of(requirement: str) -> str:

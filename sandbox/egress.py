@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import docker
 from docker.errors import APIError, DockerException, NotFound
-from docker.types import Mount
+from docker.types import LogConfig, Mount
 
 from sandbox.errors import ImageBuildError
 from sandbox.images import Log, base_image_tag, no_log
@@ -91,6 +91,8 @@ def index_only(client: docker.DockerClient, index_url: str, *, say: Log = no_log
             security_opt=["no-new-privileges:true"],
             mem_limit=256 * 1024 * 1024,
             pids_limit=64,
+            # A line per refused request, as many as the build asks: the engine keeps the last few.
+            log_config=LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m", "max-file": "2"}),
         )
         proxy.start()
         _wait_ready(proxy, folder / "run" / "proxy.sock")

@@ -13,7 +13,7 @@ import hashlib
 import re
 import shutil
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -174,8 +174,13 @@ class Ended:
     timed_out: bool = False
 
 
-def run_to_end(container: Any, timeout_s: float, say: Log) -> Ended:
-    """Start a created build container, wait for it (killing it at ``timeout_s``), and read its output."""
+def run_to_end(
+    container: Any, timeout_s: float, say: Log, *, clean: Callable[[str], str] = lambda text: text
+) -> Ended:
+    """Start a created build container, wait for it (killing it at ``timeout_s``), and read its output.
+
+    ``clean`` has the output first (a secret scrubbed away) before anything is said or returned.
+    """
     container.start()
     try:
         status: int | None = container.wait(timeout=timeout_s).get("StatusCode")
@@ -184,7 +189,7 @@ def run_to_end(container: Any, timeout_s: float, say: Log) -> Ended:
         status, timed_out = None, True
         with contextlib.suppress(NotFound, APIError):
             container.kill()
-    output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+    output = clean(container.logs(stdout=True, stderr=True).decode("utf-8", "replace"))
     for line in output.splitlines():
         say(line)
     return Ended(status, output, timed_out)

@@ -10,6 +10,10 @@ one way out:
   name lookup, never during a test run: runs have no network at all);
 - the limits of a run: memory without swap, pids, CPUs, ``cap_drop ALL``,
   ``no-new-privileges``, and a bounded time;
+- apart from the grader: pip runs as the sandbox user and installs into a
+  folder of its own that the grader never imports from (``headsite.py``:
+  a wheel's ``.pth`` file, or files replacing pytest's, would otherwise run
+  in the grader of every head run);
 - no secrets: nothing of the service's environment; the index URL reaches
   pip only in a pip.conf on a read-only mount, and when that URL carries
   credentials only wheels are installed (``--only-binary :all:``), so no
@@ -43,10 +47,10 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import docker
-from docker.types import Mount
+from docker.types import LogConfig, Mount
 
 from sandbox.buildlock import build_lock
 from sandbox.depfiles import Requirement, is_direct, read_dependencies
@@ -62,12 +66,16 @@ from sandbox.envimage import (
     without_tools,
 )
 from sandbox.errors import ImageBuildError
+from sandbox.headsite import BUILD_UID, HEAD_SITE, LAYOUT, hook_archive, site_dir_archive, site_packages
 from sandbox.images import Log, image_exists, image_id, no_log
 from sandbox.pipconf import PipSettings, pip_conf_text, pip_settings
 
 BUILD_DIR = "/run/patchgate-build"
 LABEL = "patchgate.head-build"
 MiB = 1024 * 1024
+BUILD_LOG = LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m", "max-file": "2"})
+# A user or password shorter than this is no secret (and masking it would garble pip's words).
+MIN_SECRET_CHARS = 4
 
 
 @dataclass(frozen=True)
@@ -106,7 +114,8 @@ def head_image_tag(
     The index is part of it (without its credentials): the same requirement from another index
     may be other code.
     """
-    parts = [b"head", image_id(base_image).encode(), _shown(index_url).encode(), str(wheels_only).encode()]
+    parts = [b"head", image_id(base_image).encode(), _shown(index_url).encode(), str(wheels_only).encode(),
+             LAYOUT.encode()]  # fmt: skip
     digest = hashlib.sha256(b"\0".join(parts))
     for r in sorted(requirements, key=lambda r: r.text):
         digest.update(b"\0" + r.text.encode())
@@ -158,7 +167,7 @@ def _install_command(egress_relay: str, proxy: str, *, wheels_only: bool) -> str
     only = " --only-binary :all:" if wheels_only else ""
     return (
         f"{egress_relay} && PIP_CONFIG_FILE={BUILD_DIR}/pip.conf exec python3 -m pip install --no-input "
-        f"--progress-bar off --proxy {proxy}{only} -r {BUILD_DIR}/requirements.txt"
+        f"--progress-bar off --proxy {proxy}{only} --target {HEAD_SITE} -r {BUILD_DIR}/requirements.txt"
     )
 
 
@@ -175,6 +184,10 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
         (build / "pip.conf").write_text(pip_conf_text(settings, f"{BUILD_DIR}/ca.crt"))
         for name in ("requirements.txt", "ca.crt", "pip.conf"):
             (build / name).chmod(0o644)
+        # Asked of base's image before anything of the change's runs: where the gate's hook goes.
+        site_dir = site_packages(client, base)
+        if not site_dir.startswith("/"):
+            raise ImageBuildError(f"{base} names no site-packages folder ({site_dir!r})")
         how = "wheels only: the index URL carries credentials" if wheels_only else "wheels and sdists"
         name = f"patchgate-headbuild-{uuid.uuid4().hex[:12]}"
         say(f"installing the change's {len(keep)} requirements into {tag} ({how}) in {name}")
@@ -182,7 +195,8 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
             base,
             command=["sh", "-c", _install_command(egress.relay, egress.proxy_url, wheels_only=wheels_only)],
             name=name,
-            user="0:0",
+            # The sandbox user: pip and what it builds write HEAD_SITE alone, never the image's own folders.
+            user=f"{BUILD_UID}:{BUILD_UID}",
             labels={LABEL: tag},
             network_mode="none",
             mounts=[Mount(BUILD_DIR, str(build), type="bind", read_only=True), *egress.mounts],
@@ -192,14 +206,22 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
             memswap_limit=limits.memory_mb * MiB,
             pids_limit=limits.pids,
             nano_cpus=int(limits.cpus * 1e9),
-            environment={},
+            environment={"HOME": "/tmp"},  # noqa: S108 - the build container's own /tmp
+            # What a build step prints (an sdist's setup.py, on a public index) is the change's: the
+            # engine keeps its last few MiB only, and only those come back to the host.
+            log_config=BUILD_LOG,
         )
         with build_container(container, tag):
-            ended = run_to_end(container, limits.timeout_s, say)
+            container.put_archive("/opt", site_dir_archive())
+            # pip masks a URL's password, not a token given as its user (``https://TOKEN:@host``).
+            ended = run_to_end(
+                container, limits.timeout_s, say, clean=lambda text: scrubbed(text, settings.index_url)
+            )
             if ended.status != 0:
-                if not index_answers(settings):
+                trouble = index_trouble(settings)
+                if trouble:
                     raise ImageBuildError(
-                        f"the package index did not answer while installing the change's dependencies "
+                        f"the package index {trouble} while installing the change's dependencies "
                         f"({_shown(settings.index_url)})"
                     )
                 output = ended.output
@@ -207,12 +229,19 @@ def _build(client: docker.DockerClient, *, base: str, tag: str, keep: tuple[Requ
                     took = f"installing the change's dependencies took more than {limits.timeout_s:g} s"
                     raise InstallFailed(took, output)
                 raise InstallFailed(install_failure(output, keep), output, failing_requirement(output, keep))
+            # The gate's own hook, written by the engine as root once pip is done: every uid but the
+            # grader's sees the change's packages.
+            container.put_archive(site_dir, hook_archive())
             commit_image(client, container, base, tag)
     say(f"built {tag}")
 
 
-def index_answers(settings: PipSettings, timeout_s: float = 10.0) -> bool:
-    """Whether the index's root page answers from the host (any HTTP status below 500 is an answer)."""
+def index_trouble(settings: PipSettings, timeout_s: float = 10.0) -> str:
+    """What is wrong with the index as the host sees it now; empty when it answers the gate.
+
+    Any HTTP status below 500 is an answer, except a refusal of the gate's own credentials
+    (401, 403, 407: a token expired or revoked), which no change could be failed for.
+    """
     parts = urlsplit(settings.index_url)
     netloc = parts.hostname or ""
     if parts.port:
@@ -220,16 +249,32 @@ def index_answers(settings: PipSettings, timeout_s: float = 10.0) -> bool:
     url = urlunsplit((parts.scheme, netloc, parts.path.rstrip("/") + "/", "", ""))
     request = urllib.request.Request(url, method="GET")  # noqa: S310 - https or http, the configured index
     if parts.username or parts.password:
-        token = f"{parts.username or ''}:{parts.password or ''}".encode()
+        token = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}".encode()
         request.add_header("Authorization", "Basic " + base64.b64encode(token).decode())
     context = ssl.create_default_context(cafile=str(settings.ca_bundle))
     try:
         with urllib.request.urlopen(request, timeout=timeout_s, context=context) as answer:  # noqa: S310
-            return int(answer.status) < 500
+            status = int(answer.status)
     except urllib.error.HTTPError as exc:
-        return exc.code < 500
+        status = exc.code
     except (OSError, ValueError):
-        return False
+        return "did not answer"
+    if status in _REFUSED:
+        return f"refused the gate's credentials (HTTP {status})"
+    return "" if status < 500 else f"did not answer (HTTP {status})"
+
+
+_REFUSED = frozenset({401, 403, 407})
+
+
+def scrubbed(text: str, index_url: str) -> str:
+    """``text`` with the index URL's user and password (as written and decoded) masked."""
+    parts = urlsplit(index_url)
+    secrets = {parts.username or "", parts.password or ""}
+    for secret in sorted(secrets | {unquote(s) for s in secrets}, key=len, reverse=True):
+        if len(secret) >= MIN_SECRET_CHARS:
+            text = text.replace(secret, "****")
+    return text
 
 
 def _shown(index_url: str) -> str:

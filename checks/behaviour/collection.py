@@ -21,6 +21,8 @@ from checks.behaviour.errors import SuiteError
 from checks.behaviour.pytestconfig import PytestOptions
 
 _UNITTEST_BASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
+# The suite's classes a class derives from that are read for its tests; a real hierarchy is a few.
+MAX_ANCESTORS = 64
 
 
 # -- test ids ---------------------------------------------------------------------------------------
@@ -52,26 +54,33 @@ class Modules:
                     self.functions[(self.names[rel], node.name)] = node
         self._by_name = by_name
 
-    def is_testcase(self, cls: _Class, seen: frozenset[tuple[str, str]] = frozenset()) -> bool:
-        for module, name in cls.bases:
-            if module in ("unittest", "unittest.case", "unittest.async_case") and name in _UNITTEST_BASES:
-                return True
-            parent = self.classes.get((module, name))
-            if (
-                parent is not None
-                and (module, name) not in seen
-                and self.is_testcase(parent, seen | {(module, name)})
-            ):
-                return True
-        return False
+    def is_testcase(self, cls: _Class) -> bool:
+        """Whether ``cls`` derives from unittest's TestCase through the suite's classes."""
+        return any(
+            module in ("unittest", "unittest.case", "unittest.async_case") and name in _UNITTEST_BASES
+            for klass in self._ancestry(cls)
+            for module, name in klass.bases
+        )
 
-    def inherited(self, cls: _Class, seen: frozenset[tuple[str, str]] = frozenset()) -> list[ast.ClassDef]:
+    def inherited(self, cls: _Class) -> list[ast.ClassDef]:
         """The class and the suite's classes it derives from, nearest first (a simple MRO)."""
-        out = [cls.node]
-        for key in cls.bases:
-            parent = self.classes.get(key)
-            if parent is not None and key not in seen:
-                out += self.inherited(parent, seen | {key})
+        return [klass.node for klass in self._ancestry(cls)]
+
+    def _ancestry(self, cls: _Class) -> list[_Class]:
+        # Each class once, depth first, bases in order, MAX_ANCESTORS at most; no recursion. The
+        # change's test files are read here: a lattice of bases has 2**n paths, a chain of them is
+        # deeper than the stack, and thousands of classes each walking the chain are n**2 steps.
+        out: list[_Class] = []
+        seen: set[int] = set()
+        stack = [cls]
+        while stack and len(out) < MAX_ANCESTORS:
+            klass = stack.pop()
+            if id(klass) in seen:
+                continue
+            seen.add(id(klass))
+            out.append(klass)
+            parents = [self.classes.get(key) for key in klass.bases]
+            stack += reversed([p for p in parents if p is not None])
         return out
 
 

@@ -195,8 +195,12 @@ def start_behaviour(
             outcome = dataclasses.replace(outcome, notes=(*outcome.notes, shadowed))
         outcomes[suite.kind] = outcome
     if policy.own_tests == "run":
-        own = run_own_tests(ctx, stagings.get("repository"), work, harness, trees,
-                            lambda runs: _run_all(ctx.runner, runs))  # fmt: skip
+        try:
+            own = run_own_tests(ctx, stagings.get("repository"), work, harness, trees,
+                                lambda runs: _run_all(ctx.runner, runs))  # fmt: skip
+        except Exception as exc:  # they count for nothing: whatever they raise stays on their row
+            log.exception("the change's own tests")
+            own = SuiteOutcome("own", error=f"the change's tests could not be run: {type(exc).__name__}")
         if own is not None:
             outcomes["own"] = own
     ordered = [outcomes[kind] for kind in ("hidden", "held_out", "repository", "own") if kind in outcomes]

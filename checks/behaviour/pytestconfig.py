@@ -110,12 +110,17 @@ def read_options(root: Path) -> PytestOptions:
         python_files=words.get("python_files") or PYTHON_FILES,
         python_classes=words.get("python_classes") or ("Test",),
         python_functions=words.get("python_functions") or ("test",),
-        testpaths=words.get("testpaths", ()),
+        # pytest globs them: one the folder does not hold matches nothing (an argument would be an error).
+        testpaths=tuple(t for t in words.get("testpaths", ()) if _glob(t) or (root / t).exists()),
         pythonpath=words.get("pythonpath", ()),
         passed={k: ini[k] for k in PASSED_THROUGH if k in ini},
         collect_ignore=_collect_ignore(root),
         source=source,
     )
+
+
+def _glob(path: str) -> bool:
+    return any(c in path for c in "*?[")
 
 
 def _ini(root: Path) -> tuple[dict[str, str], str]:

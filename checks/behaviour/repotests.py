@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import os
 import shutil
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -39,7 +39,7 @@ CONFIG_FILES = ("pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 MAX_FILES = 20_000
 MAX_BYTES = 256 * 1024 * 1024
 # A test module larger than this is not read for its definitions (rewritten: "not readable").
-MAX_SOURCE_BYTES = 4 * 1024 * 1024
+MAX_SOURCE_BYTES = 2 * 1024 * 1024
 _SKIPPED_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".tox", ".nox", "node_modules", ".venv"})
 
 
@@ -99,9 +99,11 @@ def _regular(path: Path) -> bool:
 def rewritten(ids: Collection[str], base: Path, head: Path) -> dict[str, str]:
     """The ids of base's tests the change edited or removed, each with where its edit is at head.
 
-    A test is its definition: the function (or method) with its decorators, and the class holding
-    it, as written in base's file; ``file:line`` at head when it differs there, ``deleted`` when
-    head has no such definition (or no such file), ``unreadable`` when head's file cannot be parsed.
+    A test is its definition: the function (or method) with its decorators, as Python binds it
+    (the later of two definitions of a name), compared as code - a comment, a blank line or
+    another layout is no edit; ``file:line`` at head when it differs there, ``deleted`` when head
+    has no such definition (or no such file). A head file that cannot be read (a syntax error,
+    larger than ``MAX_SOURCE_BYTES``) shows no rewrite: its failing tests stay regressions.
     """
     by_file: dict[str, list[str]] = defaultdict(list)
     for test_id in ids:
@@ -109,14 +111,15 @@ def rewritten(ids: Collection[str], base: Path, head: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for rel, in_file in by_file.items():
         before = _definitions(base / rel)
-        after = _definitions(head / rel) if _inside(head, rel) else None
+        present = _inside(head, rel)
+        after = _definitions(head / rel) if present else {}
         for test_id in in_file:
             qualname = _qualname(test_id)
             if qualname is None or before is None or qualname not in before:
                 continue  # not a definition base's file holds (generated, inherited): not the change's
             if after is None:
-                found[test_id] = "unreadable" if _regular(head / rel) else "deleted"
-            elif qualname not in after:
+                continue  # nothing a maintainer could be shown: the failure is a regression
+            if qualname not in after:
                 found[test_id] = "deleted"
             elif after[qualname][1] != before[qualname][1]:
                 found[test_id] = f"{rel}:{after[qualname][0]}"
@@ -139,33 +142,35 @@ def _inside(tree: Path, rel: str) -> bool:
 
 
 def _qualname(test_id: str) -> tuple[str, ...] | None:
-    parts = test_id.split("::")[1:]
-    if not parts:
-        return None
-    parts[-1] = parts[-1].partition("[")[0]
-    return tuple(parts)
+    # The parameter id first: it may hold "::" itself (``test_x[a::b]``).
+    parts = test_id.partition("[")[0].split("::")[1:]
+    return tuple(parts) if parts else None
 
 
 def _definitions(path: Path) -> dict[tuple[str, ...], tuple[int, str]] | None:
-    """Each function and class of ``path`` by qualified name: first line and source (None: unreadable)."""
+    """Each function and class of ``path`` by qualified name: first line and code (None: unreadable).
+
+    The code is the definition's syntax tree without positions: comments and layout are not in it.
+    A name defined twice in one scope is the later definition, as Python binds it.
+    """
     try:
         if path.stat().st_size > MAX_SOURCE_BYTES:
             return None
-        source = path.read_text(encoding="utf-8", errors="replace")
-        tree = parse_python(source)
+        tree = parse_python(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    lines = source.splitlines(keepends=True)
     found: dict[tuple[str, ...], tuple[int, str]] = {}
-    stack: list[tuple[tuple[str, ...], list[ast.stmt]]] = [((), tree.body)]
-    while stack:
-        prefix, body = stack.pop()
+    queue: deque[tuple[tuple[str, ...], list[ast.stmt]]] = deque([((), tree.body)])
+    while queue:
+        prefix, body = queue.popleft()
         for node in body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 name = (*prefix, node.name)
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                text = "".join(lines[first - 1 : node.end_lineno or node.lineno])
-                found.setdefault(name, (first, text))
+                try:
+                    found[name] = (first, ast.dump(node))
+                except RecursionError:
+                    return None
                 if isinstance(node, ast.ClassDef):
-                    stack.append((name, node.body))
+                    queue.append((name, node.body))
     return found

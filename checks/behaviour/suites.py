@@ -35,6 +35,10 @@ SUITE_CONFIG = "patchgate-suite.yml"
 HIDDEN_DIR = "hidden"
 HELD_OUT_DIR = "held-out"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+# Suites made of a repository's own test folders (repotests.py), not of the test store.
+REPOSITORY_KINDS = frozenset({"repository", "own"})
+# A module of theirs larger than this is not read for its tests (the change's are hostile input).
+MAX_REPOSITORY_SOURCE_BYTES = 2 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -101,11 +105,20 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
     options = read_options(root)
     trees: dict[str, ast.Module] = {}
     cases: list[CaseSpec] = []
+    # A repository's test folders (base's, or the change's own) are its tests and their data: a file
+    # there named like a case file is data; one of base's that does not parse is pytest's to report.
+    repository = kind in REPOSITORY_KINDS
     for rel in _files(root):
         name = rel.rsplit("/", 1)[-1]
         if name.endswith(".py"):
-            trees[rel] = _parse(root / rel, rel)
-        elif is_case_file(name):
+            if repository and (root / rel).stat().st_size > MAX_REPOSITORY_SOURCE_BYTES:
+                continue  # the syntax tree of a large module is many times its size, on the host
+            try:
+                trees[rel] = _parse(root / rel, rel)
+            except SuiteError:
+                if kind != "repository":
+                    raise
+        elif is_case_file(name) and not repository:
             cases += load_case_file(root / rel, rel)
     modules = Modules(trees)
     pytest_files = [rel for rel in trees if options.collects_file(rel)]
@@ -115,7 +128,9 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
             f"{SUITE_LABELS[kind]} suite has no tests: expected {' / '.join(options.python_files)} files "
             "with test functions or unittest.TestCase classes, or *cases.yml files"
         )
-    _check_module_names(root, pytest_files)
+    if kind != "repository":
+        # Base's own: a module pytest cannot import beside another of its name fails on base, left out.
+        _check_module_names(root, pytest_files)
     in_process = _isolation(root, kind) == "in-process"
     names = own_names(root, list(trees), options)
     return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases), in_process, names, options)
@@ -159,6 +174,8 @@ def _parse(path: Path, rel: str) -> ast.Module:
         raise SuiteError(f"{rel}: line {exc.lineno}: {exc.msg} (fix the suite file)") from None
     except ValueError as exc:  # null bytes
         raise SuiteError(f"{rel}: {exc}") from None
+    except (RecursionError, MemoryError):  # nested past the parser's stack (``1 + 1 + ...``, ``- - ... 1``)
+        raise SuiteError(f"{rel}: nested too deeply to be read") from None
 
 
 def own_names(root: Path, python_files: list[str], options: PytestOptions | None = None) -> tuple[str, ...]:
@@ -182,6 +199,8 @@ def own_names(root: Path, python_files: list[str], options: PytestOptions | None
         basedirs.add(folder)
     names: set[str] = set()
     for folder in basedirs:
+        if not folder.is_dir():
+            continue  # a pythonpath entry naming what the suite does not hold (a repository's src/)
         for entry in os.scandir(folder):
             stem = entry.name[:-3] if entry.name.endswith(".py") and entry.is_file() else entry.name
             if (entry.is_dir(follow_symlinks=False) or entry.name.endswith(".py")) and stem.isidentifier():

@@ -110,3 +110,27 @@ def test_an_index_outage_is_raised_for_the_pipeline_to_call_neutral(tmp_path: Pa
     ws = make_ws(tmp_path, BASE, {"requirements.txt": "attrs==23.1\nrequests>=2\nfine==1\n"})
     with pytest.raises(ImageBuildError):
         head_environment(ws, DependencyPolicy(), "base-env", build=Builds(ImageBuildError("index down")))
+
+
+def _include_chain(length: int) -> dict[str, str | bytes | None]:
+    files: dict[str, str | bytes | None] = {"requirements.txt": "attrs==23.1\nrequests>=2\n-r reqs/r1.txt\n"}
+    files.update({f"reqs/r{i}.txt": f"-r r{i + 1}.txt\n" for i in range(1, length)})
+    files[f"reqs/r{length}.txt"] = "small-dep==1.0\n"
+    return files
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        # Before any layer runs: a file the change writes must not stop the gate with an exception.
+        {"pyproject.toml": 'project = "not a table"\n'},
+        {"pyproject.toml": '[project]\ndependencies = "requests"\noptional-dependencies = 1\n'},
+        {"setup.cfg": "[options]\ninstall_requires = %(x)s\n"},
+        _include_chain(1500),  # requirement files including each other past the recursion limit
+    ],
+)
+def test_dependency_files_the_change_writes_never_raise(
+    tmp_path: Path, head: dict[str, str | bytes | None]
+) -> None:
+    build = Builds()
+    head_environment(make_ws(tmp_path, BASE, head), DependencyPolicy(), "base-env", build=build)

@@ -40,11 +40,14 @@ def make_sdist(name: str, version: str, setup_py: str) -> tuple[str, bytes]:
     return f"{root}.tar.gz", buffer.getvalue()
 
 
-def make_wheel(name: str, version: str, module_source: str) -> tuple[str, bytes]:
-    """Return (filename, bytes) of a pure-Python wheel with one module named ``name``."""
+def make_wheel(
+    name: str, version: str, module_source: str, extra: dict[str, str] | None = None
+) -> tuple[str, bytes]:
+    """Return (filename, bytes) of a pure-Python wheel: one module named ``name``, and ``extra`` files."""
     dist = f"{name}-{version}.dist-info"
     files = {
         f"{name}/__init__.py": module_source.encode(),
+        **{path: text.encode() for path, text in (extra or {}).items()},
         f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
         f"{dist}/WHEEL": (
             b"Wheel-Version: 1.0\nGenerator: patchgate-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
@@ -73,8 +76,8 @@ class PackageIndex:
     requests: list[str] = field(default_factory=list)
     url: str = ""
 
-    def add(self, name: str, version: str, module_source: str) -> None:
-        filename, data = make_wheel(name, version, module_source)
+    def add(self, name: str, version: str, module_source: str, extra: dict[str, str] | None = None) -> None:
+        filename, data = make_wheel(name, version, module_source, extra)
         self.wheels.setdefault(name, {})[filename] = data
 
     def add_sdist(self, name: str, version: str, setup_py: str) -> None:

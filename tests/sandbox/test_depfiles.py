@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from sandbox.depfiles import read_dependencies
+from sandbox.depfiles import is_direct, read_dependencies
 
 
 def write(tree: Path, files: dict[str, str]) -> Path:
@@ -150,3 +151,30 @@ def test_a_file_nested_past_the_readers_depth_asks_for_nothing_and_raises_nothin
     # (neutral), a conclusion the change could provoke at will.
     (tmp_path / name).write_text(text)
     assert read_dependencies(tmp_path).requirements == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["pgleak==1.0\n--no-binary :all:", "x\r-r /run/patchgate-build/pip.conf", "x\u2028--pre", "x\ny"],
+)
+def test_a_requirement_string_of_more_than_one_line_never_reaches_the_build_whole(
+    tmp_path: Path, text: str
+) -> None:
+    # Written a line a requirement into the build's requirements file, its next line is a pip option.
+    (tmp_path / "pyproject.toml").write_text(f"[project]\ndependencies = [{json.dumps(text)}]\n")
+    deps = read_dependencies(tmp_path)
+    assert is_direct(text)
+    built = [r.text for r in deps.requirements if not is_direct(r.text)]  # what a head build installs
+    assert all(len(t.splitlines()) == 1 and " -" not in t for t in built)
+    assert text not in built
+
+
+def test_a_pyproject_string_never_carries_pip_options_to_the_build(tmp_path: Path) -> None:
+    # A requirements-file option after a requirement (what the build's file would hold) is no PEP 508.
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\ndependencies = ["pgx==1.0 --global-option=--evil", "pgy>=2 -C k=v"]\n'
+    )
+    (tmp_path / "setup.cfg").write_text(
+        "[options]\ninstall_requires =\n    pgz==3 --install-option=--prefix=/x\n"
+    )
+    assert [r.text for r in read_dependencies(tmp_path).requirements] == ["pgx==1.0", "pgy>=2", "pgz==3"]

@@ -17,6 +17,8 @@ import pytest
 from sandbox.docker import DockerSandbox
 from sandbox.engine import docker_client
 from sandbox.errors import ImageBuildError
+from sandbox.execution import SANDBOX_UID
+from sandbox.grader import GRADER_UID
 from sandbox.headimage import (
     BuildLimits,
     InstallFailed,
@@ -67,6 +69,12 @@ def private_index(
     served = PackageIndex(user="builder", password=TOKEN)
     served.add("pghead", "1.0", "VALUE = 'from the index'\n")
     served.add_sdist("pgsdist", "1.0", "raise SystemExit('an sdist ran with the credentials present')\n")
+    # An sdist that shows what it can read where it is built: pip prints it, the finding shows pip.
+    served.add_sdist(
+        "pgleak",
+        "1.0",
+        ("import sys\nsys.exit(open('/run/patchgate-build/pip.conf').read().splitlines()[1])\n"),
+    )
     with https_index(served, gateway, tmp_path_factory.mktemp("private-certs")) as running:
         yield running
 
@@ -81,6 +89,28 @@ def public_index(
         setup = HOSTILE_SETUP.replace("{gateway}", gateway).replace("{port}", str(neighbour.port))
         served.add_sdist("pgprobe", "1.0", setup.replace("{index_port}", str(port)))
         served.add_sdist("pgsleeper", "1.0", "import time\ntime.sleep(600)\n")
+        # A build step that plants a .pth in the image's own site-packages, where the grader would run it.
+        served.add_sdist("pgplant", "1.0", (
+            "import site, sys\n"
+            "try:\n"
+            "    open(site.getsitepackages()[0] + '/pgplant.pth', 'w').write('import os\\n')\n"
+            "    print('PLANTED', file=sys.stderr)\n"
+            "except OSError as exc:\n"
+            "    print('REFUSED', type(exc).__name__, file=sys.stderr)\n"
+            "sys.exit(1)\n"
+        ))  # fmt: skip
+        served.add(
+            "pgpth",
+            "1.0",
+            "VALUE = 'head'\n",
+            extra={"pgpth.pth": "import os; os.environ['PGPTH'] = 'ran'\n"},
+        )
+        # A build step that talks without end: 64 MiB on stdout, then a failure.
+        served.add_sdist(
+            "pgtalk",
+            "1.0",
+            "import os\nfor _ in range(1024):\n    os.write(1, b'x' * 65535 + b'\\n')\nraise SystemExit(1)\n",
+        )
         yield running
 
 
@@ -211,3 +241,97 @@ def test_a_build_past_its_time_is_the_changes_failure_and_leaves_no_container(
         assert [c.name for c in client.containers.list(all=True) if c.name in names] == []
     finally:
         client.close()
+
+
+def test_a_requirement_string_cannot_smuggle_pip_options_past_wheels_only(
+    private_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = private_index
+    head = tmp_path / "head"
+    head.mkdir()
+    # A TOML string holds a newline: written a line a requirement, the second line was a pip option
+    # of the build's requirements file, which turned `--only-binary :all:` around (an sdist ran
+    # beside pip.conf and printed the token into the finding).
+    (head / "pyproject.toml").write_text(
+        '[project]\nname = "x"\ndependencies = ["pghead==1.0", "pgleak==1.0\\n--no-binary :all:"]\n'
+    )
+    # The option after the newline is no part of a PEP 508 string: only the requirement reaches pip.
+    assert [r.text for r in head_requirements(head)] == ["pghead==1.0", "pgleak==1.0"]
+    with pytest.raises(InstallFailed) as failed:
+        ensure_head_image(base_image, head, index_url=index.url, ca_bundle=ca)
+    # Wheels only: pgleak has none, and its setup.py never ran beside the credentials.
+    assert TOKEN not in failed.value.output
+    assert "pgleak" in str(failed.value)
+
+
+def test_a_token_given_as_the_index_urls_user_never_reaches_the_finding(
+    base_image: str, gateway: str, tmp_path: Path
+) -> None:
+    # Gemfury's form, https://TOKEN:@host/...: pip masks the empty password and prints the token.
+    served = PackageIndex(user=TOKEN, password="")
+    with https_index(served, gateway, tmp_path / "certs") as (running, ca):
+        assert f"//{TOKEN}:@" in running.url
+        head = _tree(tmp_path / "head", "no-such-project-pg==3.1\n")
+        with pytest.raises(InstallFailed) as failed:
+            ensure_head_image(base_image, head, index_url=running.url, ca_bundle=ca)
+    assert "no-such-project-pg" in str(failed.value)
+    assert TOKEN not in str(failed.value)
+    assert TOKEN not in failed.value.output
+
+
+def test_what_a_build_step_prints_is_bounded_on_the_host(
+    public_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = public_index
+    head = _tree(tmp_path / "head", "pgtalk==1.0\n")
+    with pytest.raises(InstallFailed) as failed:
+        ensure_head_image(base_image, head, index_url=index.url, ca_bundle=ca)
+    # The engine's log of the build and the host's copy of it: neither grows with what the step prints.
+    assert len(failed.value.output) <= 4 * 1024 * 1024
+
+
+def test_a_build_step_cannot_write_the_images_own_site_packages(
+    public_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = public_index
+    head = _tree(tmp_path / "head", "pgplant==1.0\n")
+    with pytest.raises(InstallFailed) as failed:
+        ensure_head_image(base_image, head, index_url=index.url, ca_bundle=ca)
+    assert "REFUSED PermissionError" in failed.value.output
+    assert "PLANTED" not in failed.value.output
+
+
+def test_the_changes_packages_reach_every_process_but_the_graders(
+    public_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = public_index
+    head = _tree(tmp_path / "head", f"pgpth==1.0  # {tmp_path.name}\n")
+    show = (
+        "import os\ntry:\n    import pgpth\n    print(pgpth.VALUE, os.environ.get('PGPTH'))\n"
+        "except ImportError:\n    print('absent', os.environ.get('PGPTH'))\n"
+    )
+    with _removed_after() as made:
+        tag = ensure_head_image(base_image, head, index_url=index.url, ca_bundle=ca)
+        made.append(tag)
+        client = docker_client()
+        try:
+            seen = {
+                uid: client.containers.run(tag, ["python3", "-P", "-s", "-c", show], user=f"{uid}:{uid}",
+                                           network_mode="none", remove=True).decode().strip()
+                for uid in (SANDBOX_UID, GRADER_UID)
+            }  # fmt: skip
+        finally:
+            client.close()
+    # The subject imports the change's package (its .pth ran); the grader neither.
+    assert seen == {SANDBOX_UID: "head ran", GRADER_UID: "absent None"}
+
+
+def test_an_index_refusing_the_gates_credentials_is_infrastructure_not_the_change(
+    private_index: tuple[PackageIndex, Path], base_image: str, tmp_path: Path
+) -> None:
+    index, ca = private_index
+    # The service's token expired (or was revoked): every change adding a dependency would fail for it.
+    expired = index.url.replace(TOKEN, "tok-expired-0000")
+    head = _tree(tmp_path / "head", "pghead==1.0\n")
+    with pytest.raises(ImageBuildError, match="refused"):
+        ensure_head_image(base_image, head, index_url=expired, ca_bundle=ca)

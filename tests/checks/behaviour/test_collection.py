@@ -78,3 +78,49 @@ def test_a_suite_of_test_case_classes_named_otherwise_has_tests(tmp_path: Path) 
     suite = load_suite(tmp_path, "hidden")
     assert suite.functions == ("test_parse.py::ParserTest::test_a", "test_parse.py::ParserTest::testB",
                                "test_parse.py::Only::runTest")  # fmt: skip
+
+
+def _lattice(levels: int) -> str:
+    """Classes each deriving from both of the level below: 2**levels paths from the top to the bottom."""
+    lines = ["class T0:\n    pass\n", "class U0:\n    pass\n"]
+    for k in range(1, levels + 1):
+        lines += [
+            f"class T{k}(T{k - 1}, U{k - 1}):\n    pass\n",
+            f"class U{k}(T{k - 1}, U{k - 1}):\n    pass\n",
+        ]
+    lines.append(f"class TestTop(T{levels}, U{levels}):\n    def test_a(self):\n        pass\n")
+    return "\n".join(lines)
+
+
+def _functions_within(root: Path, seconds: float) -> list[str]:
+    """The suite's functions as load_suite lists them, read in a process killed after ``seconds``."""
+    code = (
+        "import sys; from pathlib import Path; from checks.behaviour.suites import load_suite; "
+        "print('\\n'.join(load_suite(Path(sys.argv[1]), 'own').functions))"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True,
+                              timeout=seconds, check=True)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"load_suite still reading after {seconds:g} s")
+    return done.stdout.split()
+
+
+def test_reading_a_class_lattice_takes_time_in_its_size_not_in_its_paths(tmp_path: Path) -> None:
+    # The change's own test files are read on the host: 2 KB of valid Python must not hang it.
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_lattice.py").write_text(_lattice(60))
+    assert _functions_within(tmp_path, 20) == ["tests/test_lattice.py::TestTop::test_a"]
+
+
+def test_a_long_chain_of_bases_is_read_without_recursion(tmp_path: Path) -> None:
+    # 5000 classes, each deriving from the one before: deeper than the stack, and n**2 steps walked
+    # whole for each class. The classes a test class derives from are read 64 deep.
+    chain = ["def test_plain():\n    pass\n", "class C0:\n    def test_base(self):\n        pass\n"]
+    chain += [f"class C{k}(C{k - 1}):\n    pass\n" for k in range(1, 5000)]
+    chain += ["class TestEnd(C4999):\n    pass\n", "class TestNear(C40):\n    pass\n"]
+    (tmp_path / "test_chain.py").write_text("\n".join(chain))
+    assert _functions_within(tmp_path, 20) == [
+        "test_chain.py::test_plain",
+        "test_chain.py::TestNear::test_base",
+    ]

@@ -56,10 +56,11 @@ def gate(
     head: Files,
     *,
     hygiene: bool = False,
+    base: Files | None = None,
     **policy: Any,
 ) -> Report:
     repo = make_repo("repo")
-    repo.commit("base", dict(BASE))
+    repo.commit("base", dict(BASE if base is None else base))
     repo.branch("pr")
     repo.commit("pr", dict(head))
     ws = from_git(repo.path, "main", "pr", tmp_path / "ws")
@@ -263,3 +264,97 @@ def test_an_index_outage_while_installing_the_change_s_dependencies_is_neutral(
     assert report.reasons[0].startswith(
         "environment image for the change's dependencies: the package index did not answer"
     )
+
+
+# A dependency of the change's choosing is code of its choosing: a wheel's .pth file runs at the start of
+# every Python process in the image it is installed in - the grader's too, when head's runs use that image.
+FORGING_HOOK = """\
+import os
+if os.getuid() == 10003:  # the grader: every test it calls passes, whatever it asserts
+    import _pytest.python as python
+
+    _real = python.pytest_pyfunc_call
+
+    def pytest_pyfunc_call(pyfuncitem):
+        try:
+            return _real(pyfuncitem)
+        except BaseException:
+            return True
+
+    python.pytest_pyfunc_call = pytest_pyfunc_call
+"""
+
+
+def test_a_dependency_of_the_changes_choosing_never_runs_in_the_grader(
+    run: Callable[..., Report], behaviour_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = PackageIndex()
+    served.add(
+        "pgforge", "1.0", "", extra={"pgforge_hook.py": FORGING_HOOK, "pgforge.pth": "import pgforge_hook\n"}
+    )
+    with https_index(served, bridge_gateway(), tmp_path / "certs") as (running, ca):
+        monkeypatch.setenv("PIP_INDEX_URL", running.url)
+        monkeypatch.setenv("PATCHGATE_CA_BUNDLE", str(ca))
+        # The bug base's test_half catches, and a dependency whose install forges the grader.
+        report = run(
+            {"calc/__init__.py": CALC.replace("x // 2", "x // 3"), "requirements.txt": "pgforge==1.0\n"}
+        )
+    assert report.conclusion == "failure", report.reasons
+    assert [f.id for f in suite(report, "repository").failures] == ["tests/test_calc.py::test_half"]
+
+
+def test_the_changes_own_test_folder_cannot_make_a_regression_neutral(run: Callable[..., Report]) -> None:
+    report = run({
+        "calc/__init__.py": CALC.replace("x // 2", "x // 3"),
+        # Data in a test folder named like a case file, nested past the YAML reader's recursion.
+        "tests/data/deep_cases.yml": "cases: " + "[" * 5000 + "]" * 5000 + "\n",
+    })  # fmt: skip
+    assert report.behaviour.status == "failed", report.behaviour.detail
+    assert report.conclusion == "failure", report.reasons
+
+
+def test_a_comment_in_the_test_that_catches_the_bug_is_no_rewrite(run: Callable[..., Report]) -> None:
+    report = run({
+        "calc/__init__.py": CALC.replace("x // 2", "x // 3"),
+        # Not an edit of what the test checks: were it a "rewrite", the failure would only ask a maintainer.
+        "tests/test_calc.py": TESTS.replace("    assert half(8) == 4\n", "    # halves\n    assert half(8) == 4\n"),
+    })  # fmt: skip
+    assert suite(report, "repository").rewritten == []
+    assert report.conclusion == "failure", report.reasons
+
+
+def test_base_test_modules_of_one_name_leave_the_rest_measured(run: Callable[..., Report]) -> None:
+    # tests/unit/test_calc.py and tests/api/test_calc.py (no __init__.py): pytest imports one of them
+    # on base; the other is base's own failure. The suite measures the change with the first.
+    base: Files = {
+        "calc/__init__.py": CALC,
+        "tests/unit/test_calc.py": "from calc import half\n\n\ndef test_half():\n    assert half(8) == 4\n",
+        "tests/api/test_calc.py": "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+    }
+    report = run({"calc/__init__.py": CALC.replace("x // 2", "x // 3")}, base=base)
+    repository = suite(report, "repository")
+    assert repository.status == "failed", repository.detail
+    assert report.conclusion == "failure", report.reasons
+
+
+def test_a_src_layout_with_its_pythonpath_setting_is_measured(run: Callable[..., Report]) -> None:
+    base: Files = {
+        "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n\n[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        "src/calc/__init__.py": CALC,
+        "tests/test_calc.py": "from calc import half\n\n\ndef test_half():\n    assert half(8) == 4\n",
+    }
+    report = run({"src/calc/__init__.py": CALC.replace("x // 2", "x // 3")}, base=base)
+    assert [f.id for f in suite(report, "repository").failures] == ["tests/test_calc.py::test_half"]
+    assert report.conclusion == "failure", report.reasons
+
+
+def test_testpaths_naming_folders_the_suite_does_not_hold_still_measure(run: Callable[..., Report]) -> None:
+    # testpaths = ["tests", "src"] (doctests in the package): src/ is not a test folder, not staged.
+    base: Files = {
+        "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests", "src"]\npythonpath = ["src"]\n',
+        "src/calc/__init__.py": CALC,
+        "tests/test_calc.py": "from calc import half\n\n\ndef test_half():\n    assert half(8) == 4\n",
+    }
+    report = run({"src/calc/__init__.py": CALC.replace("x // 2", "x // 3")}, base=base)
+    assert [f.id for f in suite(report, "repository").failures] == ["tests/test_calc.py::test_half"]
+    assert report.conclusion == "failure", report.reasons

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from checks.behaviour.errors import SuiteError
-from checks.behaviour.repotests import added, has_tests, rewritten, stage_tests
+from checks.behaviour.repotests import MAX_SOURCE_BYTES, added, has_tests, rewritten, stage_tests
 
 BASE_TEST = """\
 import pytest
@@ -69,7 +69,8 @@ IDS = [
             BASE_TEST.replace("    def test_method(self):\n        assert True\n\n", ""),
             {"tests/test_a.py::TestGroup::test_method": "deleted"},
         ),
-        ("def test_plain(:\n", dict.fromkeys(IDS, "unreadable")),
+        # A head file that does not parse shows no rewrite (the shape layer fails its syntax).
+        ("def test_plain(:\n", {}),
     ],
 )
 def test_rewritten_names_each_test_whose_definition_the_change_edited(
@@ -152,3 +153,39 @@ def test_staging_past_its_bounds_is_a_suite_error(tmp_path: Path, monkeypatch: p
     tree = write(tmp_path / "tree", {f"tests/test_{n}.py": "" for n in range(5)})
     with pytest.raises(SuiteError, match="too large"):
         stage_tests(tree, tmp_path / "suite")
+
+
+@pytest.mark.parametrize(
+    "head_text",
+    [
+        # A comment, a blank line, another layout inside the test: the test pytest runs is base's.
+        BASE_TEST.replace(
+            "    assert 1 + 1 == 2\n", "    # the change was here\n\n    assert (1 + 1\n            == 2)\n"
+        ),
+        # A dead twin above it: Python binds the name to the later definition, base's, unchanged.
+        BASE_TEST.replace("def test_plain():", "def test_plain():\n    pass\n\n\ndef test_plain():"),
+        # The file padded past what the reader reads (a comment, valid Python): nothing to show a maintainer.
+        BASE_TEST + "#" * (MAX_SOURCE_BYTES + 1) + "\n",
+    ],
+)
+def test_an_edit_that_leaves_the_test_as_it_runs_is_no_rewrite(tmp_path: Path, head_text: str) -> None:
+    # A failing test "rewritten" asks a maintainer instead of failing: only a real edit of it may.
+    base = write(tmp_path / "base", {"tests/test_a.py": BASE_TEST})
+    head = write(tmp_path / "head", {"tests/test_a.py": head_text})
+    assert rewritten(IDS[:1], base, head) == {}
+
+
+def test_the_later_of_two_definitions_is_the_test(tmp_path: Path) -> None:
+    base = write(tmp_path / "base", {"tests/test_a.py": BASE_TEST})
+    head = write(
+        tmp_path / "head", {"tests/test_a.py": BASE_TEST + "\n\ndef test_plain():\n    assert True\n"}
+    )
+    assert rewritten(IDS[:1], base, head) == {IDS[0]: "tests/test_a.py:21"}
+
+
+def test_a_parameter_id_holding_colons_is_still_its_functions(tmp_path: Path) -> None:
+    base = write(tmp_path / "base", {"tests/test_a.py": BASE_TEST})
+    head = write(tmp_path / "head", {"tests/test_a.py": BASE_TEST.replace("[1, 2]", "['a::b']")})
+    assert rewritten(["tests/test_a.py::test_param[a::b]"], base, head) == {
+        "tests/test_a.py::test_param[a::b]": "tests/test_a.py:8"
+    }

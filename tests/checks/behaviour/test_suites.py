@@ -222,3 +222,71 @@ def test_a_suite_config_that_does_not_validate_is_refused_by_name(tmp_path: Path
     (tmp_path / "patchgate-suite.yml").write_text(config)
     with pytest.raises(SuiteError, match=r"patchgate-suite\.yml is not valid"):
         load_suite(tmp_path, "hidden")
+
+
+@pytest.mark.parametrize("kind", ["repository", "own"])
+def test_a_repositorys_test_folders_hold_no_case_files(tmp_path: Path, kind: str) -> None:
+    # Data named like a case file in a repository's tests (base's or the change's) is the tests' data:
+    # read as cases it made base's suite an error, or (nested deep, or aliased) crashed or hung the host.
+    root = make(tmp_path, {
+        "tests/test_a.py": "def test_a():\n    pass\n",
+        "tests/data/parse_cases.yml": "- input: 1\n  output: 2\n",
+        "tests/data/deep_cases.yml": "cases: " + "[" * 5000 + "]" * 5000 + "\n",
+    })  # fmt: skip
+    suite = load_suite(root, kind)  # type: ignore[arg-type]
+    assert suite.cases == ()
+    assert suite.functions == ("tests/test_a.py::test_a",)
+
+
+def test_a_file_nested_past_the_parser_is_a_suite_error_never_a_crash(tmp_path: Path) -> None:
+    root = make(
+        tmp_path, {"test_a.py": "def test_a():\n    pass\n", "helper.py": "x = " + "1 + " * 100_000 + "1\n"}
+    )
+    with pytest.raises(SuiteError, match=r"helper\.py"):
+        load_suite(root, "hidden")
+
+
+def test_a_repository_file_that_does_not_parse_is_left_to_pytest(tmp_path: Path) -> None:
+    # Base's test folders hold fixtures in old or broken syntax (linters' and formatters' test data):
+    # pytest never imports them, and the suite is not an error for every change because of them.
+    root = make(
+        tmp_path, {"tests/test_a.py": "def test_a():\n    pass\n", "tests/data/py2.py": "print 'hi'\n"}
+    )
+    assert load_suite(root, "repository").functions == ("tests/test_a.py::test_a",)
+
+
+@pytest.mark.parametrize("kind", ["repository", "own"])
+def test_a_repositorys_test_file_past_the_size_bound_is_not_parsed_on_the_host(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The change's test folder is read on the host: 5 MB of `x = 1` is a 3 GB syntax tree there.
+    monkeypatch.setattr("checks.behaviour.suites.MAX_REPOSITORY_SOURCE_BYTES", 1024)
+    root = make(tmp_path, {
+        "tests/test_a.py": "def test_a():\n    pass\n",
+        "tests/test_big.py": "x = 1\n" * 400 + "def test_big():\n    pass\n",
+    })  # fmt: skip
+    assert load_suite(root, kind).functions == ("tests/test_a.py::test_a",)  # type: ignore[arg-type]
+
+
+def test_a_repositorys_test_modules_of_one_name_are_left_to_pytest(tmp_path: Path) -> None:
+    # A repository whose pytest settings import by path (importmode=importlib, ignored here) may hold
+    # tests/unit/test_x.py and tests/api/test_x.py: base fails to import the second, and it is left
+    # out as base's failure - not a configuration error of the suite for every change.
+    root = make(tmp_path, {
+        "tests/unit/test_x.py": "def test_unit():\n    pass\n",
+        "tests/api/test_x.py": "def test_api():\n    pass\n",
+    })  # fmt: skip
+    suite = load_suite(root, "repository")
+    assert suite.functions == ("tests/api/test_x.py::test_api", "tests/unit/test_x.py::test_unit")
+    with pytest.raises(SuiteError, match="would both be imported"):
+        load_suite(root, "hidden")
+
+
+def test_a_pythonpath_entry_the_staged_tests_do_not_hold_is_no_crash(tmp_path: Path) -> None:
+    # `pythonpath = ["src"]` (a src layout's usual setting) names the project's folder, which the
+    # repository suite does not stage: reading its names raised FileNotFoundError out of the layer.
+    root = make(tmp_path, {
+        "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+        "tests/test_a.py": "def test_a():\n    pass\n",
+    })  # fmt: skip
+    assert load_suite(root, "repository").functions == ("tests/test_a.py::test_a",)
