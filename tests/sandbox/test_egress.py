@@ -13,6 +13,7 @@ reachable from such a network.)
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,12 +117,15 @@ def test_the_only_way_out_of_the_build_network_is_the_index_through_the_proxy(
     before = len(neighbour.connections)
     client = docker_client()
     try:
-        with index_only(client, index.url) as egress:
+        said: list[str] = []
+        with index_only(client, index.url, say=said.append) as egress:
             proxy_at = egress.proxy_url.removeprefix("http://")
             config = {"index": index.url, "proxy": proxy_at, "gateway": gateway, "neighbour": neighbour.port}
             seen = probe(config, ca, egress)
             folder = Path(egress.mounts[0]["Source"])
-            (proxy,) = client.containers.list(filters={"label": "patchgate.egress"})
+            # This build's proxy, by the name it said (other builds may share the engine).
+            (name,) = re.findall(r"patchgate-egress-[0-9a-f]{12}", "\n".join(said))
+            proxy = client.containers.get(name)
         assert seen["index through the proxy"] == "HTTP/1.0 200 OK", seen
         for refused in (
             "neighbour through the proxy",
