@@ -23,6 +23,7 @@ run in-process, shown, counted for nothing.
 from __future__ import annotations
 
 import ast
+import copy
 import os
 import shutil
 from collections import defaultdict, deque
@@ -168,9 +169,24 @@ def _definitions(path: Path) -> dict[tuple[str, ...], tuple[int, str]] | None:
                 name = (*prefix, node.name)
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 try:
-                    found[name] = (first, ast.dump(node))
+                    found[name] = (first, ast.dump(_as_it_runs(node)))
                 except RecursionError:
                     return None
                 if isinstance(node, ast.ClassDef):
                     queue.append((name, node.body))
     return found
+
+
+def _as_it_runs(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> ast.AST:
+    """``node`` without its docstring: a test's docstring is no part of what it asserts."""
+    body = node.body
+    first = body[0] if body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        bare = copy.copy(node)
+        bare.body = body[1:]
+        return bare
+    return node

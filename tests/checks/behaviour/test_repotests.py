@@ -162,6 +162,8 @@ def test_staging_past_its_bounds_is_a_suite_error(tmp_path: Path, monkeypatch: p
         BASE_TEST.replace(
             "    assert 1 + 1 == 2\n", "    # the change was here\n\n    assert (1 + 1\n            == 2)\n"
         ),
+        # A docstring given or changed: it is no part of what the test asserts.
+        BASE_TEST.replace("def test_plain():\n", 'def test_plain():\n    """Adds."""\n'),
         # A dead twin above it: Python binds the name to the later definition, base's, unchanged.
         BASE_TEST.replace("def test_plain():", "def test_plain():\n    pass\n\n\ndef test_plain():"),
         # The file padded past what the reader reads (a comment, valid Python): nothing to show a maintainer.
