@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import shutil
 import ssl
 import urllib.error
@@ -54,7 +55,7 @@ from docker.types import LogConfig, Mount
 
 from sandbox.buildlock import build_lock
 from sandbox.depfiles import Requirement, is_direct, read_dependencies
-from sandbox.egress import index_only
+from sandbox.egress import allowed_targets, index_only
 from sandbox.engine import docker_client
 from sandbox.envimage import (
     ENV_REPOSITORY,
@@ -76,6 +77,8 @@ MiB = 1024 * 1024
 BUILD_LOG = LogConfig(type=LogConfig.types.JSON, config={"max-size": "1m", "max-file": "2"})
 # A user or password shorter than this is no secret (and masking it would garble pip's words).
 MIN_SECRET_CHARS = 4
+# A part of an index URL's path or query this long may be a token: masked wherever pip prints it.
+TOKEN_CHARS = 12
 
 
 @dataclass(frozen=True)
@@ -158,9 +161,21 @@ def ensure_head_image(
 
 
 def has_credentials(index_url: str) -> bool:
-    """Whether ``index_url`` carries a user or a password (a private index's token)."""
+    """Whether ``index_url`` may carry a secret: a user, a password, a query, or a path of its own.
+
+    A token is not always the URL's user: Cloudsmith-style indexes put it in the path
+    (``/TOKEN/org/repo/python/simple/``), others in the query. Only the public layouts of
+    PyPI and its mirrors (``/simple``, devpi's ``/<user>/<index>/+simple``) count as holding
+    none; any other index gets wheels only, and its path is never shown.
+    """
     parts = urlsplit(index_url)
-    return bool(parts.username or parts.password)
+    if parts.username or parts.password or parts.query or parts.fragment:
+        return True
+    return _PUBLIC_PATH.fullmatch(parts.path) is None
+
+
+# PyPI's own layout, and devpi's (`/root/pypi/+simple/`): nothing in them is a secret.
+_PUBLIC_PATH = re.compile(r"/?(simple|[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/\+simple)?/?")
 
 
 def _install_command(egress_relay: str, proxy: str, *, wheels_only: bool) -> str:
@@ -261,16 +276,42 @@ def index_trouble(settings: PipSettings, timeout_s: float = 10.0) -> str:
         return "did not answer"
     if status in _REFUSED:
         return f"refused the gate's credentials (HTTP {status})"
-    return "" if status < 500 else f"did not answer (HTTP {status})"
+    if status >= 500:
+        return f"did not answer (HTTP {status})"
+    # Where the index sends pip for the files themselves (pypi.org: files.pythonhosted.org) must answer too.
+    for target in allowed_targets(settings.index_url)[1:]:
+        host, _, port = target.rpartition(":")
+        if not _answers(f"https://{host}:{port}/", context, timeout_s):
+            return f"did not answer (its files at {host})"
+    return ""
+
+
+def _answers(url: str, context: ssl.SSLContext, timeout_s: float) -> bool:
+    """Whether ``url`` gives any HTTP answer below 500 from the host."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s, context=context) as answer:  # noqa: S310 - https
+            return int(answer.status) < 500
+    except urllib.error.HTTPError as exc:
+        return exc.code < 500
+    except (OSError, ValueError):
+        return False
 
 
 _REFUSED = frozenset({401, 403, 407})
 
 
 def scrubbed(text: str, index_url: str) -> str:
-    """``text`` with the index URL's user and password (as written and decoded) masked."""
+    """``text`` with what of the index URL may be secret (user, password, path, query) masked."""
     parts = urlsplit(index_url)
+    if has_credentials(index_url):
+        # The index as pip echoes it ("Looking in indexes: ..."), and any long part of its path or query.
+        for whole in sorted(
+            {index_url, index_url.rstrip("/"), parts.path, parts.path.rstrip("/")}, key=len, reverse=True
+        ):
+            if len(whole) > 1:
+                text = text.replace(whole, "/…" if whole.startswith("/") else _shown(index_url))
     secrets = {parts.username or "", parts.password or ""}
+    secrets |= {s for s in re.split(r"[/?&=]", f"{parts.path}?{parts.query}") if len(s) >= TOKEN_CHARS}
     for secret in sorted(secrets | {unquote(s) for s in secrets}, key=len, reverse=True):
         if len(secret) >= MIN_SECRET_CHARS:
             text = text.replace(secret, "****")
@@ -278,7 +319,8 @@ def scrubbed(text: str, index_url: str) -> str:
 
 
 def _shown(index_url: str) -> str:
-    """The index URL without its credentials, for a message."""
+    """The index URL without what may be secret in it, for a message: its path only when public."""
     parts = urlsplit(index_url)
     host = parts.hostname or ""
-    return urlunsplit((parts.scheme, host + (f":{parts.port}" if parts.port else ""), parts.path, "", ""))
+    path = "/…" if has_credentials(index_url) else parts.path
+    return urlunsplit((parts.scheme, host + (f":{parts.port}" if parts.port else ""), path, "", ""))
