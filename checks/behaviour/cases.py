@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.grade import MISSING, TestOutcome
-from checks.behaviour.values import ValueFormatError, approx_equal, decode, equal, show
+from checks.behaviour.incontainer.channel.values import ValueFormatError, approx_equal, decode, equal, show
 
 CASE_FILE_SUFFIXES = ("cases.yml", "cases.yaml")
 DEFAULT_CASE_TIMEOUT_S = 10.0
