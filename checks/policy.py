@@ -106,6 +106,50 @@ class DependencyPolicy(_Model):
     allow: list[str] = Field(default_factory=list)
 
 
+class Differential(_Model):
+    """Differential checks: the change's function against a reference on drawn inputs (``*.diff.yml``)."""
+
+    enabled: bool = True
+    # Per function: how many inputs Hypothesis draws (a suite may ask fewer), and the wall time for
+    # drawing, comparing and shrinking; past it, what was compared stands.
+    max_examples: int = Field(default=2000, ge=1, le=100_000)
+    time_limit_s: float = Field(default=60, gt=0, le=3600)
+    # One call of the change's function (or the reference's) on one drawn input.
+    call_timeout_s: float = Field(default=5, gt=0, le=600)
+    # Functions agreeing / functions checked that a differential suite must reach.
+    min_pass_rate: float = Field(default=1.0, ge=0, le=1)
+    # Where no reference is given: compare head with base on the functions the change touched, for
+    # changes labelled as refactors (a label, or a title prefix, case-insensitive).
+    compare_refactors_with_base: bool = False
+    refactor_labels: list[str] = Field(default_factory=lambda: ["refactor"])
+    refactor_title_prefixes: list[str] = Field(default_factory=lambda: ["refactor:", "refactor("])
+
+    def is_refactor(self, labels: list[str], title: str) -> bool:
+        """Whether a change with these labels and title is one to compare with base."""
+        if not self.compare_refactors_with_base:
+            return False
+        wanted = {label.lower() for label in self.refactor_labels}
+        heading = title.strip().lower()
+        return bool(wanted & {label.lower() for label in labels}) or any(
+            heading.startswith(prefix.lower()) for prefix in self.refactor_title_prefixes
+        )
+
+
+class Efficiency(_Model):
+    """Efficiency checks: growth against the reference at the sizes a differential suite declares."""
+
+    enabled: bool = True
+    # Inputs of each size (a suite may ask another number), and the wall time of one function's check.
+    repetitions: int = Field(default=5, ge=1, le=50)
+    time_limit_s: float = Field(default=120, gt=0, le=3600)
+    # One timed call of the change's function: past it, the check fails at that size.
+    call_timeout_s: float = Field(default=30, gt=0, le=600)
+    # Fails when the change's growth exponent exceeds the reference's by more than this (and it is the
+    # slower at the largest size), or when it is more than max_slowdown times slower there.
+    max_exponent_margin: float = Field(default=0.3, gt=0, le=5)
+    max_slowdown: float = Field(default=5.0, ge=1, le=1000)
+
+
 class Behaviour(_Model):
     enabled: bool = True
     # With no suites in the test store, behaviour is unmeasured: neutral, not success.
@@ -129,6 +173,8 @@ class Behaviour(_Model):
     # run of their own, labelled forgeable; above this share of a suite a passing behaviour asks a
     # maintainer (action_required).
     max_in_process_share: float = Field(default=0.05, ge=0, le=1)
+    differential: Differential = Field(default_factory=Differential)
+    efficiency: Efficiency = Field(default_factory=Efficiency)
 
     def min_pass_rate(self, kind: Literal["hidden", "held_out"]) -> float:
         """Return the pass rate a suite of ``kind`` must reach."""
