@@ -15,9 +15,11 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from checks.behaviour.baseruns import BaseRuns, keepable
 from checks.behaviour.changedlines import executable_changes
+from checks.behaviour.differential import DiffPlan, plan_differential, read_differential, suite_seed
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.graderuns import grade_runs
 from checks.behaviour.outcomes import parse_log
@@ -33,7 +35,7 @@ from checks.behaviour.plan import (
     stage_suite,
     write_harness,
 )
-from checks.behaviour.result import SuiteOutcome, behaviour_result
+from checks.behaviour.result import SuiteOutcome, behaviour_result, with_differential
 from checks.behaviour.strength import PendingMutants, measure_strength
 from checks.behaviour.suites import SUITE_NAMES, Suite, Suites, load_suite
 from checks.behaviour.tamper import restore_infra
@@ -42,7 +44,7 @@ from checks.behaviour.views import run_view
 from checks.policy import Behaviour
 from checks.report import BehaviourResult, SuiteKind
 from checks.runner import LayerContext, Runner
-from sandbox.spec import RunResult
+from sandbox.spec import RunResult, RunSpec
 from sandbox.trees import scratch
 
 log = logging.getLogger(__name__)
@@ -106,6 +108,8 @@ def start_behaviour(
     # pytest's own collection of each isolated suite on base, in-process: what isolation may not see.
     collections: dict[SuiteKind, RunPlan] = {}
     harness = write_harness(work / "harness", policy)
+    # Differential suites: one head run each, the references in the grader (differential.py).
+    diff_plans: dict[SuiteKind, DiffPlan] = {}
     executable = executable_changes(ctx.workspace, head_tree)
     for kind, path in wanted:
         try:
@@ -125,6 +129,12 @@ def start_behaviour(
             lines=executable,
         )
         stagings[kind] = staging
+        if suite.diffs and policy.differential.enabled:
+            seed = suites.differential_seed or suite_seed(staging.staged, ctx.workspace.base_sha,
+                                                          ctx.workspace.head_sha)  # fmt: skip
+            diff_plans[kind] = plan_differential(staging, head_tree, suite.diffs, seed)
+        if not parts(suite):
+            continue  # differential files only: no test runs to grade
         plans = [plan for part in parts(suite) for plan in plan_runs(staging, part, trees)]
         jobs.append((suite, plans))
         if not suite.in_process and suite.pytest_files:
@@ -133,7 +143,9 @@ def start_behaviour(
     jobs = [(suite, [stored.lookup(suite, plan) for plan in plans]) for suite, plans in jobs]
     collections = {kind: stored.lookup(stagings[kind].suite, plan) for kind, plan in collections.items()}
     every = [*(p for _, plans in jobs for p in plans), *collections.values()]
-    results = {**_run_all(ctx.runner, [p for p in every if p not in stored.found]), **stored.found}
+    todo: list[RunPlan | DiffPlan] = [*(p for p in every if p not in stored.found), *diff_plans.values()]
+    ran = _run_all(ctx.runner, todo)
+    results = {**{p: r for p, r in ran.items() if isinstance(p, RunPlan)}, **stored.found}
     for suite, plans in jobs:
         stored.keep(suite, [*plans, *([collections[suite.kind]] if suite.kind in collections else [])],
                     results, policy)  # fmt: skip
@@ -162,8 +174,10 @@ def start_behaviour(
         if shadowed is not None and outcome.grade is not None:
             outcome = dataclasses.replace(outcome, notes=(*outcome.notes, shadowed))
         outcomes[suite.kind] = outcome
-    ordered = [outcomes[kind] for kind, _ in wanted]
+    ordered = [outcomes[kind] for kind, _ in wanted if kind in outcomes]
     result = behaviour_result(ordered, policy, restored)
+    differential = [read_differential(plan, ran[plan], kind, policy) for kind, plan in diff_plans.items()]
+    result = with_differential(result, differential)
     result.untested = unservable_changes(ctx.workspace.changed)
     hidden = stagings.get("hidden")
     strength, pending = measure_strength(
@@ -250,7 +264,15 @@ def _collected(suite: Suite, plan: RunPlan | None, results: Mapping[RunPlan, Run
     return run_log.collected
 
 
-def _run_all(runner: Runner, plans: Sequence[RunPlan]) -> dict[RunPlan, RunResult]:
+class _Planned(Protocol):
+    @property
+    def spec(self) -> RunSpec: ...
+
+
+_P = TypeVar("_P", bound=_Planned)
+
+
+def _run_all(runner: Runner, plans: Sequence[_P]) -> dict[_P, RunResult]:
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS, thread_name_prefix="behaviour") as pool:
         futures = {plan: pool.submit(runner.run, plan.spec) for plan in plans}
         return {key: future.result() for key, future in futures.items()}

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from checks.behaviour.grade import SuiteGrade
 from checks.behaviour.suites import SUITE_NAMES
 from checks.policy import Behaviour
-from checks.report import BehaviourResult, LayerStatus, SuiteKind, SuiteResult, TestFailure
+from checks.report import (
+    BehaviourResult,
+    DifferentialResult,
+    LayerStatus,
+    SuiteKind,
+    SuiteResult,
+    TestFailure,
+)
 from checks.testinfra.guarded import InfraChange
 
 # Beyond this many ids per list the report says how many more there were.
@@ -181,3 +188,25 @@ def overfitting(suites: Sequence[SuiteResult], gap: float) -> bool:
     if not hidden or not held_out:
         return False
     return hidden[0].pass_rate - held_out[0].pass_rate > gap
+
+
+def with_differential(result: BehaviourResult, differential: Sequence[DifferentialResult]) -> BehaviourResult:
+    """Add the differential suites to the layer's result: one that could not run is an error, one that
+    failed fails the layer; the suites' own numbers stay as they are.
+    """
+    if not differential:
+        return result
+    statuses = (
+        [result.status, *(d.status for d in differential)]
+        if result.suites
+        else [d.status for d in differential]
+    )
+    status: LayerStatus = "passed"
+    if "error" in statuses:
+        status = "error"
+    elif "failed" in statuses:
+        status = "failed"
+    details = [result.detail] if result.detail else []
+    details += [f"differential ({d.name}): {d.detail}" for d in differential if d.detail]
+    return result.model_copy(update={"status": status, "differential": list(differential),
+                                     "detail": " · ".join(details)})  # fmt: skip

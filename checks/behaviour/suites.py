@@ -49,6 +49,9 @@ class Suites:
     # Why the suites could not be read (e.g. the App cannot read the suites repository):
     # behaviour is then an error (neutral), never a pass and never the PR's failure.
     error: str | None = None
+    # A differential seed recorded in an earlier report, to draw the same inputs again
+    # (None: derived from the suites and both shas, differential.suite_seed).
+    differential_seed: str | None = None
 
 
 def suites_for(store: Path, repository: str) -> Suites:
