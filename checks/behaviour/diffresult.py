@@ -24,7 +24,7 @@ from checks.behaviour.growth import Sizes, judge
 from checks.behaviour.incontainer.channel.observations import agree, call_text, describe
 from checks.behaviour.outcomes import clean
 from checks.policy import Behaviour
-from checks.report import DifferentialResult, EfficiencyResult, FunctionCheck, LayerStatus, percent
+from checks.report import DifferentialResult, EfficiencyResult, FunctionCheck, LayerStatus
 
 Source = Literal["hidden", "held_out", "base"]
 NAMES: dict[Source, str] = {"hidden": "hidden", "held_out": "held-out", "base": "base"}
@@ -212,15 +212,3 @@ def differential_result(
         result.functions = checks
     result.detail = "; ".join(notes) if source != "held_out" or not problem else "its report was not believed"
     return result
-
-
-def summary(result: DifferentialResult) -> str:
-    """One line: ``differential (hidden): 1/1 functions agree, 0 disagreements in 2,000 inputs``."""
-    line = f"differential ({result.name}): {result.agreed}/{result.checked} functions agree"
-    if result.checked:
-        line += f" ({percent(result.pass_rate)})"
-    if result.inputs is not None:
-        line += f" in {result.inputs:,} inputs"
-    if result.efficiency_checked:
-        line += f"; efficiency {result.efficiency_passed}/{result.efficiency_checked} within bounds"
-    return line

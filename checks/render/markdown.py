@@ -14,6 +14,9 @@ from checks.render.numbers import (
     QUALITY_LABEL,
     STATUS_ICON,
     behaviour_numbers,
+    differential_numbers,
+    efficiency_line,
+    function_line,
     headline,
     maintainer_findings,
     plural,
@@ -148,6 +151,7 @@ def _sections(report: Report) -> list[str]:
     return [
         *_shape_sections(report),
         *_behaviour_sections(report),
+        *_differential_sections(report),
         *_strength_sections(report),
         *_quality_sections(report),
         *_timing_sections(report),
@@ -230,6 +234,32 @@ def _behaviour_sections(report: Report) -> list[str]:
             lines = [*lines[:MAX_ROWS], f"\n… and {len(lines) - MAX_ROWS} more (see the JSON report)"]
         which = "the hidden suite" if s.name == "hidden" else f"hidden suite {s.name}"
         sections.append(_details(f"Failing tests of {which} ({len(s.failures)})", lines))
+    return sections
+
+
+def _differential_sections(report: Report) -> list[str]:
+    sections = []
+    for result in report.behaviour.differential:
+        # A held-out suite carries counts only; nothing of its functions is ever rendered.
+        body = [] if result.source == "held_out" else [
+            line
+            for f in result.functions
+            for line in [
+                f"- {code(f.function)}: {escape(function_line(f), 500)}",
+                *([f"  - {escape(f.counterexample, 500)}"] if f.counterexample else []),
+                *([f"  - {escape(efficiency_line(f.efficiency), 500)}"] if f.efficiency else []),
+            ]
+        ]  # fmt: skip
+        timed = [f.efficiency for f in result.functions if f.efficiency and f.efficiency.status != "not_run"]
+        notes = [f"seed {code(result.seed)}"] if result.seed and result.source != "held_out" else []
+        if timed:
+            how = "CPU time" if all(e.clock == "cpu" for e in timed) else "wall time"
+            quota = f", CPU quota {timed[0].cpu_quota:g}" if timed[0].cpu_quota else ""
+            notes.append(f"times: {how}, interleaved, ratios within this run{quota}")
+        if result.detail:
+            notes.append(escape(result.detail, 500))
+        body += ["", "<sub>" + " · ".join(notes) + "</sub>"] if notes else []
+        sections.append(_details(differential_numbers(result), body))
     return sections
 
 

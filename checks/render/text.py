@@ -12,6 +12,9 @@ from checks.render.numbers import (
     QUALITY_LABEL,
     STATUS_ICON,
     behaviour_numbers,
+    differential_numbers,
+    efficiency_line,
+    function_line,
     headline,
     quality_numbers,
     shape_numbers,
@@ -63,6 +66,16 @@ def render_text(report: Report, *, width: int = 110, color: bool = False) -> str
         for failure in s.failures:
             message = f" — {escape(failure.message)}" if failure.message else ""
             console.print(f"  hidden ✗ {escape(failure.id)}{message}")
+    for d in report.behaviour.differential:
+        console.print(f"  {escape(differential_numbers(d))}")
+        for check in d.functions if d.source != "held_out" else []:
+            console.print(f"    {escape(check.function)}: {escape(function_line(check))}")
+            if check.counterexample:
+                console.print(f"      {escape(check.counterexample)}")
+            if check.efficiency is not None:
+                console.print(f"      {escape(efficiency_line(check.efficiency))}")
+        if d.seed and d.source != "held_out":
+            console.print(f"    seed {escape(d.seed)}")
     if report.behaviour.strength.status == "measured":
         console.print(f"  strength: {escape(strength_numbers(report.behaviour.strength))}")
     for c in report.quality.criteria:
