@@ -182,6 +182,8 @@ class FunctionCheck(_Model):
     # The smallest disagreement Hypothesis found: "head returned ... for f(...); reference raised ...".
     counterexample: str = ""
     efficiency: EfficiencyResult | None = None
+    # Why it could not be checked (error: the suite's problem; not_run: the run ended first).
+    detail: str = ""
 
 
 class DifferentialResult(_Model):

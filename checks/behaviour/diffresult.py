@@ -46,46 +46,32 @@ def _disagrees(found: object) -> bool:
     return isinstance(reference, dict) and isinstance(head, dict) and not agree(reference, head)
 
 
-def _efficiency(
-    spec: DiffSpec,
-    record: Mapping[str, Any] | None,
-    agreed: bool,
-    *,
-    log_clock: str,
-    quota: float | None,
-    policy: Behaviour,
-) -> EfficiencyResult | None:
+def _efficiency(spec: DiffSpec, record: Mapping[str, Any] | None, agreed: bool, *, gone: str, log_clock: str,
+                quota: float | None, policy: Behaviour) -> EfficiencyResult | None:  # fmt: skip
     if spec.efficiency is None or not policy.efficiency.enabled:
         return None
     clock: Literal["cpu", "wall"] = "wall" if log_clock == "wall" else "cpu"
     base = EfficiencyResult(status="not_run", sizes=list(spec.efficiency.sizes), clock=clock, cpu_quota=quota)
+
+    def failed(detail: str, size: object = None) -> EfficiencyResult:
+        largest = size if isinstance(size, int) and not isinstance(size, bool) else None
+        return base.model_copy(update={"status": "failed", "largest": largest, "detail": clean(detail)})
+
     if not agreed:
-        return base.model_copy(
-            update={"detail": "not measured: the function does not agree with its reference"}
-        )
-    if record is None:
-        return base.model_copy(update={"detail": "not measured: the run ended first"})
-    status = record.get("status")
+        return base.model_copy(update={"detail": "not measured: the function disagrees with its reference"})
+    status = record.get("status") if record is not None else None
+    if record is None or status == "gone":
+        # The change's code stopped answering, or the run ended, before it was measured: its doing.
+        return failed(gone or "the run ended before it was measured")
     if status == "error":
         return base.model_copy(update={"status": "error", "detail": clean(record.get("detail"))})
-    size = record.get("size") if isinstance(record.get("size"), int) else None
+    size = record.get("size")
     if status == "timeout":
-        limit = policy.efficiency.call_timeout_s
-        return base.model_copy(
-            update={
-                "status": "failed",
-                "largest": size,
-                "detail": f"did not return within {limit:g}s at n = {size}",
-            }
-        )
+        return failed(f"did not return within {policy.efficiency.call_timeout_s:g}s at n = {size}", size)
     if status == "disagreed":
-        return base.model_copy(
-            update={
-                "status": "failed",
-                "largest": size,
-                "detail": f"disagrees with the reference at n = {size}",
-            }
-        )
+        return failed(f"disagrees with the reference at n = {size}", size)
+    if status not in ("measured", "time"):
+        return failed("the grader's record is inconsistent")
     samples: dict[int, Sizes] = {}
     raw = record.get("samples")
     for key, value in raw.items() if isinstance(raw, dict) else []:
@@ -139,22 +125,20 @@ def function_check(
     check = FunctionCheck(id=spec.id, function=spec.function, reference=reference, status="not_run")
     if record is None:
         detail = gone or "the run ended before this function was checked"
-        return check.model_copy(update={"counterexample": clean(detail)})
+        return check.model_copy(update={"detail": clean(detail)})
     inputs = record.get("inputs")
     check.inputs = inputs if isinstance(inputs, int) and not isinstance(inputs, bool) and inputs >= 0 else 0
     status = record.get("status")
     if status == "error":
-        return check.model_copy(update={"status": "error", "counterexample": clean(record.get("detail"))})
+        return check.model_copy(update={"status": "error", "detail": clean(record.get("detail"))})
     if status == "disagreed" and _disagrees(record.get("found")):
         check.status, check.counterexample = "disagreed", counterexample(spec, record["found"])
     elif status == "agreed":
         check.status = "agreed"
     else:
-        return check.model_copy(
-            update={"status": "error", "counterexample": "the grader's record is inconsistent"}
-        )
+        return check.model_copy(update={"status": "error", "detail": "the grader's record is inconsistent"})
     check.efficiency = _efficiency(
-        spec, efficiency, check.status == "agreed", log_clock=clock, quota=quota, policy=policy
+        spec, efficiency, check.status == "agreed", gone=gone, log_clock=clock, quota=quota, policy=policy
     )
     if (
         efficiency is not None
@@ -179,7 +163,12 @@ def differential_result(
     name = NAMES[source]
     checked = len(checks)
     agreed = sum(c.status == "agreed" for c in checks)
-    timed = [c.efficiency for c in checks if c.efficiency is not None]
+    # Measured only: a function that disagrees is not timed, and is counted as disagreeing already.
+    timed = [
+        c.efficiency
+        for c in checks
+        if c.efficiency is not None and c.efficiency.status in ("passed", "failed")
+    ]
     errors = [c for c in checks if c.status == "error" or (c.efficiency and c.efficiency.status == "error")]
     rate = agreed / checked if checked else 0.0
     status: LayerStatus
@@ -192,7 +181,7 @@ def differential_result(
     notes = [problem] if problem else []
     if errors:
         first = errors[0]
-        why = first.counterexample or (first.efficiency.detail if first.efficiency else "")
+        why = first.detail or (first.efficiency.detail if first.efficiency else "")
         notes.append(
             HELD_OUT_ERROR if source == "held_out" else f"gate configuration problem: {first.id}: {why}"
         )

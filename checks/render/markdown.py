@@ -246,7 +246,7 @@ def _differential_sections(report: Report) -> list[str]:
             for f in result.functions
             for line in [
                 f"- {code(f.function)}: {escape(function_line(f), 500)}",
-                *([f"  - {escape(f.counterexample, 500)}"] if f.counterexample else []),
+                *([f"  - {escape(f.counterexample or f.detail, 500)}"] if f.counterexample or f.detail else []),
                 *([f"  - {escape(efficiency_line(f.efficiency), 500)}"] if f.efficiency else []),
             ]
         ]  # fmt: skip

@@ -70,8 +70,8 @@ def render_text(report: Report, *, width: int = 110, color: bool = False) -> str
         console.print(f"  {escape(differential_numbers(d))}")
         for check in d.functions if d.source != "held_out" else []:
             console.print(f"    {escape(check.function)}: {escape(function_line(check))}")
-            if check.counterexample:
-                console.print(f"      {escape(check.counterexample)}")
+            if check.counterexample or check.detail:
+                console.print(f"      {escape(check.counterexample or check.detail)}")
             if check.efficiency is not None:
                 console.print(f"      {escape(efficiency_line(check.efficiency))}")
         if d.seed and d.source != "held_out":

@@ -135,7 +135,7 @@ class Run:
             return
         except PeerGone as exc:
             self.gone = f"the code under test stopped answering: {exc}"
-            self.write({**record, "status": "error", "detail": self.gone})
+            self.write({**record, "status": "gone", "detail": self.gone})
             return
         record.update(
             status=measured.status,
