@@ -25,7 +25,7 @@ from checks.render.numbers import (
     shape_status,
     strength_numbers,
 )
-from checks.report import Report, Reuse, ShapeResult, percent
+from checks.report import FunctionCheck, Report, Reuse, ShapeResult, percent
 
 MAX_SUMMARY_BYTES = 65_535
 MAX_TITLE_CHARS = 255
@@ -237,19 +237,21 @@ def _behaviour_sections(report: Report) -> list[str]:
     return sections
 
 
+def _function_lines(check: FunctionCheck) -> list[str]:
+    lines = [f"- {code(check.function)}: {escape(function_line(check), 500)}"]
+    if check.counterexample or check.detail:
+        lines.append(f"  - {escape(check.counterexample or check.detail, 500)}")
+    if check.efficiency is not None:
+        lines.append(f"  - {escape(efficiency_line(check.efficiency), 500)}")
+    return lines
+
+
 def _differential_sections(report: Report) -> list[str]:
     sections = []
     for result in report.behaviour.differential:
         # A held-out suite carries counts only; nothing of its functions is ever rendered.
-        body = [] if result.source == "held_out" else [
-            line
-            for f in result.functions
-            for line in [
-                f"- {code(f.function)}: {escape(function_line(f), 500)}",
-                *([f"  - {escape(f.counterexample or f.detail, 500)}"] if f.counterexample or f.detail else []),
-                *([f"  - {escape(efficiency_line(f.efficiency), 500)}"] if f.efficiency else []),
-            ]
-        ]  # fmt: skip
+        shown = result.functions if result.source != "held_out" else []
+        body = [line for check in shown for line in _function_lines(check)]
         timed = [f.efficiency for f in result.functions if f.efficiency and f.efficiency.status != "not_run"]
         notes = [f"seed {code(result.seed)}"] if result.seed and result.source != "held_out" else []
         if timed:
