@@ -91,20 +91,55 @@ ONE = "functions:\n  - function: durations.parse_duration\n    reference: {ref}\
     [
         ("functions: []\n", "functions: List should have at least 1 item"),
         ("functions: [\n", "invalid YAML"),
-        (ONE.format(ref="ref.parse_duration", more="    surprise: 1\n"), "surprise: Extra inputs are not permitted"),
+        (
+            ONE.format(ref="ref.parse_duration", more="    surprise: 1\n"),
+            "surprise: Extra inputs are not permitted",
+        ),
         (ONE.format(ref="parse_duration", more=""), "'parse_duration' is not module.function"),
         (ONE.format(ref="nowhere.parse_duration", more=""), "the suite has no module nowhere"),
         (ONE.format(ref="ref.missing", more=""), "ref defines no function missing at its top level"),
         (ONE.format(ref="ref.loose", more=""), "takes \\*args or \\*\\*kwargs"),
         (ONE.format(ref="ref.bare", more=""), "parameter text has no annotation and no strategy"),
-        (ONE.format(ref="ref.parse_duration", more="    strategies: {txt: st.text()}\n"), "strategies for txt, which the reference does not take"),
-        (ONE.format(ref="ref.parse_duration", more="    strategies: {text: 'st.text('}\n"), "strategies.text: not a Python expression"),
-        (ONE.format(ref="ref.parse_duration", more="    examples: 0\n"), "examples: Input should be greater than or equal to 1"),
-        (ONE.format(ref="ref.parse_duration", more="    efficiency: {sizes: [10], input: ref.spaced}\n"), "List should have at least 2 items"),
-        (ONE.format(ref="ref.parse_duration", more="    efficiency: {sizes: [10, 10], input: ref.spaced}\n"), "sizes must differ"),
-        (ONE.format(ref="ref.parse_duration", more="    efficiency: {sizes: [10, 1.5], input: ref.spaced}\n"), "sizes are whole numbers"),
-        (ONE.format(ref="ref.parse_duration", more="    efficiency: {sizes: [10, 100], input: ref.parse_duration}\n"), "efficiency.input ref.parse_duration must take \\(n, rng\\)"),
-        (ONE.format(ref="ref.parse_duration", more="") + ONE.format(ref="ref.parse_duration", more="").removeprefix("functions:\n"), "function durations.parse_duration appears twice"),
+        (
+            ONE.format(ref="ref.parse_duration", more="    strategies: {txt: st.text()}\n"),
+            "strategies for txt, which the reference does not take",
+        ),
+        (
+            ONE.format(ref="ref.parse_duration", more="    strategies: {text: 'st.text('}\n"),
+            "strategies.text: not a Python expression",
+        ),
+        (
+            ONE.format(ref="ref.parse_duration", more="    examples: 0\n"),
+            "examples: Input should be greater than or equal to 1",
+        ),
+        (
+            ONE.format(ref="ref.parse_duration", more="    efficiency: {sizes: [10], input: ref.spaced}\n"),
+            "List should have at least 2 items",
+        ),
+        (
+            ONE.format(
+                ref="ref.parse_duration", more="    efficiency: {sizes: [10, 10], input: ref.spaced}\n"
+            ),
+            "sizes must differ",
+        ),
+        (
+            ONE.format(
+                ref="ref.parse_duration", more="    efficiency: {sizes: [10, 1.5], input: ref.spaced}\n"
+            ),
+            "sizes are whole numbers",
+        ),
+        (
+            ONE.format(
+                ref="ref.parse_duration",
+                more="    efficiency: {sizes: [10, 100], input: ref.parse_duration}\n",
+            ),
+            "efficiency.input ref.parse_duration must take \\(n, rng\\)",
+        ),
+        (
+            ONE.format(ref="ref.parse_duration", more="")
+            + ONE.format(ref="ref.parse_duration", more="").removeprefix("functions:\n"),
+            "function durations.parse_duration appears twice",
+        ),
     ],
 )
 def test_a_differential_file_that_cannot_run_as_written_is_refused_naming_it(

@@ -33,7 +33,11 @@ def raised(exc: BaseException) -> dict[str, Any]:
         (returned({1: "a", 2: "b"}), returned({2: "b", 1: "a"}), True),  # a dict's order is not its value
         (returned(float("nan")), returned(float("nan")), True),
         (returned({1, 2}), returned(frozenset({2, 1})), True),
-        (returned("x"), {"status": "unserializable", "detail": "a result of type m.Cls has no JSON encoding"}, False),
+        (
+            returned("x"),
+            {"status": "unserializable", "detail": "a result of type m.Cls has no JSON encoding"},
+            False,
+        ),
         (raised(ValueError("x")), raised(ValueError("y")), True),  # the class, not the message
         (raised(ValueError("x")), raised(ParseError("x")), True),  # a subclass is one
         (raised(ParseError("x")), raised(ValueError("x")), False),  # the base is not the subclass
@@ -43,7 +47,11 @@ def raised(exc: BaseException) -> dict[str, Any]:
         (returned(0), {"status": "timeout"}, False),
         (returned(0), {"status": "gone"}, False),
         ({"status": "timeout"}, {"status": "timeout"}, False),  # no answer agrees with no answer
-        (raised(ValueError("x")), {"status": "raised", "exception": {"mro": "ValueError"}}, False),  # malformed
+        (
+            raised(ValueError("x")),
+            {"status": "raised", "exception": {"mro": "ValueError"}},
+            False,
+        ),  # malformed
     ],
 )
 def test_agreement_is_strict_about_types_and_compares_exceptions_by_class(
@@ -66,7 +74,10 @@ def test_a_suite_s_own_exception_class_agrees_with_the_change_s_of_the_same_name
         (raised(ValueError("x")), "raised ValueError"),
         ({"status": "timeout"}, "did not return in time"),
         ({"status": "gone"}, "stopped answering (the code under test's process ended)"),
-        ({"status": "unserializable", "detail": "no\nencoding"}, "returned a value that cannot be compared (no encoding)"),
+        (
+            {"status": "unserializable", "detail": "no\nencoding"},
+            "returned a value that cannot be compared (no encoding)",
+        ),
         ({"status": "what"}, "gave no answer"),
     ],
 )

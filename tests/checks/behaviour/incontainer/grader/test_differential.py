@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - hostile and honest functions read best as the calls they are
 """The differential grader against a real subject process, over a socketpair (no Docker, no uids).
 
 What crosses and what is decided where; the uid split and the private files
@@ -140,7 +141,9 @@ def plan_of(suite: str, function: str, reference: str = "half", **more: Any) -> 
     }  # fmt: skip
 
 
-def check(subject: Subject, suite: str, tmp_path: Path, fn: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+def check(
+    subject: Subject, suite: str, tmp_path: Path, fn: dict[str, Any]
+) -> tuple[list[dict[str, Any]], bool]:
     out = tmp_path / "report.jsonl"
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     run = differential.Run({"roots": {"suite": suite}}, fd, subject.peer, timing.Clocks("wall"))
@@ -154,13 +157,15 @@ def check(subject: Subject, suite: str, tmp_path: Path, fn: dict[str, Any]) -> t
 
 
 def test_a_right_function_agrees_on_every_input(subject: Subject, suite: str, tmp_path: Path) -> None:
-    records, agreed = check(subject, suite, tmp_path, plan_of(suite, "right", strategies={"x": "st.integers(0, 10**6)"}))
+    records, agreed = check(
+        subject, suite, tmp_path, plan_of(suite, "right", strategies={"x": "st.integers(0, 10**6)"})
+    )
     assert agreed
     assert records[0]["status"] == "agreed" and 150 <= records[0]["inputs"] <= 200
 
 
 @pytest.mark.parametrize(
-    ("function", "args", "head"),
+    "case",
     [
         ("wrong", [10], {"status": "returned", "value": 0}),  # shrunk to the smallest input that disagrees
         ("picky", [-1], {"status": "raised"}),  # TypeError where the reference raises ValueError
@@ -172,8 +177,9 @@ def test_a_right_function_agrees_on_every_input(subject: Subject, suite: str, tm
     ],
 )
 def test_a_disagreement_names_the_smallest_input_and_what_each_side_did(
-    subject: Subject, suite: str, tmp_path: Path, function: str, args: list[int] | None, head: dict[str, Any]
+    subject: Subject, suite: str, tmp_path: Path, case: tuple[str, list[int] | None, dict[str, Any]]
 ) -> None:
+    function, args, head = case
     # Drawn from 0 up (the reference raises below): only picky's own mistake is on a negative input.
     drawn = "st.integers()" if function == "picky" else "st.integers(min_value=0)"
     records, agreed = check(subject, suite, tmp_path, plan_of(suite, function, strategies={"x": drawn}))
@@ -182,16 +188,25 @@ def test_a_disagreement_names_the_smallest_input_and_what_each_side_did(
     assert found["args"] == args if args is not None else found["args"][0] >= 3
     assert {k: found["head"][k] for k in head} == head
     if function == "picky":
-        assert (found["head"]["exception"]["type"], found["reference"]["exception"]["type"]) == ("TypeError", "ValueError")
+        assert (found["head"]["exception"]["type"], found["reference"]["exception"]["type"]) == (
+            "TypeError",
+            "ValueError",
+        )
 
 
-def test_a_suite_s_broken_strategy_is_its_problem_not_a_disagreement(subject: Subject, suite: str, tmp_path: Path) -> None:
-    records, agreed = check(subject, suite, tmp_path, plan_of(suite, "right", strategies={"x": "st.nothing_at_all()"}))
+def test_a_suite_s_broken_strategy_is_its_problem_not_a_disagreement(
+    subject: Subject, suite: str, tmp_path: Path
+) -> None:
+    records, agreed = check(
+        subject, suite, tmp_path, plan_of(suite, "right", strategies={"x": "st.nothing_at_all()"})
+    )
     assert (agreed, records[0]["status"]) == (False, "error")
     assert "does not evaluate" in records[0]["detail"]
 
 
-def test_efficiency_is_measured_after_agreement_on_the_suite_s_inputs(subject: Subject, suite: str, tmp_path: Path) -> None:
+def test_efficiency_is_measured_after_agreement_on_the_suite_s_inputs(
+    subject: Subject, suite: str, tmp_path: Path
+) -> None:
     ref = Path(suite).parent.name
     efficiency = {"sizes": [200, 2000], "input": {"module": f"ref_{ref}", "function": "numbers"},
                   "repetitions": 2, "seconds": 60, "call_timeout_s": 10}  # fmt: skip
@@ -204,9 +219,13 @@ def test_efficiency_is_measured_after_agreement_on_the_suite_s_inputs(subject: S
     assert len(measured["overhead"]) == timing.PINGS
 
 
-def test_efficiency_stops_at_a_disagreement_on_a_large_input(subject: Subject, suite: str, tmp_path: Path) -> None:
+def test_efficiency_stops_at_a_disagreement_on_a_large_input(
+    subject: Subject, suite: str, tmp_path: Path
+) -> None:
     # Right on every small drawn input, wrong past a size: the timed inputs are compared too.
-    (Path(suite).parent / "repo" / "calc.py").write_text(CALC + "\n\ndef total(xs):\n    return sum(xs) if len(xs) < 1000 else 0\n")
+    (Path(suite).parent / "repo" / "calc.py").write_text(
+        CALC + "\n\ndef total(xs):\n    return sum(xs) if len(xs) < 1000 else 0\n"
+    )
     ref = Path(suite).parent.name
     efficiency = {"sizes": [100, 5000], "input": {"module": f"ref_{ref}", "function": "numbers"},
                   "repetitions": 2, "seconds": 60, "call_timeout_s": 10}  # fmt: skip
@@ -214,7 +233,11 @@ def test_efficiency_stops_at_a_disagreement_on_a_large_input(subject: Subject, s
                  strategies={"xs": "st.lists(st.integers(), max_size=20)"})  # fmt: skip
     records, agreed = check(subject, suite, tmp_path, fn)
     assert agreed
-    assert (records[1]["status"], records[1]["size"], records[1]["found"]["head"]["value"]) == ("disagreed", 5000, 0)
+    assert (records[1]["status"], records[1]["size"], records[1]["found"]["head"]["value"]) == (
+        "disagreed",
+        5000,
+        0,
+    )
 
 
 class Counting(timing.Clocks):

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - test names say what they prove
 """The grader's side of a differential check: the reference, its inputs' strategies, its observations."""
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ def load(suite: tuple[str, dict[str, str]], function: str) -> references.Referen
     return references.load({"source": "suite", "module": name, "function": function}, roots)
 
 
-def test_parameters_go_by_position_until_one_is_left_to_its_default(suite: tuple[str, dict[str, str]]) -> None:
+def test_parameters_go_by_position_until_one_is_left_to_its_default(
+    suite: tuple[str, dict[str, str]],
+) -> None:
     ref = load(suite, "mixed")
     assert (ref.positional, ref.keyword) == (("a", "b", "c"), ("d",))
     # b has a default and no strategy: it keeps it, so c after it goes by name, as the change must take it.
@@ -76,7 +79,9 @@ def test_parameters_go_by_position_until_one_is_left_to_its_default(suite: tuple
     assert isinstance(args[0], int) and kwargs["c"] is True and isinstance(kwargs["d"], float)
 
 
-def test_a_written_strategy_sees_st_and_the_reference_module_s_names(suite: tuple[str, dict[str, str]]) -> None:
+def test_a_written_strategy_sees_st_and_the_reference_module_s_names(
+    suite: tuple[str, dict[str, str]],
+) -> None:
     ref = load(suite, "half")
     args, _ = find(references.arguments(ref, {"x": "small.map(lambda v: v + 100)"}), lambda _: True)
     assert args == (100,)
@@ -110,7 +115,9 @@ def test_loading_refuses_what_is_not_the_source_s_own_module(suite: tuple[str, d
         load(suite, "missing")
 
 
-def test_the_reference_is_observed_as_the_subject_observes_the_change(suite: tuple[str, dict[str, str]]) -> None:
+def test_the_reference_is_observed_as_the_subject_observes_the_change(
+    suite: tuple[str, dict[str, str]],
+) -> None:
     ref = load(suite, "half")
     assert references.observe(ref, [7], {}, 5.0) == {"status": "returned", "value": 3}
     raised: dict[str, Any] = references.observe(ref, [-1], {}, 5.0)
@@ -123,7 +130,7 @@ def test_the_reference_is_observed_as_the_subject_observes_the_change(suite: tup
 def test_a_reference_too_slow_or_without_an_encoding_is_the_suite_s_problem(
     suite: tuple[str, dict[str, str]],
 ) -> None:
-    with pytest.raises(SuiteProblem, match="did not return within 0.2s"):
+    with pytest.raises(SuiteProblem, match=r"did not return within 0\.2s"):
         references.observe(load(suite, "slow"), [1], {}, 0.2)
     with pytest.raises(SuiteProblem, match="the reference's result cannot be compared"):
         references.observe(load(suite, "opaque"), [1], {}, 5.0)
