@@ -178,13 +178,13 @@ def differential_result(
         status = "failed"
     else:
         status = "passed"
-    notes = [problem] if problem else []
+    private = source == "held_out"
+    # The problem's words name a record of the run: a held-out suite says it in fixed words.
+    notes = [("its report was not believed" if private else problem)] if problem else []
     if errors:
         first = errors[0]
         why = first.detail or (first.efficiency.detail if first.efficiency else "")
-        notes.append(
-            HELD_OUT_ERROR if source == "held_out" else f"gate configuration problem: {first.id}: {why}"
-        )
+        notes.append(HELD_OUT_ERROR if private else f"gate configuration problem: {first.id}: {why}")
     result = DifferentialResult(
         name=name,
         source=source,
@@ -196,8 +196,8 @@ def differential_result(
         efficiency_passed=sum(t.status == "passed" for t in timed),
         seed=seed,
     )
-    if source != "held_out":
+    if not private:
         result.inputs = sum(c.inputs for c in checks)
         result.functions = checks
-    result.detail = "; ".join(notes) if source != "held_out" or not problem else "its report was not believed"
+    result.detail = "; ".join(notes)
     return result

@@ -238,7 +238,8 @@ def _behaviour_sections(report: Report) -> list[str]:
 
 
 def _function_lines(check: FunctionCheck) -> list[str]:
-    lines = [f"- {code(check.function)}: {escape(function_line(check), 500)}"]
+    # Our own words and numbers; the names are shown as code.
+    lines = [f"- {code(check.function)}: {function_line(check, quote=code)}"]
     if check.counterexample or check.detail:
         lines.append(f"  - {escape(check.counterexample or check.detail, 500)}")
     if check.efficiency is not None:
@@ -252,6 +253,8 @@ def _differential_sections(report: Report) -> list[str]:
         # A held-out suite carries counts only; nothing of its functions is ever rendered.
         shown = result.functions if result.source != "held_out" else []
         body = [line for check in shown for line in _function_lines(check)]
+        if result.source == "held_out":
+            body = ["counts only: a held-out suite's functions, inputs, counterexamples and times are never shown"]
         timed = [f.efficiency for f in result.functions if f.efficiency and f.efficiency.status != "not_run"]
         notes = [f"seed {code(result.seed)}"] if result.seed and result.source != "held_out" else []
         if timed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from checks.decide import suite_numbers
 from checks.report import (
@@ -80,15 +81,19 @@ def differential_numbers(result: DifferentialResult) -> str:
     """Return e.g. ``differential (hidden) 1/1 functions agree in 2,000 inputs · efficiency 1/1``."""
     line = f"differential ({result.name}) {result.agreed}/{result.checked} functions agree"
     if result.inputs is not None:
-        line += f" in {result.inputs:,} inputs"
+        line += f" in {result.inputs:,} input{'' if result.inputs == 1 else 's'}"
     if result.efficiency_checked:
         line += f" · efficiency {result.efficiency_passed}/{result.efficiency_checked} within bounds"
     return line
 
 
-def function_line(check: FunctionCheck) -> str:
+def _backticks(text: str) -> str:
+    return f"`{text}`"
+
+
+def function_line(check: FunctionCheck, quote: Callable[[str], str] = _backticks) -> str:
     """Return e.g. ``differential: 0 disagreements in 2,000 inputs (reference `ref.parse_duration`)``."""
-    reference = "base" if check.reference == "base" else f"`{check.reference}`"
+    reference = "base" if check.reference == "base" else quote(check.reference)
     if check.status == "agreed":
         return f"differential: 0 disagreements in {check.inputs:,} inputs (reference {reference})"
     if check.status == "disagreed":
