@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from checks.behaviour.differential import GRADER_BASE, budget_s, function_seed, parse_diff_log, plan_differential, read_differential, suite_seed
+from checks.behaviour.differential import (
+    GRADER_BASE,
+    budget_s,
+    function_seed,
+    parse_diff_log,
+    plan_differential,
+    read_differential,
+    suite_seed,
+)
 from checks.behaviour.diffsuite import DiffSpec, Efficiency
 from checks.behaviour.plan import GRADER_PLAN, Staging, stage_suite, write_harness
 from checks.behaviour.suites import load_suite

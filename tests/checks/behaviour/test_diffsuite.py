@@ -1,4 +1,4 @@
-# ruff: noqa: E501 - tables of suite files read best one file a line
+
 """Differential suites read statically: what a *.diff.yml says, and every way it can be wrong."""
 
 from __future__ import annotations

@@ -211,8 +211,9 @@ def differential_report() -> Report:
         functions=[FunctionCheck(
             id="p.diff.yml::durations.parse_duration", function="durations.parse_duration",
             reference="ref.parse_duration", status="disagreed", inputs=1,
-            counterexample="head returned datetime.timedelta(0) for parse_duration(''); reference raised ValueError",
-            efficiency=EfficiencyResult(status="not_run", detail="not measured: the function disagrees with its reference"),
+            counterexample="head returned datetime.timedelta(0) for parse_duration(''); reference raised "
+                           "ValueError",
+            efficiency=EfficiencyResult(status="not_run", detail="not measured: it disagrees"),
         )],
     )  # fmt: skip
     # A held-out entry is made without functions; even one that had them must not show them.
@@ -226,8 +227,10 @@ def differential_report() -> Report:
 def test_differential_rows_show_the_counterexample_for_hidden_and_counts_for_held_out() -> None:
     _, summary = render_markdown(differential_report())
     assert "differential (hidden) 0/1 functions agree in 1 input" in summary
-    assert "- `durations.parse_duration`: differential: disagrees with reference `ref.parse_duration` after 1 input" in summary
-    assert "  - head returned datetime.timedelta(0) for parse\\_duration(''); reference raised ValueError" in summary
+    row = "- `durations.parse_duration`: differential: disagrees with reference `ref.parse_duration` after 1 input"
+    assert row in summary
+    found = "  - head returned datetime.timedelta(0) for parse\\_duration(''); reference raised ValueError"
+    assert found in summary
     assert "5eed" * 8 in summary
     assert "differential (held-out) 0/1 functions agree" in summary
     for secret in ("SECRET", "secret_function", "f00d"):

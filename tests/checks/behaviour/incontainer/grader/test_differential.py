@@ -1,4 +1,4 @@
-# ruff: noqa: E501 - hostile and honest functions read best as the calls they are
+
 """The differential grader against a real subject process, over a socketpair (no Docker, no uids).
 
 What crosses and what is decided where; the uid split and the private files

@@ -1,4 +1,4 @@
-# ruff: noqa: E501 - test names say what they prove
+
 """The grader's side of a differential check: the reference, its inputs' strategies, its observations."""
 
 from __future__ import annotations
