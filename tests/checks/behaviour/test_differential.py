@@ -28,7 +28,9 @@ from sandbox.spec import RunResult
 
 REF = "def half(x: int) -> int:\n    return x // 2\n\n\ndef sized(n, rng):\n    return (n,)\n"
 DIFF = "functions:\n  - function: calc.half\n    reference: ref.half\n    efficiency: {sizes: [10, 100], input: ref.sized}\n"
-SPEC = DiffSpec("half.diff.yml::calc.half", "calc.half", "ref.half", efficiency=Efficiency((10, 100), "ref.sized"))
+SPEC = DiffSpec(
+    "half.diff.yml::calc.half", "calc.half", "ref.half", efficiency=Efficiency((10, 100), "ref.sized")
+)
 NONCE = "n" * 32
 
 
@@ -75,7 +77,11 @@ def test_the_plan_reaches_the_grader_only_and_the_subject_gets_the_tree_alone(tm
     # Nothing of the plan is on a command line, in an environment or in what the subject is given.
     visible = json.dumps([spec.argv, dict(spec.env), [str(m.source) for m in (*spec.copy_in, *spec.mounts)],
                           spec.grader.argv, dict(spec.grader.env)])  # fmt: skip
-    assert "s" * 32 not in visible and str(fn["seed"]) not in visible and "ref" not in visible.replace("repo", "")
+    assert (
+        "s" * 32 not in visible
+        and str(fn["seed"]) not in visible
+        and "ref" not in visible.replace("repo", "")
+    )
     assert spec.grader.workdir == "/grader"
     pack_private(spec.grader.private)  # the private files are packable as the sandbox packs them
     assert spec.limits.timeout_s == budget_s((SPEC,), policy) >= policy.timeout_s
@@ -89,7 +95,14 @@ def test_base_as_the_reference_is_copied_to_the_grader_s_home(tmp_path: Path) ->
 
 
 def log(*records: dict[str, Any], nonce: str = NONCE) -> bytes:
-    start = {"kind": "start", "runner": "differential", "nonce": nonce, "version": 1, "clock": "cpu", "cpu_quota": 1.0}
+    start = {
+        "kind": "start",
+        "runner": "differential",
+        "nonce": nonce,
+        "version": 1,
+        "clock": "cpu",
+        "cpu_quota": 1.0,
+    }
     return b"".join(json.dumps(r).encode() + b"\n" for r in (start, *records))
 
 
@@ -103,11 +116,17 @@ TIMED = {"kind": "efficiency", "id": "a", "status": "measured"}
         (log(AGREED, TIMED, {"kind": "finish"}), None),
         (log(AGREED, nonce="other"), "does not start with this run's start record"),
         (b"not json\n", "line 1 is not a JSON object"),
-        (log({**AGREED, "id": "b"}, AGREED), "an unexpected 'function' record for 'a'"),  # out of the plan's order
+        (
+            log({**AGREED, "id": "b"}, AGREED),
+            "an unexpected 'function' record for 'a'",
+        ),  # out of the plan's order
         (log(AGREED, AGREED), "an unexpected 'function' record"),  # twice
         (log({**AGREED, "id": "z"}), "an unexpected 'function' record for 'z'"),  # never planned
         (log(TIMED), "an unexpected 'efficiency' record"),  # timed before it was checked
-        (log({**AGREED, "status": "disagreed"}, TIMED), "an unexpected 'efficiency' record"),  # timed though it disagreed
+        (
+            log({**AGREED, "status": "disagreed"}, TIMED),
+            "an unexpected 'efficiency' record",
+        ),  # timed though it disagreed
         (log(AGREED, {"kind": "finish"}, TIMED), "records after the end of the run"),
     ],
 )
@@ -133,7 +152,12 @@ def planned(tmp_path: Path) -> Any:
 
 def test_a_report_not_believed_fails_every_function_and_no_report_is_ours(tmp_path: Path) -> None:
     plan = planned(tmp_path)
-    forged = read_differential(plan, result_of(log({**AGREED, "id": SPEC.id}, {**AGREED, "id": SPEC.id}, nonce=plan.nonce)), "hidden", Behaviour())
+    forged = read_differential(
+        plan,
+        result_of(log({**AGREED, "id": SPEC.id}, {**AGREED, "id": SPEC.id}, nonce=plan.nonce)),
+        "hidden",
+        Behaviour(),
+    )
     assert (forged.status, forged.agreed, forged.functions[0].status) == ("failed", 0, "not_run")
     assert forged.detail.startswith("its report was not believed")
     missing = read_differential(plan, result_of(None), "held_out", Behaviour())
@@ -143,6 +167,8 @@ def test_a_report_not_believed_fails_every_function_and_no_report_is_ours(tmp_pa
 
 def test_a_run_that_ended_early_counts_what_it_did_not_reach_against_the_change(tmp_path: Path) -> None:
     plan = planned(tmp_path)
-    result = read_differential(plan, result_of(log(nonce=plan.nonce), limit_hit="memory"), "hidden", Behaviour())
+    result = read_differential(
+        plan, result_of(log(nonce=plan.nonce), limit_hit="memory"), "hidden", Behaviour()
+    )
     assert (result.status, result.functions[0].status) == ("failed", "not_run")
     assert "memory limit" in result.functions[0].detail

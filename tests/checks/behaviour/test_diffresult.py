@@ -13,7 +13,9 @@ from checks.behaviour.incontainer.channel import codec
 from checks.policy import Behaviour
 
 SPEC = DiffSpec("p.diff.yml::durations.parse_duration", "durations.parse_duration", "ref.parse_duration")
-TIMED = DiffSpec(SPEC.id, SPEC.function, SPEC.reference, efficiency=Efficiency((10_000, 100_000), "ref.spaced"))
+TIMED = DiffSpec(
+    SPEC.id, SPEC.function, SPEC.reference, efficiency=Efficiency((10_000, 100_000), "ref.spaced")
+)
 POLICY = Behaviour()
 RAISED = {"status": "raised", "exception": codec.describe(ValueError("x"))}
 ZERO = {"status": "returned", "value": {"__type__": "timedelta", "seconds": 0, "microseconds": 0}}
@@ -22,7 +24,9 @@ LINEAR = {str(n): {"reference": [n * 1e-7] * 3, "head": [n * 1e-7] * 3} for n in
 QUADRATIC = {str(n): {"reference": [n * 1e-7] * 3, "head": [n * n * 1e-11] * 3} for n in (10_000, 100_000)}
 
 
-def check(spec: DiffSpec, record: dict[str, Any] | None, efficiency: dict[str, Any] | None = None, gone: str = "") -> Any:
+def check(
+    spec: DiffSpec, record: dict[str, Any] | None, efficiency: dict[str, Any] | None = None, gone: str = ""
+) -> Any:
     return function_check(spec, record, efficiency, gone=gone, clock="cpu", quota=1.0, policy=POLICY)
 
 
@@ -58,13 +62,19 @@ def test_a_function_s_status_and_words(record: dict[str, Any] | None, status: st
     ],
 )  # fmt: skip
 def test_an_efficiency_check_s_verdict(timed: dict[str, Any] | None, status: str, detail: str) -> None:
-    found = check(TIMED, {"status": "agreed", "inputs": 10}, timed, gone="the code under test stopped answering")
+    found = check(
+        TIMED, {"status": "agreed", "inputs": 10}, timed, gone="the code under test stopped answering"
+    )
     assert found.efficiency is not None
     assert found.efficiency.status == status and detail in found.efficiency.detail
 
 
 def test_a_disagreement_on_a_timed_input_is_a_disagreement_too() -> None:
-    timed = {"status": "disagreed", "size": 100_000, "found": {**FOUND, "args": ["1h" + " " * 100_000 + "2m"]}}
+    timed = {
+        "status": "disagreed",
+        "size": 100_000,
+        "found": {**FOUND, "args": ["1h" + " " * 100_000 + "2m"]},
+    }
     found = check(TIMED, {"status": "agreed", "inputs": 10}, timed)
     assert (found.status, found.efficiency.status) == ("disagreed", "failed")
     assert found.counterexample.startswith("head returned datetime.timedelta(0) for parse_duration('1h   ")
@@ -77,7 +87,10 @@ def test_a_function_that_disagrees_is_not_timed() -> None:
 
 
 def results(n_agreed: int, n: int, **more: Any) -> list[Any]:
-    return [check(SPEC, {"status": "agreed" if i < n_agreed else "disagreed", "inputs": 5, "found": FOUND}) for i in range(n)]
+    return [
+        check(SPEC, {"status": "agreed" if i < n_agreed else "disagreed", "inputs": 5, "found": FOUND})
+        for i in range(n)
+    ]
 
 
 @pytest.mark.parametrize(

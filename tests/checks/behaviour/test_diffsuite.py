@@ -1,4 +1,3 @@
-
 """Differential suites read statically: what a *.diff.yml says, and every way it can be wrong."""
 
 from __future__ import annotations

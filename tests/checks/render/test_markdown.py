@@ -227,7 +227,7 @@ def differential_report() -> Report:
 def test_differential_rows_show_the_counterexample_for_hidden_and_counts_for_held_out() -> None:
     _, summary = render_markdown(differential_report())
     assert "differential (hidden) 0/1 functions agree in 1 input" in summary
-    row = "- `durations.parse_duration`: differential: disagrees with reference `ref.parse_duration` after 1 input"
+    row = "- `durations.parse_duration`: differential: disagrees with reference `ref.parse_duration` after 1"
     assert row in summary
     found = "  - head returned datetime.timedelta(0) for parse\\_duration(''); reference raised ValueError"
     assert found in summary

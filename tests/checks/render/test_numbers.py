@@ -9,7 +9,9 @@ from checks.render.numbers import differential_numbers, efficiency_line, functio
 from checks.report import DifferentialResult, EfficiencyResult, FunctionCheck
 
 
-@pytest.mark.parametrize(("n", "shown"), [(100_000, "10^5"), (30_000, "3·10^4"), (1_500, "1,500"), (12_345, "12,345"), (10, "10")])
+@pytest.mark.parametrize(
+    ("n", "shown"), [(100_000, "10^5"), (30_000, "3·10^4"), (1_500, "1,500"), (12_345, "12,345"), (10, "10")]
+)
 def test_power_writes_round_sizes_as_powers_of_ten(n: int, shown: str) -> None:
     assert power(n) == shown
 
@@ -60,6 +62,9 @@ def test_an_efficiency_row(efficiency: EfficiencyResult, line: str) -> None:
 def test_a_suite_s_row_counts_and_a_held_out_one_has_no_inputs() -> None:
     hidden = DifferentialResult(name="hidden", source="hidden", checked=2, agreed=1, inputs=2001,
                                 efficiency_checked=1, efficiency_passed=0)  # fmt: skip
-    assert differential_numbers(hidden) == "differential (hidden) 1/2 functions agree in 2,001 inputs · efficiency 0/1 within bounds"
+    assert (
+        differential_numbers(hidden)
+        == "differential (hidden) 1/2 functions agree in 2,001 inputs · efficiency 0/1 within bounds"
+    )
     held_out = DifferentialResult(name="held-out", source="held_out", checked=1, agreed=1)
     assert differential_numbers(held_out) == "differential (held-out) 1/1 functions agree"

@@ -1,4 +1,3 @@
-
 """The differential grader against a real subject process, over a socketpair (no Docker, no uids).
 
 What crosses and what is decided where; the uid split and the private files

@@ -1,4 +1,3 @@
-
 """The grader's side of a differential check: the reference, its inputs' strategies, its observations."""
 
 from __future__ import annotations
