@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from checks.behaviour.incontainer.channel.peer import Peer
-from checks.behaviour.incontainer.grader import differential, timing
+from checks.behaviour.incontainer.grader import differential, references, timing
 
 pytestmark = pytest.mark.slow
 
@@ -266,7 +266,7 @@ def test_each_repetition_is_a_new_input_and_the_same_seed_draws_them_again(subje
     def total(xs: list[int]) -> int:
         return sum(xs)
 
-    ref = differential.references.Reference(total, sys.modules[__name__], ("xs",), ())
+    ref = references.Reference(total, sys.modules[__name__], ("xs",), ())
     target = timing.Target("calc", "total", 10.0)
     runs = []
     for seed in (5, 5, 6):

@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from checks.behaviour.incontainer.grader.search import Found, search
 
-TEXTS = st.tuples(st.tuples(st.text(alphabet="0123456789hx", max_size=8)), st.fixed_dictionaries({}))
+TEXTS: st.SearchStrategy[tuple[tuple[str], dict[str, Any]]] = st.tuples(
+    st.tuples(st.text(alphabet="0123456789hx", max_size=8)), st.fixed_dictionaries({})
+)
 
 
 def encode(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -39,7 +41,11 @@ def test_the_same_seed_draws_the_same_inputs_and_another_seed_others() -> None:
     runs = []
     for seed in (7, 7, 8):
         judge = Judge()
-        search(TEXTS, encode, lambda a, k, j=judge: j(a, k) and None, examples=50, seconds=60, seed=seed)
+
+        def agreeing(args: Any, kwargs: Any, judge: Judge = judge) -> None:
+            judge(args, kwargs)
+
+        search(TEXTS, encode, agreeing, examples=50, seconds=60, seed=seed)
         runs.append(judge.calls)
     assert runs[0] == runs[1]
     assert runs[0] != runs[2]
@@ -47,7 +53,7 @@ def test_the_same_seed_draws_the_same_inputs_and_another_seed_others() -> None:
 
 def test_agreement_on_every_input_spends_the_budget() -> None:
     judge = Judge()
-    searched = search(TEXTS, encode, lambda a, k: judge(a, k) and None, examples=100, seconds=60, seed=1)
+    searched = search(TEXTS, encode, lambda a, k: (judge(a, k), None)[1], examples=100, seconds=60, seed=1)
     assert (searched.found, searched.stopped) == (None, "examples")
     assert 90 <= searched.inputs <= 100  # distinct inputs: Hypothesis may draw one twice
 
