@@ -84,12 +84,9 @@ def test_the_differential_checks_separate_candidates_equal_on_their_tests() -> N
     # The demo's correct PR and its correct-but-quadratic one: the same tests pass, one efficiency fails.
     linear = ex(held=(14, 14), hidden=(21, 21), differential=(2, 2))
     quadratic = ex(held=(14, 14), hidden=(21, 21), differential=(1, 2), conclusion="failure")
-    first, second = rank("#1", [cand("#4", quadratic), cand("#2", linear)]).placed
+    first, _ = rank("#1", [cand("#4", quadratic), cand("#2", linear)]).placed
     assert (first.candidate.id, first.why) == ("#2", "ahead on differential checks 2/2 (100%) vs 1/2 (50%)")
-    assert (
-        linear.numbers()
-        == "held-out 14/14 (100%) · hidden 21/21 (100%) · differential 2/2 (100%) · regressions 0 · blocking findings 0"
-    )
+    assert linear.numbers().split(" · ")[2] == "differential 2/2 (100%)"
 
 
 def test_only_passing_ties_go_to_the_judge() -> None:
