@@ -1,4 +1,4 @@
-"""`patchgate demo`: gate the bundled example agent PRs and print the three reports."""
+"""`patchgate demo`: gate the bundled example agent PRs and print their reports."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def command(args: argparse.Namespace) -> int:
             record_local_run(args.database, f"example/{args.example.name}", pr.branch, report)
             results.append((pr, report.conclusion))
             reports[pr.branch] = report
-        # The three PRs compete for one issue: best of k, by execution.
+        # The PRs compete for one issue: best of k, by execution.
         print(f"\n=== best of {len(reports)} ===")
         sys.stdout.write(render_ranking(rank_reports(repo, reports, "#1"), args.format))
     print("\n=== summary ===")
