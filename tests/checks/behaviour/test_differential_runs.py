@@ -24,7 +24,9 @@ from tests.checks.behaviour.test_layer import Gate, gate
 pytestmark = pytest.mark.docker
 __all__ = ["gate"]
 
-BASE = {"calc/__init__.py": "def half(x):\n    raise NotImplementedError\n\n\ndef total(xs):\n    raise NotImplementedError\n"}
+BASE = {
+    "calc/__init__.py": "def half(x):\n    raise NotImplementedError\n\n\ndef total(xs):\n    raise NotImplementedError\n"
+}
 REF = """
 from hypothesis import strategies as st
 
@@ -82,7 +84,11 @@ def test_a_right_change_agrees_and_a_wrong_one_shows_its_smallest_counterexample
     right = only(run(gate, gate.change({"calc/__init__.py": RIGHT_HALF}, BASE), hidden))
     assert (right.status, right.agreed, right.checked) == ("passed", 1, 1)
     assert 250 <= right.functions[0].inputs <= 300
-    wrong = gate.change({"calc/__init__.py": RIGHT_HALF.replace("return x // 2", "return x // 2 if x < 10 else 0")}, BASE, name="wrong")
+    wrong = gate.change(
+        {"calc/__init__.py": RIGHT_HALF.replace("return x // 2", "return x // 2 if x < 10 else 0")},
+        BASE,
+        name="wrong",
+    )
     result = run(gate, wrong, hidden)
     assert (result.status, only(result).functions[0].status) == ("failed", "disagreed")
     assert only(result).functions[0].counterexample == "head returned 0 for half(10); reference returned 5"
@@ -91,7 +97,10 @@ def test_a_right_change_agrees_and_a_wrong_one_shows_its_smallest_counterexample
 def test_the_same_change_draws_the_same_inputs_and_a_recorded_seed_replays_them(gate: Gate) -> None:
     hidden = gate.suite("hidden", {"ref.py": REF, "half.diff.yml": HALF})
     # Wrong on one residue only: which input finds it first depends on the draws.
-    ws = gate.change({"calc/__init__.py": RIGHT_HALF.replace("return x // 2", "return x // 2 if x % 97 != 13 else -1")}, BASE)
+    ws = gate.change(
+        {"calc/__init__.py": RIGHT_HALF.replace("return x // 2", "return x // 2 if x % 97 != 13 else -1")},
+        BASE,
+    )
     first, again = only(run(gate, ws, hidden)), only(run(gate, ws, hidden))
     assert first.seed == again.seed and len(first.seed) == 32
     assert first.functions[0].model_dump() == again.functions[0].model_dump()
@@ -124,7 +133,9 @@ def test_a_change_that_ends_itself_on_an_input_fails_on_that_input(gate: Gate) -
     result = only(run(gate, gate.change({"calc/__init__.py": dies}, BASE), hidden))
     [check] = result.functions
     assert (result.status, check.status) == ("failed", "disagreed")
-    assert check.counterexample.startswith("head stopped answering (the code under test's process ended) for half(")
+    assert check.counterexample.startswith(
+        "head stopped answering (the code under test's process ended) for half("
+    )
 
 
 # -- hostile ------------------------------------------------------------------------------------
@@ -132,7 +143,7 @@ def test_a_change_that_ends_itself_on_an_input_fails_on_that_input(gate: Gate) -
 # Everything the subject can reach, searched for the reference's text and anything shaped like the
 # run's seed or the nonce (32 hex digits: the grader's plan and report hold them) or a function's seed
 # (an integer of 30 digits or more).
-SCRAPE = r'''
+SCRAPE = r"""
 import os, re
 
 SEEDS = re.compile(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])|(?<!\d)\d{30,}(?!\d)")
@@ -166,7 +177,7 @@ def half(x):
     if x < 0:
         raise ValueError(x)
     return _scrape() or x // 2
-'''
+"""
 
 
 def test_the_subject_cannot_read_the_reference_the_seed_or_the_grader_s_figures(gate: Gate) -> None:
