@@ -19,7 +19,7 @@ from checks.policy import Policy
 from checks.report import BehaviourResult, DifferentialResult
 from checks.runner import LayerContext
 from checks.workspace import Workspace
-from tests.checks.behaviour.test_layer import Gate, gate
+from tests.checks.behaviour.test_layer import Files, Gate, gate
 
 pytestmark = pytest.mark.docker
 __all__ = ["gate"]

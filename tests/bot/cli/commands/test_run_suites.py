@@ -93,7 +93,7 @@ def test_run_reproduces_a_differential_verdict_and_replays_a_recorded_seed(
         )  # fmt: skip
         assert done.returncode == 1, done.stderr
         [found] = json.loads(out.read_text())["behaviour"]["differential"]
-        return found  # type: ignore[no-any-return]
+        return found
 
     first, again = differential(), differential()
     assert first == again  # the same change, the same inputs, the same counterexample
