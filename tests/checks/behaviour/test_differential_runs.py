@@ -24,7 +24,7 @@ from tests.checks.behaviour.test_layer import Files, Gate, gate
 pytestmark = pytest.mark.docker
 __all__ = ["gate"]
 
-BASE = {
+BASE: Files = {
     "calc/__init__.py": "def half(x):\n    raise NotImplementedError\n\n\ndef total(xs):\n    raise NotImplementedError\n"
 }
 REF = """
