@@ -75,9 +75,8 @@ def cost(repo: Path, tmp: Path, runner: DockerSandbox, repeat: int) -> None:
             seconds = time.monotonic() - start
             best[variant] = min(best[variant], seconds)
             figures = " · ".join(differential_numbers(d) for d in report.behaviour.differential) or "-"
-            print(
-                f"  {variant:38} {seconds:6.1f}s  load {os.getloadavg()[0]:4.1f}  {report.conclusion}  {figures}"
-            )
+            load = os.getloadavg()[0]
+            print(f"  {variant:38} {seconds:6.1f}s  load {load:4.1f}  {report.conclusion}  {figures}")
     off = best["differential off"]
     for variant, seconds in best.items():
         if variant != "differential off":
@@ -110,9 +109,8 @@ def steadiness(repo: Path, tmp: Path, runner: DockerSandbox, rounds: int, load: 
                         LocalRun(repo, "main", branch, Given(example_suites(EXAMPLE)), policy), runner
                     )
                     seconds = time.monotonic() - start
-                    print(
-                        f"  {branch:30} {seconds:5.1f}s  load {os.getloadavg()[0]:4.1f}  {_efficiency(report)}"
-                    )
+                    load = os.getloadavg()[0]
+                    print(f"  {branch:30} {seconds:5.1f}s  load {load:4.1f}  {_efficiency(report)}")
         finally:
             for spinner in spinners:
                 spinner.terminate()
