@@ -62,6 +62,8 @@ class DiffPlan:
     spec: RunSpec
     nonce: str
     seed: str
+    # Said beside the result (a refactor's changed functions that are not compared, and why).
+    notes: tuple[str, ...] = ()
 
 
 def suite_seed(root: Path, base_sha: str, head_sha: str) -> str:
@@ -120,13 +122,32 @@ def budget_s(specs: tuple[DiffSpec, ...], policy: Behaviour) -> float:
     return max(total, policy.timeout_s)
 
 
-def plan_differential(
-    staging: Staging, head: Path, specs: tuple[DiffSpec, ...], seed: str, *, base: Path | None = None
-) -> DiffPlan:
-    """Plan the head run of ``specs`` (a suite's, or base's functions for a refactor, with ``base``)."""
-    policy = staging.policy
+@dataclass(frozen=True)
+class Where:
+    """What a differential run is made of besides its functions: the image, our harness, a work folder,
+    the staged suite (None: base is the reference) and, for a refactor, the base tree."""
+
+    image: str
+    harness: Path
+    work: Path
+    policy: Behaviour
+    suite: Path | None = None
+    base: Path | None = None
+
+    @classmethod
+    def of(cls, staging: Staging) -> Where:
+        """A suite's differential run: where its other runs are staged."""
+        return cls(staging.image, staging.harness, staging.work, staging.policy, suite=staging.staged)
+
+
+def plan_differential(where: Where, head: Path, specs: tuple[DiffSpec, ...], seed: str) -> DiffPlan:
+    """Plan the head run of ``specs``: a suite's references, or base's own functions for a refactor."""
+    policy = where.policy
     nonce = secrets.token_hex(16)
-    roots = {"suite": GRADER_SUITE, **({"base": GRADER_BASE} if base is not None else {})}
+    roots = {
+        **({"suite": GRADER_SUITE} if where.suite is not None else {}),
+        **({"base": GRADER_BASE} if where.base is not None else {}),
+    }
     plan = {
         "report": GRADER_REPORT,
         "nonce": nonce,
@@ -134,12 +155,14 @@ def plan_differential(
         "roots": roots,
         "functions": [_function_plan(s, seed, policy) for s in specs],
     }
-    private = staging.work / f"private-{secrets.token_hex(8)}"
+    private = where.work / f"private-{secrets.token_hex(8)}"
     private.mkdir(parents=True)
     (private / "plan.json").write_text(json.dumps(plan))
-    mounts = [Mount(staging.staged, GRADER_SUITE), Mount(private / "plan.json", GRADER_PLAN)]
-    if base is not None:
-        mounts.append(Mount(base, GRADER_BASE))
+    mounts = [Mount(private / "plan.json", GRADER_PLAN)]
+    if where.suite is not None:
+        mounts.append(Mount(where.suite, GRADER_SUITE))
+    if where.base is not None:
+        mounts.append(Mount(where.base, GRADER_BASE))
     hash_seed = {"PYTHONHASHSEED": str(secrets.randbelow(2**32))}
     grader = Grader(
         argv=(*LAUNCH, "differential", GRADER_PLAN),
@@ -149,10 +172,10 @@ def plan_differential(
         workdir=GRADER_HOME,
     )
     spec = RunSpec(
-        image=staging.image,
+        image=where.image,
         argv=(*LAUNCH, "subject", f"{RENDEZVOUS}/grader.sock", CONTAINER_REPO),
         copy_in=(Mount(head, CONTAINER_REPO),),
-        mounts=(Mount(staging.harness, CONTAINER_HARNESS),),
+        mounts=(Mount(where.harness, CONTAINER_HARNESS),),
         workdir=CONTAINER_REPO,
         env=hash_seed,
         limits=Limits(timeout_s=budget_s(specs, policy), memory_mb=policy.memory_mb),
@@ -278,4 +301,7 @@ def read_differential(
         )
         for spec in plan.specs
     ]
-    return differential_result(source, plan.specs, checks, seed=plan.seed, policy=policy, problem=problem)
+    entry = differential_result(source, plan.specs, checks, seed=plan.seed, policy=policy, problem=problem)
+    if plan.notes:
+        entry.detail = "; ".join([*([entry.detail] if entry.detail else []), *plan.notes])
+    return entry

@@ -19,7 +19,8 @@ from typing import Protocol, TypeVar
 
 from checks.behaviour.baseruns import BaseRuns, keepable
 from checks.behaviour.changedlines import executable_changes
-from checks.behaviour.differential import DiffPlan, plan_differential, read_differential, suite_seed
+from checks.behaviour.differential import DiffPlan, Where, plan_differential, read_differential, suite_seed
+from checks.behaviour.diffresult import Source
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.graderuns import grade_runs
 from checks.behaviour.outcomes import parse_log
@@ -35,6 +36,7 @@ from checks.behaviour.plan import (
     stage_suite,
     write_harness,
 )
+from checks.behaviour.refactor import refactor_seed, touched
 from checks.behaviour.result import SuiteOutcome, behaviour_result, with_differential
 from checks.behaviour.strength import PendingMutants, measure_strength
 from checks.behaviour.suites import SUITE_NAMES, Suite, Suites, load_suite
@@ -42,7 +44,7 @@ from checks.behaviour.tamper import restore_infra
 from checks.behaviour.tier import candidates, measure
 from checks.behaviour.views import run_view
 from checks.policy import Behaviour
-from checks.report import BehaviourResult, SuiteKind
+from checks.report import BehaviourResult, DifferentialResult, SuiteKind
 from checks.runner import LayerContext, Runner
 from sandbox.spec import RunResult, RunSpec
 from sandbox.trees import scratch
@@ -109,7 +111,7 @@ def start_behaviour(
     collections: dict[SuiteKind, RunPlan] = {}
     harness = write_harness(work / "harness", policy)
     # Differential suites: one head run each, the references in the grader (differential.py).
-    diff_plans: dict[SuiteKind, DiffPlan] = {}
+    diff_plans: dict[Source, DiffPlan] = {}
     executable = executable_changes(ctx.workspace, head_tree)
     for kind, path in wanted:
         try:
@@ -132,13 +134,22 @@ def start_behaviour(
         if suite.diffs and policy.differential.enabled:
             seed = suites.differential_seed or suite_seed(staging.staged, ctx.workspace.base_sha,
                                                           ctx.workspace.head_sha)  # fmt: skip
-            diff_plans[kind] = plan_differential(staging, head_tree, suite.diffs, seed)
+            diff_plans[kind] = plan_differential(Where.of(staging), head_tree, suite.diffs, seed)
         if not parts(suite):
             continue  # differential files only: no test runs to grade
         plans = [plan for part in parts(suite) for plan in plan_runs(staging, part, trees)]
         jobs.append((suite, plans))
         if not suite.in_process and suite.pytest_files:
             collections[kind] = plan_collection(staging, trees["base"])
+    # Not compared with base (a refactor's changed functions inputs cannot be drawn for): said so.
+    left_out: list[DifferentialResult] = []
+    if policy.differential.enabled and policy.differential.is_refactor(list(suites.labels), suites.title):
+        where = Where(ctx.image, harness, work, policy, base=ctx.workspace.base_dir)
+        refactor, skipped = _refactor(ctx, where, head_tree, stagings, suites.differential_seed)
+        if refactor is not None:
+            diff_plans["base"] = refactor
+        elif skipped is not None:
+            left_out.append(skipped)
     stored = _StoredBase(base_runs, ctx.image, stagings)
     jobs = [(suite, [stored.lookup(suite, plan) for plan in plans]) for suite, plans in jobs]
     collections = {kind: stored.lookup(stagings[kind].suite, plan) for kind, plan in collections.items()}
@@ -177,6 +188,7 @@ def start_behaviour(
     ordered = [outcomes[kind] for kind, _ in wanted if kind in outcomes]
     result = behaviour_result(ordered, policy, restored)
     differential = [read_differential(plan, ran[plan], kind, policy) for kind, plan in diff_plans.items()]
+    differential += left_out
     result = with_differential(result, differential)
     result.untested = unservable_changes(ctx.workspace.changed)
     hidden = stagings.get("hidden")
@@ -185,6 +197,22 @@ def start_behaviour(
         mutate=result.status == "passed",
     )  # fmt: skip
     return result.model_copy(update={"strength": strength}), pending
+
+
+def _refactor(ctx: LayerContext, where: Where, head: Path, stagings: Mapping[SuiteKind, Staging],
+              seed: str | None) -> tuple[DiffPlan | None, DifferentialResult | None]:  # fmt: skip
+    """Plan a refactor's comparison with base on the changed functions no differential suite checks.
+
+    With none that inputs can be drawn for, no run: a skipped entry that names them, if any.
+    """
+    covered = frozenset(d.function for s in stagings.values() for d in s.suite.diffs)
+    found = touched(ctx.workspace, covered)
+    notes = tuple(f"not compared with base: {why}" for why in found.left_out)
+    if not found.specs:
+        skipped = DifferentialResult(name="base", source="base", status="skipped", detail="; ".join(notes))
+        return None, skipped if notes else None
+    seed = seed or refactor_seed(ctx.workspace.base_sha, ctx.workspace.head_sha, found.specs)
+    return dataclasses.replace(plan_differential(where, head, found.specs, seed), notes=notes), None
 
 
 def _config_error(kind: SuiteKind, message: str) -> SuiteOutcome:

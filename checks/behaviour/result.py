@@ -191,22 +191,24 @@ def overfitting(suites: Sequence[SuiteResult], gap: float) -> bool:
 
 
 def with_differential(result: BehaviourResult, differential: Sequence[DifferentialResult]) -> BehaviourResult:
-    """Add the differential suites to the layer's result: one that could not run is an error, one that
-    failed fails the layer; the suites' own numbers stay as they are.
+    """Add the differential suites to the layer's result, and their verdicts to its status.
+
+    One that could not run makes it an error, one that failed fails it; a skipped one (a refactor
+    with nothing to compare) only says why. The suites' own numbers stay as they are.
     """
     if not differential:
         return result
-    statuses = (
-        [result.status, *(d.status for d in differential)]
-        if result.suites
-        else [d.status for d in differential]
-    )
-    status: LayerStatus = "passed"
+    # With differential suites only, the layer's own "passed" (no test suite at all) is not a verdict.
+    statuses = [result.status] if result.suites else []
+    statuses += [d.status for d in differential if d.status != "skipped"]
+    status: LayerStatus = result.status
     if "error" in statuses:
         status = "error"
     elif "failed" in statuses:
         status = "failed"
+    elif statuses:
+        status = "passed"
     details = [result.detail] if result.detail else []
     details += [f"differential ({d.name}): {d.detail}" for d in differential if d.detail]
-    return result.model_copy(update={"status": status, "differential": list(differential),
-                                     "detail": " · ".join(details)})  # fmt: skip
+    update = {"status": status, "differential": list(differential), "detail": " · ".join(details)}
+    return result.model_copy(update=update)

@@ -52,6 +52,9 @@ class Suites:
     # A differential seed recorded in an earlier report, to draw the same inputs again
     # (None: derived from the suites and both shas, differential.suite_seed).
     differential_seed: str | None = None
+    # The change's labels and title: a refactor (policy behaviour.differential) is compared with base.
+    labels: tuple[str, ...] = ()
+    title: str = ""
 
 
 def suites_for(store: Path, repository: str) -> Suites:

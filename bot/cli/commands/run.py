@@ -87,6 +87,12 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     issue.add_argument("--issue-file", type=Path, help="... read from a file")
     task.add_argument("--author", default="", help="the PR author's login (self-preference note)")
     task.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        help="a label of the PR (repeatable): a refactor's is compared with base (behaviour.differential)",
+    )
+    task.add_argument(
         "--database",
         metavar="URL",
         help="a store (e.g. the service's PATCHGATE_DATABASE_URL): use its judge verdict cache and "
@@ -214,7 +220,8 @@ def command(args: argparse.Namespace) -> int:
 
     try:
         suites = store_arg(args) if args.suites is not None else suites_arg(args.hidden, args.held_out)
-        suites = dataclasses.replace(suites, differential_seed=seed_arg(args.differential_seed))
+        suites = dataclasses.replace(suites, differential_seed=seed_arg(args.differential_seed),
+                                     labels=tuple(args.label), title=args.title)  # fmt: skip
         judge, task = judge_arg(args)
     except ValueError as exc:
         print(f"patchgate run: {exc}", file=sys.stderr)

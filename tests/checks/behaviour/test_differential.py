@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from checks.behaviour.differential import (
     GRADER_BASE,
+    Where,
     budget_s,
     function_seed,
     parse_diff_log,
@@ -65,7 +67,7 @@ def test_the_plan_reaches_the_grader_only_and_the_subject_gets_the_tree_alone(tm
     policy = Behaviour.model_validate({"differential": {"max_examples": 300}})
     head = tmp_path / "head"
     head.mkdir()
-    plan = plan_differential(staging(tmp_path, policy), head, (SPEC,), "s" * 32)
+    plan = plan_differential(Where.of(staging(tmp_path, policy)), head, (SPEC,), "s" * 32)
     spec = plan.spec
     assert spec.grader is not None
     private = {m.target: m.source for m in spec.grader.private}
@@ -90,8 +92,10 @@ def test_the_plan_reaches_the_grader_only_and_the_subject_gets_the_tree_alone(tm
 def test_base_as_the_reference_is_copied_to_the_grader_s_home(tmp_path: Path) -> None:
     base = tmp_path / "base"
     base.mkdir()
-    plan = plan_differential(staging(tmp_path, Behaviour()), tmp_path, (SPEC,), "s" * 32, base=base)
-    assert plan.spec.grader is not None and GRADER_BASE in {m.target for m in plan.spec.grader.private}
+    where = dataclasses.replace(Where.of(staging(tmp_path, Behaviour())), suite=None, base=base)
+    plan = plan_differential(where, tmp_path, (SPEC,), "s" * 32)
+    assert plan.spec.grader is not None
+    assert {m.target for m in plan.spec.grader.private} == {GRADER_BASE, GRADER_PLAN}  # no suite at all
 
 
 def log(*records: dict[str, Any], nonce: str = NONCE) -> bytes:
@@ -147,7 +151,7 @@ def result_of(data: bytes | None, **more: Any) -> RunResult:
 
 
 def planned(tmp_path: Path) -> Any:
-    return plan_differential(staging(tmp_path, Behaviour()), tmp_path, (SPEC,), "s" * 32)
+    return plan_differential(Where.of(staging(tmp_path, Behaviour())), tmp_path, (SPEC,), "s" * 32)
 
 
 def test_a_report_not_believed_fails_every_function_and_no_report_is_ours(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 import random
 import signal
 import sys
@@ -59,8 +60,12 @@ def load(spec: dict[str, Any], roots: dict[str, str]) -> Reference:
     if root is None:
         raise SuiteProblem(f"no {source} to take the reference from")
     if root not in sys.path:
-        # The suite's modules first (it owns its names), base's last (the grader's tools keep theirs).
-        sys.path.insert(0, root) if source == "suite" else sys.path.append(root)
+        # The suite's modules first (it owns its names), base's last (the grader's tools keep theirs),
+        # with its src/ layout if it has one.
+        if source == "suite":
+            sys.path.insert(0, root)
+        else:
+            sys.path += [p for p in (root, os.path.join(root, "src")) if os.path.isdir(p)]
     try:
         module = importlib.import_module(module_name)
     except BaseException as exc:  # the suite's own module: whatever it raises is the suite's problem
