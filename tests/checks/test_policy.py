@@ -65,6 +65,24 @@ def test_agent_detection(author: str, labels: list[str], branch: str, expected: 
 
 
 @pytest.mark.parametrize(
+    ("switch", "labels", "title", "expected"),
+    [
+        (True, ["refactor"], "Tidy the parser", True),
+        (True, ["Refactor"], "Tidy the parser", True),  # labels and prefixes regardless of case
+        (True, [], "refactor: tidy the parser", True),
+        (True, [], "  Refactor(parse): tidy", True),
+        (True, ["bug"], "Fix refactor: crash", False),  # a prefix, not a word anywhere
+        (False, ["refactor"], "refactor: tidy", False),  # off unless the policy asks
+    ],
+)
+def test_a_refactor_is_compared_with_base_only_when_the_policy_asks(
+    switch: bool, labels: list[str], title: str, expected: bool
+) -> None:
+    policy = Policy.model_validate({"behaviour": {"differential": {"compare_refactors_with_base": switch}}})
+    assert policy.behaviour.differential.is_refactor(labels, title) is expected
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("a: &a [on, *a]\n", "aliases of aliases"),  # a list that holds itself

@@ -231,3 +231,55 @@ def test_a_subject_that_slows_the_reference_while_it_is_timed_cannot_hide_its_ow
     assert check.status == "agreed"
     assert check.efficiency is not None and check.efficiency.status == "failed", check.efficiency
     assert check.efficiency.ratio is not None and check.efficiency.ratio > 3
+
+
+# -- base as the reference ---------------------------------------------------------------------
+
+REFACTOR_BASE: Files = {
+    "calc/__init__.py": "",
+    "calc/text.py": (
+        "def shout(text: str, times: int = 1) -> str:\n"
+        "    out = ''\n"
+        "    for _ in range(times):\n"
+        "        out += text.upper()\n"
+        "    return out\n"
+    ),
+}
+SMOKE = {
+    "test_smoke.py": "from calc.text import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A'\n"
+}
+
+
+def refactor(
+    gate: Gate, ws: Workspace, hidden: Path, labels: tuple[str, ...], title: str = "Tidy calc"
+) -> BehaviourResult:
+    policy = Policy.model_validate(
+        {"behaviour": {"differential": {"compare_refactors_with_base": True, "max_examples": 200}},
+         "strength": {"max_mutants": 0}}
+    )  # fmt: skip
+    suites = Suites(hidden=hidden, labels=labels, title=title)
+    return run_behaviour(LayerContext(ws, policy, gate.sandbox, gate.image), suites)
+
+
+def test_a_faithful_refactor_agrees_with_base_and_a_change_not_labelled_one_is_not_compared(
+    gate: Gate,
+) -> None:
+    hidden = gate.suite("hidden", SMOKE)
+    faithful = "def shout(text: str, times: int = 1) -> str:\n    return text.upper() * times\n"
+    ws = gate.change({"calc/text.py": faithful}, REFACTOR_BASE)
+    same = refactor(gate, ws, hidden, (), "refactor: tidy shout")
+    [found] = same.differential
+    assert (same.status, found.source, found.agreed, found.checked) == ("passed", "base", 1, 1)
+    [check] = found.functions
+    assert (check.function, check.reference) == ("calc.text.shout", "base") and 150 <= check.inputs <= 200
+    # Not a refactor by its labels or its title: nothing is compared with base.
+    assert refactor(gate, ws, hidden, ("bug",), "Fix shout").differential == []
+
+
+def test_a_refactor_that_changes_what_a_function_returns_fails_with_the_smallest_input(gate: Gate) -> None:
+    changed = "def shout(text: str, times: int = 1) -> str:\n    return text.upper() * times + ('!' if text else '')\n"
+    ws = gate.change({"calc/text.py": changed}, REFACTOR_BASE)
+    result = refactor(gate, ws, gate.suite("hidden", SMOKE), ("refactor",))
+    [check] = result.differential[0].functions
+    assert (result.status, check.status) == ("failed", "disagreed")
+    assert check.counterexample == "head returned '0!' for shout('0'); reference returned '0'"
