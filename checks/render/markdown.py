@@ -14,6 +14,7 @@ from checks.render.numbers import (
     QUALITY_LABEL,
     STATUS_ICON,
     behaviour_numbers,
+    differential_notes,
     differential_numbers,
     efficiency_line,
     function_line,
@@ -251,19 +252,11 @@ def _differential_sections(report: Report) -> list[str]:
     sections = []
     for result in report.behaviour.differential:
         # A held-out suite carries counts only; nothing of its functions is ever rendered.
-        shown = result.functions if result.source != "held_out" else []
-        body = [line for check in shown for line in _function_lines(check)]
-        if result.source == "held_out":
-            body = ["counts only: a held-out suite's functions, inputs and times are never shown"]
-        timed = [f.efficiency for f in result.functions if f.efficiency and f.efficiency.status != "not_run"]
-        notes = [f"seed {code(result.seed)}"] if result.seed and result.source != "held_out" else []
-        if timed:
-            how = "CPU time" if all(e.clock == "cpu" for e in timed) else "wall time"
-            quota = f", CPU quota {timed[0].cpu_quota:g}" if timed[0].cpu_quota else ""
-            notes.append(f"times: {how}, interleaved, ratios within this run{quota}")
-        if result.detail:
-            notes.append(escape(result.detail, 500))
-        body += ["", "<sub>" + " · ".join(notes) + "</sub>"] if notes else []
+        body = ["counts only: a held-out suite's functions, inputs and times are never shown"]
+        if result.source != "held_out":
+            body = [line for check in result.functions for line in _function_lines(check)]
+            notes = differential_notes(result)
+            body += ["", f"<sub>{escape(notes, 800)}</sub>"] if notes else []
         sections.append(_details(differential_numbers(result), body))
     return sections
 

@@ -91,6 +91,17 @@ def _backticks(text: str) -> str:
     return f"`{text}`"
 
 
+def differential_notes(result: DifferentialResult) -> str:
+    """Return e.g. ``seed 5eed... · times: CPU time, interleaved, ratios within this run, CPU quota 1``."""
+    timed = [f.efficiency for f in result.functions if f.efficiency and f.efficiency.status != "not_run"]
+    notes = [f"seed {result.seed}"] if result.seed and result.source != "held_out" else []
+    if timed:
+        how = "CPU time" if all(e.clock == "cpu" for e in timed) else "wall time"
+        quota = f", CPU quota {timed[0].cpu_quota:g}" if timed[0].cpu_quota else ""
+        notes.append(f"times: {how}, interleaved, ratios within this run{quota}")
+    return " · ".join([*notes, *([result.detail] if result.detail else [])])
+
+
 def function_line(check: FunctionCheck, quote: Callable[[str], str] = _backticks) -> str:
     """Return e.g. ``differential: 0 disagreements in 2,000 inputs (reference `ref.parse_duration`)``."""
     reference = "base" if check.reference == "base" else quote(check.reference)

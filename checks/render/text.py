@@ -12,6 +12,7 @@ from checks.render.numbers import (
     QUALITY_LABEL,
     STATUS_ICON,
     behaviour_numbers,
+    differential_notes,
     differential_numbers,
     efficiency_line,
     function_line,
@@ -74,8 +75,9 @@ def render_text(report: Report, *, width: int = 110, color: bool = False) -> str
                 console.print(f"      {escape(check.counterexample or check.detail)}")
             if check.efficiency is not None:
                 console.print(f"      {escape(efficiency_line(check.efficiency))}")
-        if d.seed and d.source != "held_out":
-            console.print(f"    seed {escape(d.seed)}")
+        notes = differential_notes(d) if d.source != "held_out" else ""
+        if notes:
+            console.print(f"    {escape(notes)}")
     if report.behaviour.strength.status == "measured":
         console.print(f"  strength: {escape(strength_numbers(report.behaviour.strength))}")
     for c in report.quality.criteria:
