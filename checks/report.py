@@ -204,6 +204,8 @@ class DifferentialResult(_Model):
     efficiency_passed: int = 0
     # Derived on the host from the suite's content and both shas; `patchgate run` draws the same inputs.
     seed: str = ""
+    # The version of Hypothesis that drew them (the sandbox image's, or the environment image's).
+    hypothesis: str = ""
     functions: list[FunctionCheck] = Field(default_factory=list)
     detail: str = ""
 

@@ -194,6 +194,8 @@ class DiffLog:
     efficiency: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     clock: str = "cpu"
     cpu_quota: float | None = None
+    # The grader's Hypothesis: the same seed may draw differently under another version.
+    hypothesis: str = ""
     subject_errors: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
 
@@ -255,6 +257,7 @@ def parse_diff_log(data: bytes | None, nonce: str, ids: tuple[str, ...]) -> Diff
         functions=functions,
         efficiency=efficiency,
         clock="wall" if first.get("clock") == "wall" else "cpu",
+        hypothesis=clean(first.get("hypothesis"))[:40],
         cpu_quota=float(quota) if isinstance(quota, (int, float)) and not isinstance(quota, bool) else None,
         subject_errors=tuple(subject_errors[:5]),
     )
@@ -302,6 +305,7 @@ def read_differential(
         for spec in plan.specs
     ]
     entry = differential_result(source, plan.specs, checks, seed=plan.seed, policy=policy, problem=problem)
+    entry.hypothesis = run_log.hypothesis
     if plan.notes:
         entry.detail = "; ".join([*([entry.detail] if entry.detail else []), *plan.notes])
     return entry

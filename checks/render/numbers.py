@@ -95,6 +95,7 @@ def differential_notes(result: DifferentialResult) -> str:
     """Return e.g. ``seed 5eed... · times: CPU time, interleaved, ratios within this run, CPU quota 1``."""
     timed = [f.efficiency for f in result.functions if f.efficiency and f.efficiency.status != "not_run"]
     notes = [f"seed {result.seed}"] if result.seed and result.source != "held_out" else []
+    notes += [f"Hypothesis {result.hypothesis}"] if result.hypothesis and result.source != "held_out" else []
     if timed:
         how = "CPU time" if all(e.clock == "cpu" for e in timed) else "wall time"
         quota = f", CPU quota {timed[0].cpu_quota:g}" if timed[0].cpu_quota else ""

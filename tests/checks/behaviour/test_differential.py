@@ -106,6 +106,7 @@ def log(*records: dict[str, Any], nonce: str = NONCE) -> bytes:
         "version": 1,
         "clock": "cpu",
         "cpu_quota": 1.0,
+        "hypothesis": "6.170.27",
     }
     return b"".join(json.dumps(r).encode() + b"\n" for r in (start, *records))
 
@@ -139,7 +140,12 @@ def test_a_report_is_believed_only_as_far_as_its_protocol_holds(data: bytes, pro
     # Without this run's start record first, nothing says the grader ever started.
     assert parsed.started is (problem is None or not ("start record" in problem or "line 1" in problem))
     if problem is None:
-        assert (parsed.problems, parsed.finished, parsed.cpu_quota) == ((), True, 1.0)
+        assert (parsed.problems, parsed.finished, parsed.cpu_quota, parsed.hypothesis) == (
+            (),
+            True,
+            1.0,
+            "6.170.27",
+        )
         assert parsed.functions["a"]["inputs"] == 10 and "a" in parsed.efficiency
     else:
         assert problem in parsed.problems[0]

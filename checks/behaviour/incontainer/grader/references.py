@@ -187,7 +187,7 @@ def observe(ref: Reference, args: Any, kwargs: Any, timeout_s: float) -> dict[st
         raise SuiteProblem(f"the reference did not return within {timeout_s:g}s") from None
     except codec.Unserializable as exc:
         raise SuiteProblem(f"the reference's result cannot be compared: {exc}") from None
-    except Exception as exc:
+    except BaseException as exc:  # what the reference raises is its answer, SystemExit too
         observation = {"status": "raised", "exception": codec.describe(exc)}
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -49,6 +49,10 @@ def opaque(x: int) -> object:
 
 def loose(*xs: int) -> int:
     return 0
+
+
+def quits(x: int) -> int:
+    raise SystemExit(x)
 """
 
 
@@ -121,6 +125,9 @@ def test_the_reference_is_observed_as_the_subject_observes_the_change(
     assert references.observe(ref, [7], {}, 5.0) == {"status": "returned", "value": 3}
     raised: dict[str, Any] = references.observe(ref, [-1], {}, 5.0)
     assert (raised["status"], raised["exception"]["type"]) == ("raised", "ValueError")
+    # Whatever the reference raises is its answer, SystemExit too: never a crash of the grader.
+    quits = references.observe(load(suite, "quits"), [3], {}, 5.0)
+    assert (quits["status"], quits["exception"]["type"]) == ("raised", "SystemExit")
     # The arguments it gets are decoded from the encoding the subject gets, never the drawn objects.
     mixed = references.observe(load(suite, "mixed"), codec.encode([1, "x", True]), {"d": 0.5}, 5.0)
     assert mixed["value"] == {"__type__": "tuple", "items": [1, "x", True, 0.5]}
