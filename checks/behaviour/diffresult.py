@@ -77,14 +77,16 @@ def _efficiency(spec: DiffSpec, record: Mapping[str, Any] | None, agreed: bool, 
     for key, value in raw.items() if isinstance(raw, dict) else []:
         if isinstance(value, dict) and str(key).isdigit():
             samples[int(key)] = Sizes(_floats(value.get("reference")), _floats(value.get("head")))
-    growth = judge(
-        samples,
-        _floats(record.get("overhead")),
-        max_exponent_margin=policy.efficiency.max_exponent_margin,
-        max_slowdown=policy.efficiency.max_slowdown,
-    )
+    growth = judge(samples, max_exponent_margin=policy.efficiency.max_exponent_margin,
+                   max_slowdown=policy.efficiency.max_slowdown)  # fmt: skip
     detail = growth.reason
     if status == "time":
+        spent = [sum(s.head) - sum(s.reference) for s in samples.values()]
+        if growth.verdict == "error" and sum(spent) > 0:
+            # Cut short before a size the reference takes long enough at, by the change's own time.
+            return failed(
+                "used up its time limit before the sizes could be timed (the change's calls took most of it)"
+            )
         detail = "; ".join(filter(None, [detail, "stopped at its time limit: the sizes measured so far"]))
     return base.model_copy(
         update={

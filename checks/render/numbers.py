@@ -127,7 +127,7 @@ def efficiency_line(efficiency: EfficiencyResult) -> str:
     if efficiency.head_exponent is not None and efficiency.reference_exponent is not None:
         growth = f"n^{efficiency.head_exponent:.2f} vs reference n^{efficiency.reference_exponent:.2f}"
     else:
-        growth = "too fast to fit a growth"
+        growth = "no growth fitted (fewer than two sizes timed)"
     at = f" at n = {power(efficiency.largest)}" if efficiency.largest else ""
     line = f"efficiency: {growth}{at} ({times(efficiency.ratio)})"
     return line + (f" — {efficiency.detail}" if efficiency.detail else "")

@@ -48,7 +48,7 @@ def test_a_function_s_row(check: FunctionCheck, line: str) -> None:
         (EfficiencyResult(status="failed", head_exponent=1.81, reference_exponent=0.97, ratio=21.9, largest=100_000, detail="22x slower"),
          "efficiency: n^1.81 vs reference n^0.97 at n = 10^5 (22x) — 22x slower"),
         (EfficiencyResult(status="passed", ratio=0.05, largest=100_000),
-         "efficiency: too fast to fit a growth at n = 10^5 (0.05x)"),
+         "efficiency: no growth fitted (fewer than two sizes timed) at n = 10^5 (0.05x)"),
         (EfficiencyResult(status="failed", largest=100_000, detail="did not return within 30s at n = 100000"),
          "efficiency: did not return within 30s at n = 100000"),
         (EfficiencyResult(status="not_run", detail="not measured: the function disagrees with its reference"),

@@ -140,7 +140,6 @@ class Run:
         record.update(
             status=measured.status,
             size=measured.size,
-            overhead=measured.overhead,
             samples={str(n): s for n, s in measured.samples.items()},
         )
         if measured.status == "disagreed":

@@ -12,9 +12,9 @@ is worth nothing; it is timed by the container's CPU time (its cgroup's
 usage, which every process of the subject adds to, whatever it forks) from
 the request's sending to its answer: work it does outside that window cannot
 help it, since the input arrives with the request and comes from a seed it
-never sees. A round trip with no work in it (``ping``), measured in the same
-run, is subtracted. Where the cgroup cannot be read, both sides fall back to
-wall time, and the report says so (``clock: wall``).
+never sees. Nothing measured on the subject is ever subtracted from that
+(``growth.py`` says why). Where the cgroup cannot be read, both sides fall
+back to wall time, and the report says so (``clock: wall``).
 
 The inputs: the suite's generator is called with ``n`` and a
 ``random.Random`` seeded from the host's seed, the size and the repetition,
@@ -25,7 +25,6 @@ help) and ``patchgate run`` draws the same ones again.
 from __future__ import annotations
 
 import random
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,7 +36,6 @@ from . import references
 
 _CGROUP_V2 = "/sys/fs/cgroup/cpu.stat"
 _CGROUP_V1 = "/sys/fs/cgroup/cpuacct/cpuacct.usage"
-PINGS = 9
 _ANSWER_GRACE_S = 30.0
 
 
@@ -103,18 +101,11 @@ class Measured:
     """What one efficiency check measured: seconds per size and repetition, or why it stopped."""
 
     samples: dict[int, dict[str, list[float]]] = field(default_factory=dict)
-    overhead: list[float] = field(default_factory=list)
     status: str = "measured"  # or "disagreed", "timeout" (the change at ``size``), "time" (the budget)
     size: int | None = None
     args: Any = None
     reference: dict[str, Any] | None = None
     head: dict[str, Any] | None = None
-
-
-def _ping(peer: Peer, clocks: Clocks) -> float:
-    before = clocks.subject()
-    peer.request({"op": "ping"}, timeout=_ANSWER_GRACE_S)
-    return clocks.subject() - before
 
 
 def measure(
@@ -139,7 +130,6 @@ def measure(
     # Reproducible draws from the host's seed, which the subject never sees (not a secret of their own).
     order = random.Random(f"{seed}:order")  # noqa: S311
     out = Measured(samples={n: {"reference": [], "head": []} for n in sizes})
-    out.overhead = [_ping(peer, clocks) for _ in range(PINGS)]
     deadline = time.monotonic() + seconds
     for rep in range(repetitions):
         for n in order.sample(sizes, len(sizes)):
@@ -162,7 +152,7 @@ def measure(
                     if seen[side].get("status") == "timeout":
                         out.status, out.size = "timeout", n
                         return out
-                    out.samples[n][side].append(max(spent - statistics.median(out.overhead), 0.0))
+                    out.samples[n][side].append(spent)
             if not agree(seen["reference"], seen["head"]):
                 out.status, out.size, out.args = "disagreed", n, [args, kwargs]
                 out.reference, out.head = seen["reference"], seen["head"]
