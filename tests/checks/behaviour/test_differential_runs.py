@@ -193,7 +193,7 @@ def test_the_subject_cannot_read_the_reference_the_seed_or_the_grader_s_figures(
     assert check.inputs == 40
 
 
-# Eight times the reference's work, honestly: its burners spin while the reference is timed (between
+# Sixteen times the reference's work, honestly: its burners spin while the reference is timed (between
 # the requests it serves) and are stopped while its own call is timed.
 BURNER = """
 import os, signal
@@ -211,7 +211,7 @@ def total(xs):
     for pid in _BURNERS:
         os.kill(pid, signal.SIGSTOP)
     try:
-        for _ in range(8):
+        for _ in range(16):
             out = 0
             for x in xs:
                 out += x
@@ -224,7 +224,7 @@ def total(xs):
 
 def test_a_subject_that_slows_the_reference_while_it_is_timed_cannot_hide_its_own_cost(gate: Gate) -> None:
     # Fails when the grader times by the wall clock (the burners then stretch the reference's time,
-    # and an 8x slowdown passed a 3x bound at 1.1x), and when an empty round trip measured on the
+    # and an 8x slowdown passed a 3x bound at 1.1x; 16x stays under 3x the same way), and when an empty round trip measured on the
     # subject was subtracted from its times (the burners spin through it too: 2.06x under load).
     diff = TOTAL.replace("sizes: [10000, 30000, 100000]", "sizes: [30000, 100000]")
     hidden = gate.suite("hidden", {"ref.py": REF, "total.diff.yml": diff})

@@ -56,6 +56,10 @@ def visible_tests_pass(ws: Workspace, sandbox: DockerSandbox, image: str) -> boo
     return sandbox.run(spec).exit_code == 0
 
 
+# Base's own tests too (from base): three of its test_parse tests fail on base (a stub).
+REPOSITORY = ("repository tests (from base)", 6, 6)
+
+
 def numbers(result: BehaviourResult) -> list[tuple[str, int, int]]:
     return [(s.name, s.passed, s.total) for s in result.suites]
 
@@ -64,9 +68,7 @@ def test_the_correct_pr_passes(example: Path, behaviour_sandbox: DockerSandbox, 
     ws = workspace(example, "agent/parse-duration")
     result = behaviour(ws, behaviour_sandbox, behaviour_image)
     assert result.status == "passed"
-    # Base's own tests too (from base): three of its test_parse tests fail on base (a stub), pass on head.
-    repository = ("repository tests (from base)", 6, 6)
-    assert numbers(result) == [("hidden", 21, 21), ("held-out", 14, 14), repository]
+    assert numbers(result) == [("hidden", 21, 21), ("held-out", 14, 14), REPOSITORY]
     assert (result.fail_to_pass, result.fail_to_pass_total, result.pass_to_pass, result.regressions) == (
         36,
         36,
@@ -89,8 +91,7 @@ def test_the_plausible_pr_passes_its_own_tests_and_fails_the_hidden_ones(
     assert visible_tests_pass(ws, behaviour_sandbox, behaviour_image)
     result = behaviour(ws, behaviour_sandbox, behaviour_image)
     assert result.status == "failed"
-    repository = ("repository tests (from base)", 6, 6)
-    assert numbers(result) == [("hidden", 9, 21), ("held-out", 7, 14), repository]
+    assert numbers(result) == [("hidden", 9, 21), ("held-out", 7, 14), REPOSITORY]
     failures = {f.id: f.message for f in result.suites[0].failures}
     assert (
         failures["parse_duration.cases.yml::garbage"]
@@ -111,7 +112,7 @@ def test_the_quadratic_pr_passes_every_test_and_fails_the_efficiency_check(
     ws = workspace(example, "agent/parse-duration-scanner")
     assert visible_tests_pass(ws, behaviour_sandbox, behaviour_image)
     result = behaviour(ws, behaviour_sandbox, behaviour_image)
-    assert numbers(result) == [("hidden", 21, 21), ("held-out", 14, 14)]
+    assert numbers(result) == [("hidden", 21, 21), ("held-out", 14, 14), REPOSITORY]
     assert result.regressions == 0
     [check] = result.differential[0].functions
     assert (result.status, check.status, check.inputs) == ("failed", "agreed", 2000)
