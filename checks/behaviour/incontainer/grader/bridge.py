@@ -22,7 +22,7 @@ from typing import Any
 from ..channel import byname, codec
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import ENVIRON, caps
-from . import ambient, handles, mirrors
+from . import ambient, handles, iteration, mirrors
 from .aliases import Aliases
 from .classes import Classes, RemoteClass
 from .errors import SubjectGone
@@ -51,6 +51,8 @@ class Bridge:
         self.mirrors = mirrors.Mirrors(self.decode, self.handed)
         self.classes = Classes(self, self.handed.aliases)
         self.released: list[list[int]] = []
+        # Items of the subject's iterators fetched ahead for a consumer that takes them whole.
+        self.batches: dict[int, iteration.Batch] = {}
         self.deadline_at: float | None = None
         self.default_deadline_s = DEFAULT_DEADLINE_S
         self._outbound = ambient.Outbound()

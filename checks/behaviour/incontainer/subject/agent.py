@@ -26,7 +26,7 @@ from typing import Any
 from ..channel import byname, codec
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import CONTENTS, ENVIRON, OPERATORS, SUBJECT_SERVES, caps
-from . import ambient, cases, classes, tracer, tree
+from . import ambient, cases, classes, iteration, tracer, tree
 from .objects import Objects
 from .standins import GraderObject, Standins
 
@@ -49,6 +49,8 @@ class Agent:
         # Classes already described to the grader (kept alive: the grader keeps their local classes).
         self.described: dict[int, type] = {}
         self.grader_class_ids: dict[type, int] = {}
+        # Items a batch took that did not fit in its answer: the next request on that iterator gets them.
+        self.held = iteration.Held()
         self._busy_since: float | None = None
         # The main thread's outermost requests, one at a time, share one capture (reset for each).
         self._capture = ambient.Capture()
@@ -283,8 +285,20 @@ class Agent:
         return self.encode(target(*args, **kwargs))
 
     def _serve_op(self, request: dict[str, Any]) -> Any:
-        fn = OPERATORS[str(request["name"])].apply
-        return self.encode(fn(*self.decode(request.get("args", []))))
+        name = str(request["name"])
+        args = self.decode(request.get("args", []))
+        if name == "next" and args:
+            waiting, item = self.held.pop(args[0])
+            if waiting:
+                return item
+        return self.encode(OPERATORS[name].apply(*args))
+
+    def _serve_take(self, request: dict[str, Any]) -> Any:
+        """Items of an iterator many to a request, for a consumer that takes them whole (iteration.py)."""
+        iterator = self._target(request)
+        length = len(self.objects.get(request["len"])) if "len" in request else None  # type: ignore[arg-type]
+        taken = iteration.take(iterator, request.get("size"), self.held, self.encode, self.raised)
+        return taken if length is None else {**taken, "len": length}
 
     def _serve_call_attr(self, request: dict[str, Any]) -> Any:
         """Read the attribute and call it: one request for ``handle.method(...)``."""
