@@ -45,7 +45,7 @@ SUBJECT_SERVES = frozenset({
     # an iterator's items many to a request, for a consumer that takes them whole
     "take",
 })  # fmt: skip
-GRADER_SERVES = frozenset({"getattr", "setattr", "delattr", "call", "op", "signature"})
+GRADER_SERVES = frozenset({"getattr", "setattr", "delattr", "call", "op", "signature", "take"})
 
 # -- tags -----------------------------------------------------------------------------------------
 
@@ -133,12 +133,17 @@ _BY_TYPE: dict[type, list[str]] = {}
 _MAX_TYPES = 10_000
 # Mutable built-in containers, when one crosses by handle (kept on a test's object, or cyclic).
 CONTENTS = (list, dict, set, bytearray)
+# Built-in iterators over a built-in sequence: the grader lends a test's one's items ahead, read off the
+# sequence without advancing it (``seqiter``; grader/readahead.py).
+SEQUENCE_ITERATORS = frozenset({
+    type(iter([])), type(iter(())), type(iter(range(0))), type(iter(range(1 << 64))), type(iter("")),
+    type(iter("\u0100")), type(iter(b"")), type(iter(bytearray())), type(reversed([])),
+})  # fmt: skip
 # Built-in iterators whose ``iter()`` is the object itself and runs nothing: the other side's stand-in
 # answers it without a request (``selfiter``).
-SELF_ITERATORS = frozenset({
-    types.GeneratorType, type(iter([])), type(iter(())), type(iter(range(0))), type(iter(range(1 << 64))),
-    type(iter("")), type(iter(b"")), type(iter(bytearray())), type(iter({})), type(iter({}.values())),
-    type(iter({}.items())), type(iter(set())), type(reversed([])), type(reversed({})),
+SELF_ITERATORS = SEQUENCE_ITERATORS | frozenset({
+    types.GeneratorType, type(iter({})), type(iter({}.values())),
+    type(iter({}.items())), type(iter(set())), type(reversed({})),
     type(iter(collections.deque())), type(reversed(collections.deque())), type(iter(lambda: 0, 0)),
     map, filter, zip, enumerate, reversed, itertools.chain, itertools.islice, itertools.count,
     itertools.cycle, itertools.repeat, itertools.accumulate, itertools.compress, itertools.dropwhile,
@@ -162,8 +167,9 @@ def caps_of_type(t: type) -> list[str]:
     to None: ``__iter__ = None`` is not iterable, even with ``__getitem__``),
     ``unhashable``, ``contents`` (a mutable built-in container), ``abc:Name``
     (registered ABCs it belongs to), ``get`` (a descriptor), ``method``
-    (a plain function: it binds as a method) and ``selfiter`` (a built-in
-    iterator: ``iter()`` is the object itself, ``SELF_ITERATORS``).
+    (a plain function: it binds as a method), ``selfiter`` (a built-in
+    iterator: ``iter()`` is the object itself, ``SELF_ITERATORS``) and
+    ``seqiter`` (one over a built-in sequence, ``SEQUENCE_ITERATORS``).
     """
     found = _BY_TYPE.get(t)
     if found is None:
@@ -180,6 +186,8 @@ def caps_of_type(t: type) -> list[str]:
             found.append("method")  # binds as a method when the change keeps it on a class
         if t in SELF_ITERATORS:
             found.append("selfiter")
+        if t in SEQUENCE_ITERATORS:
+            found.append("seqiter")
         if len(_BY_TYPE) < _MAX_TYPES:
             _BY_TYPE[t] = found
     return found

@@ -84,6 +84,8 @@ class Bridge:
             answer = self.peer.request(message, timeout=left + _ANSWER_GRACE_S)
         except PeerGone as exc:
             raise SubjectGone(f"the code under test stopped answering: {exc}") from None
+        # What the change took of a test's iterators, first: the test's code may see them from here on.
+        self.handed.lent.settle(answer.get("took"))
         # Interrupted while the subject works (a test's timeout): the answer, when it comes, finds no
         # one waiting and is dropped; the subject's own deadline for the request ends it soon after.
         ambient.deliver(answer, self.decode, self._warned)
@@ -178,7 +180,11 @@ class Bridge:
     # -- the subject's requests (callbacks into the grader's objects) ---------------------------
 
     def _serve(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.handed.lent.settle(request.get("took"))  # before a test's callback can see its iterators
         try:
-            return {"ok": self.encode(self.handed.serve(request, self.decode))}
+            found = self.handed.serve(request, self.decode)
+            if request.get("op") == "take":  # each item encoded as it would cross alone
+                return {"ok": {"items": [self.encode(x) for x in found["items"]], "end": found["end"]}}
+            return {"ok": self.encode(found)}
         except BaseException as exc:  # a test's callback may raise anything; it goes back as such
             return {"raise": {"gexc": self._my_exception(exc)}}

@@ -28,6 +28,7 @@ from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import CONTENTS, ENVIRON, OPERATORS, SUBJECT_SERVES, caps
 from . import ambient, cases, classes, iteration, tracer, tree
 from .objects import Objects
+from .readahead import ReadAhead
 from .standins import GraderObject, Standins
 
 _WATCHDOG_GRACE_S = 5.0
@@ -42,6 +43,8 @@ class Agent:
         self.repo = repo
         self.objects = Objects()
         self.peer = Peer(sock, self.handle, free_threads=FREE_THREADS, mainline=True)
+        # Items of a test's iterators the grader lent ahead; what was taken goes with every message.
+        self.readahead = ReadAhead(lambda standin, size: self.callback("take", standin, size))
         self.standins = Standins(self)
         self._local = threading.local()
         self.mirrors: dict[int, type[BaseException]] = {}
@@ -225,6 +228,9 @@ class Agent:
             self._local.depth = depth - 1
         if outer:
             answer.update(capture.fields(self.encode))
+        took = self.readahead.settle()
+        if took:
+            answer["took"] = took
         return answer
 
     def _dispatch(self, request: dict[str, Any]) -> Any:
@@ -369,12 +375,18 @@ class Agent:
             # __click_params__ list it set), which a copy would lose.
             held = self._ref(value) if type(value) in CONTENTS else self.encode(value)
             request = {"op": "setattr", "obj": self.encode(target), "name": name, "value": held}
+        elif kind == "take":
+            target, size = parts
+            request = {"op": "take", "obj": self.encode(target), "size": size}
         elif kind in ("getattr", "delattr"):
             target, name = parts
             request = {"op": kind, "obj": self.encode(target), "name": name}
         else:
             (target,) = parts
             request = {"op": kind, "obj": self.encode(target)}
+        took = self.readahead.settle()
+        if took:
+            request["took"] = took
         try:
             answer = self.peer.request(request)
         except PeerGone as exc:
