@@ -9,6 +9,7 @@ alone, measured in one session on one machine, turn and turn about.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -44,8 +45,16 @@ def using(package: Path) -> Iterator[None]:
 
 
 def turns(baseline: str | None, scratch: Path, rounds: int) -> list[tuple[str, Path]]:
-    """The harnesses to run, alternating: (label, package) - the baseline first in each round."""
-    own = [("this tree", plan.INCONTAINER)]
+    """The harnesses to run, alternating: (label, package) - the baseline first in each round.
+
+    This tree's is copied first, so that edits made while a long bench runs do not reach it.
+    """
+    copy = scratch / "this-harness" / PACKAGE
+    shutil.copytree(plan.INCONTAINER, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    git = ["git", "-C", str(ROOT)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], check=True, capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "-s", PACKAGE], check=True, capture_output=True, text=True)
+    own = [(f"this tree ({head.stdout.strip()}{'+' if dirty.stdout.strip() else ''})", copy)]
     if baseline is None:
         return own * rounds
     base = [(f"baseline {baseline}", at_revision(baseline, scratch / "baseline-harness"))]
