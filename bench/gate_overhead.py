@@ -62,6 +62,7 @@ from isolation import PROJECTS, fetch, unpack  # noqa: E402 - bench/isolation.py
 
 from bot.cli.demo_repo import build_example  # noqa: E402 - after the path set-up above
 from bot.cli.local import LocalRun, run_local  # noqa: E402
+from checks.behaviour.plan import CONTAINER_SUITE  # noqa: E402
 from checks.behaviour.suites import Suites  # noqa: E402
 from checks.pipeline import Given  # noqa: E402
 from checks.runner import Runner  # noqa: E402
@@ -156,13 +157,18 @@ class Recorder:
             # python3 [flags] /patchgate/launch.py PART ...: the grader runs pytest or the declarative cases
             launch = next(i for i, arg in enumerate(grader.argv) if arg.endswith("/launch.py"))
             part, suite = grader.argv[launch + 1], grader.private[0].source.name.removeprefix("suite-")
-        else:  # isolation: in-process, pytest only
-            part, suite = "pytest", spec.mounts[1].source.name.removeprefix("suite-")
+        else:  # in-process (isolation: in-process, the in-process tier, base's collection): pytest only
+            copied = next(m for m in spec.copy_in if m.target == CONTAINER_SUITE)  # copied in, writable
+            part, suite = "pytest", copied.source.name.removeprefix("suite-")
         tree = spec.copy_in[0].source.name  # "base", or "head" (the behaviour layer's head copy)
-        overlays = spec.copy_in[1:]
+        overlays = [m for m in spec.copy_in[1:] if m.target != CONTAINER_SUITE]
         kind = f"{suite} {part} {'mutant' if overlays else tree}"
         if part != "pytest":
             return kind, None  # declarative cases: no bare counterpart
+        if "--collect-only" in spec.argv:
+            return f"{suite} collection {tree}", None  # isolation's collection parity: patchgate's own
+        if any("::" in arg for arg in spec.argv):
+            return f"in-process tier {tree}", None  # the tests isolation cannot carry: patchgate's own
         overlay: dict[str, str] = {}
         for i, mount in enumerate(overlays):
             copy = self.keep / "mutants" / f"{number}-{i}.py"
