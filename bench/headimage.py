@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.cli.demo_repo import build_example, bundled_example  # noqa: E402 - after the path set-up above
 from checks.pipeline import PipelineInputs, run_pipeline  # noqa: E402
-from checks.policy import load_policy  # noqa: E402
+from checks.policyfile import load_policy  # noqa: E402
 from checks.report import Report  # noqa: E402
 from checks.workspace import from_git  # noqa: E402
 from sandbox.docker import DockerSandbox  # noqa: E402

@@ -68,6 +68,16 @@ def _behaviour_failure_reasons(behaviour: BehaviourResult, policy: Policy) -> li
             reasons.append(f"behaviour: {suite_numbers(suite)}, needs {percent(floor)}")
     if behaviour.regressions > policy.behaviour.max_regressions:
         reasons.append(f"behaviour: {behaviour.regressions} regression(s) (pass on base, fail on head)")
+    for d in behaviour.differential:
+        if d.status != "failed":
+            continue
+        if d.agreed < d.checked:
+            reasons.append(f"behaviour: differential ({d.name}) {d.agreed}/{d.checked} functions agree "
+                           "with their references")  # fmt: skip
+        if d.efficiency_passed < d.efficiency_checked:
+            slow = d.efficiency_checked - d.efficiency_passed
+            reasons.append(f"behaviour: efficiency ({d.name}) {slow} of {d.efficiency_checked} functions "
+                           "beyond the policy's bounds against their references")  # fmt: skip
     return reasons or [f"behaviour: failed{': ' + behaviour.detail if behaviour.detail else ''}"]
 
 

@@ -187,6 +187,63 @@ class StrengthResult(_Model):
         return self.killed / ran if ran > 0 else None
 
 
+class EfficiencyResult(_Model):
+    """One function's growth against its reference, measured in one run (hidden suites and base only)."""
+
+    status: Literal["passed", "failed", "error", "not_run"]
+    sizes: list[int] = Field(default_factory=list)
+    head_exponent: float | None = None
+    reference_exponent: float | None = None
+    # The change's time over the reference's at the largest size measured (median of paired inputs).
+    ratio: float | None = None
+    largest: int | None = None
+    # "cpu": the reference's thread and the container's CPU time; "wall": the cgroup could not be read.
+    clock: Literal["cpu", "wall"] = "cpu"
+    cpu_quota: float | None = None
+    detail: str = ""
+
+
+class FunctionCheck(_Model):
+    """One function of a differential suite against its reference (hidden suites and base only)."""
+
+    id: str
+    function: str
+    # The suite's function (``ref.parse_duration``), or ``base`` for a refactor compared with base.
+    reference: str
+    status: Literal["agreed", "disagreed", "error", "not_run"]
+    # Distinct inputs compared (drawn and shrunk).
+    inputs: int = 0
+    # The smallest disagreement Hypothesis found: "head returned ... for f(...); reference raised ...".
+    counterexample: str = ""
+    efficiency: EfficiencyResult | None = None
+    # Why it could not be checked (error: the suite's problem; not_run: the run ended first).
+    detail: str = ""
+
+
+class DifferentialResult(_Model):
+    """A differential suite: functions agreeing with their references, and their efficiency checks.
+
+    A held-out suite shows its counts only; its inputs, functions, counterexamples and figures never
+    leave its run.
+    """
+
+    name: str
+    source: Literal["hidden", "held_out", "base"]
+    status: LayerStatus = "passed"
+    checked: int = 0
+    agreed: int = 0
+    pass_rate: float = 0.0
+    inputs: int | None = None
+    efficiency_checked: int = 0
+    efficiency_passed: int = 0
+    # Derived on the host from the suite's content and both shas; `patchgate run` draws the same inputs.
+    seed: str = ""
+    # The version of Hypothesis that drew them (the sandbox image's, or the environment image's).
+    hypothesis: str = ""
+    functions: list[FunctionCheck] = Field(default_factory=list)
+    detail: str = ""
+
+
 class BehaviourResult(_Model):
     status: LayerStatus = "skipped"
     suites: list[SuiteResult] = Field(default_factory=list)
@@ -201,6 +258,8 @@ class BehaviourResult(_Model):
     # behaviour with any of these asks a maintainer.
     untested: list[str] = Field(default_factory=list)
     strength: StrengthResult = Field(default_factory=StrengthResult)
+    # Differential and efficiency checks, one entry per differential suite (and base, for a refactor).
+    differential: list[DifferentialResult] = Field(default_factory=list)
     detail: str = ""
 
 

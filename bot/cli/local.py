@@ -6,7 +6,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from checks.pipeline import Given, PipelineInputs, Progress, error_report, run_pipeline
-from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
+from checks.policy import POLICY_PATH, Policy
+from checks.policyfile import PolicyError, load_policy
 from checks.refusal import refused_report
 from checks.report import Report
 from checks.runner import Runner

@@ -10,6 +10,7 @@ Errors propagate to the worker, which retries or reports ``neutral``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 from pathlib import Path
@@ -42,7 +43,8 @@ from bot.store.tables import SKIPPED
 from checks.behaviour.baseruns import BaseRuns
 from checks.behaviour.suites import Suites, suites_for
 from checks.pipeline import Given, PipelineInputs, error_report
-from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
+from checks.policy import POLICY_PATH, Policy
+from checks.policyfile import PolicyError, load_policy
 from checks.quality.inputs import Task
 from checks.refusal import refused_report
 from checks.report import Report
@@ -82,7 +84,9 @@ async def run(attempt: Attempt) -> None:
         return
     check_run_id = await attempt.ensure_check_run()
     task, provenance = await _judge_inputs(attempt, pr)
-    suites = await _suites(attempt)
+    # The PR's labels and title say whether it is a refactor, compared with base (behaviour.differential).
+    labels = tuple(label.name for label in pr.labels)
+    suites = dataclasses.replace(await _suites(attempt), labels=labels, title=pr.title)
     inputs = await _inputs(attempt, base_sha, policy, suites=suites, task=task, provenance=provenance)
     # Explicit reruns (and judge-anyway) gate afresh: no report and no base run is reused.
     fresh = job.trigger not in REUSING_TRIGGERS or job.judge_anyway

@@ -28,7 +28,8 @@ from bot.settings import Settings
 from bot.store import Store
 from bot.store.candidates import CandidateRow
 from checks.bestofk.ranking import Candidate, Pairwise, Ranking, execution_of, pairs_to_judge, rank
-from checks.policy import POLICY_PATH, Policy, PolicyError, load_policy
+from checks.policy import POLICY_PATH, Policy
+from checks.policyfile import PolicyError, load_policy
 from checks.quality import compare_pairwise
 from checks.quality.inputs import JudgeSettings, Task
 from checks.report import Report

@@ -54,6 +54,9 @@ class ReuseInputs:
     pipeline: str  # the pipeline function's name
     sandbox: str  # the sandbox image tag and runtime
     judge: str  # judge settings (never the key) and, when a judge is set, what it reads
+    # What of the PR decides how its head runs: its labels and title (a refactor is compared with
+    # base), a replayed differential seed. Never part of a base run's key.
+    change: str = ""
 
 
 def reuse_key(inputs: ReuseInputs) -> str:
@@ -84,6 +87,7 @@ def job_inputs(
         pipeline=f"{getattr(pipeline, '__module__', '')}:{getattr(pipeline, '__qualname__', '')}",
         sandbox=sandbox_text(settings.sandbox_runtime),
         judge=judge,
+        change=json.dumps([list(suites.labels), suites.title, suites.differential_seed]),
     )
 
 
@@ -93,7 +97,7 @@ def base_salt(inputs: ReuseInputs) -> str:
     ``checks.behaviour.baseruns`` adds each run's own part (the environment image, the suite,
     the head's module names) to it.
     """
-    return reuse_key(replace(inputs, head_sha="", judge=""))
+    return reuse_key(replace(inputs, head_sha="", judge="", change=""))
 
 
 def answer(

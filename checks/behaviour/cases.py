@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.grade import MISSING, TestOutcome
-from checks.behaviour.values import ValueFormatError, approx_equal, decode, equal, show
+from checks.behaviour.incontainer.channel.values import ValueFormatError, approx_equal, decode, equal, show
 from sandbox.pyparse import parse_python
 
 CASE_FILE_SUFFIXES = ("cases.yml", "cases.yaml")

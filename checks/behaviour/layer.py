@@ -15,9 +15,12 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from checks.behaviour.baseruns import BaseRuns, keepable
 from checks.behaviour.changedlines import executable_changes
+from checks.behaviour.differential import DiffPlan, Where, plan_differential, read_differential, suite_seed
+from checks.behaviour.diffresult import Source
 from checks.behaviour.errors import NoTests, SuiteError
 from checks.behaviour.graderuns import grade_runs
 from checks.behaviour.outcomes import parse_log
@@ -34,23 +37,26 @@ from checks.behaviour.plan import (
     stage_suite,
     write_harness,
 )
+from checks.behaviour.refactor import refactor_seed, touched
 from checks.behaviour.repotests import has_tests, rewritten, stage_tests
-from checks.behaviour.result import SuiteOutcome, behaviour_result
+from checks.behaviour.result import SuiteOutcome, behaviour_result, with_differential
 from checks.behaviour.strength import PendingMutants, measure_strength
 from checks.behaviour.suites import Suite, Suites, load_suite
 from checks.behaviour.tamper import restore_infra
 from checks.behaviour.tier import candidates, measure
 from checks.behaviour.views import run_view
 from checks.policy import Behaviour
-from checks.report import SUITE_LABELS, BehaviourResult, SuiteKind
+from checks.report import SUITE_LABELS, BehaviourResult, DifferentialResult, SuiteKind
 from checks.runner import LayerContext, Runner
-from sandbox.spec import RunResult
+from sandbox.spec import RunResult, RunSpec
 from sandbox.trees import scratch
 
 log = logging.getLogger(__name__)
 
 # Runs in flight at once; the sandbox enforces its own limit as well.
 PARALLEL_RUNS = 2
+# The suites whose differential files run: the server-side ones (a repository's are its data).
+_DIFF_SOURCES: dict[SuiteKind, Source] = {"hidden": "hidden", "held_out": "held_out"}
 
 
 def run_behaviour(ctx: LayerContext, suites: Suites, base_runs: BaseRuns | None = None) -> BehaviourResult:
@@ -125,6 +131,8 @@ def start_behaviour(
     # pytest's own collection of each isolated suite on base, in-process: what isolation may not see.
     collections: dict[SuiteKind, RunPlan] = {}
     harness = write_harness(work / "harness", policy)
+    # Differential suites: one head run each, the references in the grader (differential.py).
+    diff_plans: dict[Source, DiffPlan] = {}
     executable = executable_changes(ctx.workspace, head_tree)
     for kind, path in wanted:
         try:
@@ -151,18 +159,37 @@ def start_behaviour(
             lines=executable if kind == strongest else {},
         )
         stagings[kind] = staging
+        # The server-side suites' differential files (a repository's test folders hold none: its data).
+        source = _DIFF_SOURCES.get(kind)
+        if suite.diffs and policy.differential.enabled and source is not None:
+            seed = suites.differential_seed or suite_seed(staging.staged, ctx.workspace.base_sha,
+                                                          ctx.workspace.head_sha)  # fmt: skip
+            diff_plans[source] = plan_differential(Where.of(staging), head_tree, suite.diffs, seed)
+        if not parts(suite):
+            continue  # differential files only: no test runs to grade
         plans = [plan for part in parts(suite) for plan in plan_runs(staging, part, trees)]
         jobs.append((suite, plans))
         if not suite.in_process and suite.pytest_files:
             collections[kind] = plan_collection(staging, trees["base"])
-    if not jobs and not outcomes:
+    # Not compared with base (a refactor's changed functions inputs cannot be drawn for): said so.
+    left_out: list[DifferentialResult] = []
+    if policy.differential.enabled and policy.differential.is_refactor(list(suites.labels), suites.title):
+        where = Where(ctx.image_of("head"), harness, work, policy, base=ctx.workspace.base_dir)
+        refactor, skipped = _refactor(ctx, where, head_tree, stagings, suites.differential_seed)
+        if refactor is not None:
+            diff_plans["base"] = refactor
+        elif skipped is not None:
+            left_out.append(skipped)
+    if not jobs and not outcomes and not diff_plans:
         detail = "no hidden or held-out suites, and no test of base's that pytest would collect"
         return BehaviourResult(status="skipped", detail=detail), None
     stored = _StoredBase(base_runs, ctx.image, stagings)
     jobs = [(suite, [stored.lookup(suite, plan) for plan in plans]) for suite, plans in jobs]
     collections = {kind: stored.lookup(stagings[kind].suite, plan) for kind, plan in collections.items()}
     every = [*(p for _, plans in jobs for p in plans), *collections.values()]
-    results = {**_run_all(ctx.runner, [p for p in every if p not in stored.found]), **stored.found}
+    todo: list[RunPlan | DiffPlan] = [*(p for p in every if p not in stored.found), *diff_plans.values()]
+    ran = _run_all(ctx.runner, todo)
+    results = {**{p: r for p, r in ran.items() if isinstance(p, RunPlan)}, **stored.found}
     for suite, plans in jobs:
         stored.keep(suite, [*plans, *([collections[suite.kind]] if suite.kind in collections else [])],
                     results, policy)  # fmt: skip
@@ -205,12 +232,31 @@ def start_behaviour(
             outcomes["own"] = own
     ordered = [outcomes[kind] for kind in ("hidden", "held_out", "repository", "own") if kind in outcomes]
     result = behaviour_result(ordered, policy, restored)
+    differential = [read_differential(plan, ran[plan], kind, policy) for kind, plan in diff_plans.items()]
+    differential += left_out
+    result = with_differential(result, differential)
     result.untested = unservable_changes(ctx.workspace.changed)
     strength, pending = measure_strength(
         ctx, stagings.get(strongest), outcomes.get(strongest), executable, head_tree,
         mutate=result.status == "passed",
     )  # fmt: skip
     return result.model_copy(update={"strength": strength}), pending
+
+
+def _refactor(ctx: LayerContext, where: Where, head: Path, stagings: Mapping[SuiteKind, Staging],
+              seed: str | None) -> tuple[DiffPlan | None, DifferentialResult | None]:  # fmt: skip
+    """Plan a refactor's comparison with base on the changed functions no differential suite checks.
+
+    With none that inputs can be drawn for, no run: a skipped entry that names them, if any.
+    """
+    covered = frozenset(d.function for s in stagings.values() for d in s.suite.diffs)
+    found = touched(ctx.workspace, covered)
+    notes = tuple(f"not compared with base: {why}" for why in found.left_out)
+    if not found.specs:
+        skipped = DifferentialResult(name="base", source="base", status="skipped", detail="; ".join(notes))
+        return None, skipped if notes else None
+    seed = seed or refactor_seed(ctx.workspace.base_sha, ctx.workspace.head_sha, found.specs)
+    return dataclasses.replace(plan_differential(where, head, found.specs, seed), notes=notes), None
 
 
 def _config_error(kind: SuiteKind, message: str) -> SuiteOutcome:
@@ -290,7 +336,15 @@ def _collected(suite: Suite, plan: RunPlan | None, results: Mapping[RunPlan, Run
     return run_log.collected
 
 
-def _run_all(runner: Runner, plans: Sequence[RunPlan]) -> dict[RunPlan, RunResult]:
+class _Planned(Protocol):
+    @property
+    def spec(self) -> RunSpec: ...
+
+
+_P = TypeVar("_P", bound=_Planned)
+
+
+def _run_all(runner: Runner, plans: Sequence[_P]) -> dict[_P, RunResult]:
     with ThreadPoolExecutor(max_workers=PARALLEL_RUNS, thread_name_prefix="behaviour") as pool:
         futures = {plan: pool.submit(runner.run, plan.spec) for plan in plans}
         return {key: future.result() for key, future in futures.items()}

@@ -18,6 +18,7 @@ from checks.report import (
     COUNTED_KINDS,
     SUITE_LABELS,
     BehaviourResult,
+    DifferentialResult,
     LayerStatus,
     SuiteKind,
     SuiteResult,
@@ -223,3 +224,27 @@ def overfitting(suites: Sequence[SuiteResult], gap: float) -> bool:
     if not hidden or not held_out:
         return False
     return hidden[0].pass_rate - held_out[0].pass_rate > gap
+
+
+def with_differential(result: BehaviourResult, differential: Sequence[DifferentialResult]) -> BehaviourResult:
+    """Add the differential suites to the layer's result, and their verdicts to its status.
+
+    One that could not run makes it an error, one that failed fails it; a skipped one (a refactor
+    with nothing to compare) only says why. The suites' own numbers stay as they are.
+    """
+    if not differential:
+        return result
+    # With differential suites only, the layer's own "passed" (no test suite at all) is not a verdict.
+    statuses = [result.status] if result.suites else []
+    statuses += [d.status for d in differential if d.status != "skipped"]
+    status: LayerStatus = result.status
+    if "error" in statuses:
+        status = "error"
+    elif "failed" in statuses:
+        status = "failed"
+    elif statuses:
+        status = "passed"
+    details = [result.detail] if result.detail else []
+    details += [f"differential ({d.name}): {d.detail}" for d in differential if d.detail]
+    update = {"status": status, "differential": list(differential), "detail": " · ".join(details)}
+    return result.model_copy(update=update)

@@ -2,7 +2,7 @@
 
 They live in the test store (``PATCHGATE_TEST_STORE``), laid out as::
 
-    <store>/<owner>/<repo>/hidden/      pytest files and *cases.yml; failing ids may be shown
+    <store>/<owner>/<repo>/hidden/      pytest files, *cases.yml and *.diff.yml; failing ids may be shown
     <store>/<owner>/<repo>/held-out/    the same kinds; only counts ever leave its runs
 
 A suite is read statically here, before anything runs: every ``.py`` file
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from checks.behaviour.cases import CaseSpec, is_case_file, load_case_file
 from checks.behaviour.collection import Modules, static_tests
+from checks.behaviour.diffsuite import DiffSpec, is_diff_file, load_diff_file
 from checks.behaviour.errors import NoTests, SuiteError
 from checks.behaviour.pytestconfig import PytestOptions, read_options
 from checks.report import SUITE_LABELS, SuiteKind
@@ -52,6 +53,12 @@ class Suites:
     # Why the suites could not be read (e.g. the App cannot read the suites repository):
     # behaviour is then an error (neutral), never a pass and never the PR's failure.
     error: str | None = None
+    # A differential seed recorded in an earlier report, to draw the same inputs again
+    # (None: derived from the suites and both shas, differential.suite_seed).
+    differential_seed: str | None = None
+    # The change's labels and title: a refactor (policy behaviour.differential) is compared with base.
+    labels: tuple[str, ...] = ()
+    title: str = ""
 
 
 def suites_for(store: Path, repository: str) -> Suites:
@@ -88,6 +95,8 @@ class Suite:
     names: tuple[str, ...] = ()
     # The suite's own pytest configuration, as far as patchgate honours it (pytestconfig.py).
     options: PytestOptions = field(default_factory=PytestOptions)
+    # Functions checked against a reference of the suite's (``*.diff.yml``: diffsuite.py).
+    diffs: tuple[DiffSpec, ...] = ()
 
     @property
     def name(self) -> str:
@@ -106,8 +115,10 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
     trees: dict[str, ast.Module] = {}
     cases: list[CaseSpec] = []
     # A repository's test folders (base's, or the change's own) are its tests and their data: a file
-    # there named like a case file is data; one of base's that does not parse is pytest's to report.
+    # there named like a case or differential file is data; one of base's that does not parse is
+    # pytest's to report.
     repository = kind in REPOSITORY_KINDS
+    diffs: list[DiffSpec] = []
     for rel in _files(root):
         name = rel.rsplit("/", 1)[-1]
         if name.endswith(".py"):
@@ -120,20 +131,23 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
                     raise
         elif is_case_file(name) and not repository:
             cases += load_case_file(root / rel, rel)
+        elif is_diff_file(name) and not repository:
+            diffs += load_diff_file(root / rel, rel, root)
     modules = Modules(trees)
     pytest_files = [rel for rel in trees if options.collects_file(rel)]
     functions = [test for rel in pytest_files for test in static_tests(modules, rel, options)]
-    if not functions and not cases:
+    if not functions and not cases and not diffs:
         raise NoTests(
             f"{SUITE_LABELS[kind]} suite has no tests: expected {' / '.join(options.python_files)} files "
-            "with test functions or unittest.TestCase classes, or *cases.yml files"
+            "with test functions or unittest.TestCase classes, *cases.yml or *.diff.yml files"
         )
     if kind != "repository":
         # Base's own: a module pytest cannot import beside another of its name fails on base, left out.
         _check_module_names(root, pytest_files)
     in_process = _isolation(root, kind) == "in-process"
     names = own_names(root, list(trees), options)
-    return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases), in_process, names, options)
+    return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases), in_process, names, options,
+                 diffs=tuple(diffs))  # fmt: skip
 
 
 class SuiteConfig(BaseModel):

@@ -5,10 +5,13 @@ what execution measured, in this order, each with its numbers:
 
 1. held-out pass rate (higher first) - the suite no candidate could overfit to;
 2. hidden pass rate (higher first);
-3. regressions (fewer first);
-4. blocking shape findings (fewer first).
+3. differential checks passed (higher first): functions agreeing with their references and
+   efficiency checks within bounds, of those checked - a correct but quadratic candidate ranks
+   below a linear one that passes the same tests;
+4. regressions (fewer first);
+5. blocking shape findings (fewer first).
 
-Candidates tied on all four *and all passing their gate* may be separated by
+Candidates tied on all five *and all passing their gate* may be separated by
 the pairwise judge, asked in both orders (checks.quality.pairwise): a
 preference counts only when both orders agree. Within such a group a
 candidate's score is its number of agreed wins; equal scores share a rank
@@ -36,6 +39,8 @@ from checks.report import Report
 MAX_PAIRWISE_GROUP = 6
 
 PairPreference = Literal["a", "b", "tie"]
+# The execution sort key: held-out, hidden and differential rates (negated), regressions, findings.
+Key = tuple[Fraction, Fraction, Fraction, int, int]
 
 
 class _Model(BaseModel):
@@ -50,6 +55,9 @@ class Execution(_Model):
     held_out_total: int = 0
     hidden_passed: int = 0
     hidden_total: int = 0
+    # Functions agreeing and efficiency checks within bounds / functions and efficiency checks measured.
+    differential_passed: int = 0
+    differential_total: int = 0
     regressions: int = 0
     blocking_findings: int = 0
 
@@ -58,11 +66,12 @@ class Execution(_Model):
         """Return True when the candidate passes its gate (conclusion ``success``)."""
         return self.conclusion == "success"
 
-    def key(self) -> tuple[Fraction, Fraction, int, int]:
+    def key(self) -> Key:
         """Return the sort key, best first: a missing suite ranks below 0%."""
         return (
             -_rate(self.held_out_passed, self.held_out_total),
             -_rate(self.hidden_passed, self.hidden_total),
+            -_rate(self.differential_passed, self.differential_total),
             self.regressions,
             self.blocking_findings,
         )
@@ -74,6 +83,7 @@ class Execution(_Model):
             (
                 ("held-out pass rate", self._held_out(), other._held_out()),
                 ("hidden pass rate", self._hidden(), other._hidden()),
+                ("differential checks", self._differential(), other._differential()),
                 ("regressions", str(self.regressions), str(other.regressions)),
                 ("blocking findings", str(self.blocking_findings), str(other.blocking_findings)),
             )
@@ -88,12 +98,20 @@ class Execution(_Model):
     def _hidden(self) -> str:
         return _fraction("", self.hidden_passed, self.hidden_total).strip()
 
+    def _differential(self) -> str:
+        return _fraction("", self.differential_passed, self.differential_total).strip()
+
     def numbers(self) -> str:
         """Return e.g. ``held-out 14/14 · hidden 21/21 · regressions 0 · blocking findings 0``."""
         return " · ".join(
             (
                 _fraction("held-out", self.held_out_passed, self.held_out_total),
                 _fraction("hidden", self.hidden_passed, self.hidden_total),
+                *(
+                    [_fraction("differential", self.differential_passed, self.differential_total)]
+                    if self.differential_total
+                    else []
+                ),
                 f"regressions {self.regressions}",
                 f"blocking findings {self.blocking_findings}",
             )
@@ -119,12 +137,15 @@ def execution_of(report: Report) -> Execution:
         if shape.status == "failed"
         else 0
     )
+    differential = report.behaviour.differential
     return Execution(
         conclusion=report.conclusion,
         held_out_passed=sum(s.passed for s in held),
         held_out_total=sum(s.total for s in held),
         hidden_passed=sum(s.passed for s in hidden),
         hidden_total=sum(s.total for s in hidden),
+        differential_passed=sum(d.agreed + d.efficiency_passed for d in differential),
+        differential_total=sum(d.checked + d.efficiency_checked for d in differential),
         regressions=report.behaviour.regressions,
         blocking_findings=blocking,
     )
@@ -196,13 +217,13 @@ def execution_groups(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
     return groups + ([pending] if pending else [])
 
 
-def _key(c: Candidate) -> tuple[Fraction, Fraction, int, int]:
+def _key(c: Candidate) -> Key:
     if c.execution is None:  # only gated candidates are keyed; the caller filters the rest
         raise ValueError(f"{c.id} was not gated")
     return c.execution.key()
 
 
-def _sort_key(c: Candidate) -> tuple[tuple[Fraction, Fraction, int, int], str]:
+def _sort_key(c: Candidate) -> tuple[Key, str]:
     return _key(c), c.id
 
 

@@ -14,6 +14,10 @@ from checks.render.numbers import (
     QUALITY_LABEL,
     STATUS_ICON,
     behaviour_numbers,
+    differential_notes,
+    differential_numbers,
+    efficiency_line,
+    function_line,
     headline,
     maintainer_findings,
     plural,
@@ -22,7 +26,7 @@ from checks.render.numbers import (
     shape_status,
     strength_numbers,
 )
-from checks.report import SHORT_LABELS, Report, Reuse, ShapeResult, percent
+from checks.report import SHORT_LABELS, FunctionCheck, Report, Reuse, ShapeResult, percent
 
 MAX_SUMMARY_BYTES = 65_535
 MAX_TITLE_CHARS = 255
@@ -96,6 +100,7 @@ def _sections(report: Report) -> list[str]:
     return [
         *_shape_sections(report),
         *_behaviour_sections(report),
+        *_differential_sections(report),
         *_strength_sections(report),
         *_quality_sections(report),
         *_timing_sections(report),
@@ -205,6 +210,29 @@ OWN_EVIDENCE = (
     "them): shown, counted for nothing; fail→pass counts those failing on base, which tell the change "
     "apart.</sub>"
 )
+
+
+def _function_lines(check: FunctionCheck) -> list[str]:
+    # Our own words and numbers; the names are shown as code.
+    lines = [f"- {code(check.function)}: {function_line(check, quote=code)}"]
+    if check.counterexample or check.detail:
+        lines.append(f"  - {escape(check.counterexample or check.detail, 500)}")
+    if check.efficiency is not None:
+        lines.append(f"  - {escape(efficiency_line(check.efficiency), 500)}")
+    return lines
+
+
+def _differential_sections(report: Report) -> list[str]:
+    sections = []
+    for result in report.behaviour.differential:
+        # A held-out suite carries counts only; nothing of its functions is ever rendered.
+        body = ["counts only: a held-out suite's functions, inputs and times are never shown"]
+        if result.source != "held_out":
+            body = [line for check in result.functions for line in _function_lines(check)]
+            notes = differential_notes(result)
+            body += ["", f"<sub>{escape(notes, 800)}</sub>"] if notes else []
+        sections.append(_details(differential_numbers(result), body))
+    return sections
 
 
 # The mutants run the change's own code, which can recognise a mutated copy of itself.

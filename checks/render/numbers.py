@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 from checks.decide import suite_numbers
 from checks.report import (
     BehaviourResult,
+    DifferentialResult,
+    EfficiencyResult,
+    FunctionCheck,
     LayerStatus,
     QualityResult,
     Report,
@@ -64,10 +68,76 @@ def shape_numbers(shape: ShapeResult) -> str:
     return " · ".join(parts)
 
 
+def power(n: int) -> str:
+    """Write a size as people read it: ``10^5`` for 100000, ``3·10^4`` for 30000, ``1500`` as it is."""
+    exponent = len(str(n)) - 1
+    if n < 10_000 or n % 10**exponent:
+        return f"{n:,}"
+    lead = n // 10**exponent
+    return f"10^{exponent}" if lead == 1 else f"{lead}·10^{exponent}"
+
+
+def differential_numbers(result: DifferentialResult) -> str:
+    """Return e.g. ``differential (hidden) 1/1 functions agree in 2,000 inputs · efficiency 1/1``."""
+    line = f"differential ({result.name}) {result.agreed}/{result.checked} functions agree"
+    if result.inputs is not None:
+        line += f" in {result.inputs:,} input{'' if result.inputs == 1 else 's'}"
+    if result.efficiency_checked:
+        line += f" · efficiency {result.efficiency_passed}/{result.efficiency_checked} within bounds"
+    return line
+
+
+def _backticks(text: str) -> str:
+    return f"`{text}`"
+
+
+def differential_notes(result: DifferentialResult) -> str:
+    """Return e.g. ``seed 5eed... · times: CPU time, interleaved, ratios within this run, CPU quota 1``."""
+    timed = [f.efficiency for f in result.functions if f.efficiency and f.efficiency.status != "not_run"]
+    notes = [f"seed {result.seed}"] if result.seed and result.source != "held_out" else []
+    notes += [f"Hypothesis {result.hypothesis}"] if result.hypothesis and result.source != "held_out" else []
+    if timed:
+        how = "CPU time" if all(e.clock == "cpu" for e in timed) else "wall time"
+        quota = f", CPU quota {timed[0].cpu_quota:g}" if timed[0].cpu_quota else ""
+        notes.append(f"times: {how}, interleaved, ratios within this run{quota}")
+    return " · ".join([*notes, *([result.detail] if result.detail else [])])
+
+
+def function_line(check: FunctionCheck, quote: Callable[[str], str] = _backticks) -> str:
+    """Return e.g. ``differential: 0 disagreements in 2,000 inputs (reference `ref.parse_duration`)``."""
+    reference = "base" if check.reference == "base" else quote(check.reference)
+    if check.status == "agreed":
+        return f"differential: 0 disagreements in {check.inputs:,} inputs (reference {reference})"
+    if check.status == "disagreed":
+        return f"differential: disagrees with reference {reference} after {plural(check.inputs, 'input')}"
+    if check.status == "error":
+        return f"differential: could not run (reference {reference})"
+    return f"differential: not checked (reference {reference})"
+
+
+def times(ratio: float) -> str:
+    """Write a ratio of two times: ``0.18x``, ``1.1x``, ``22x``."""
+    return f"{ratio:.2f}x" if ratio < 1 else f"{ratio:.1f}x" if ratio < 10 else f"{ratio:.0f}x"
+
+
+def efficiency_line(efficiency: EfficiencyResult) -> str:
+    """Return e.g. ``efficiency: n^1.02 vs reference n^0.98 at n = 10^5 (1.1x)``."""
+    if efficiency.status in ("not_run", "error") or efficiency.ratio is None:
+        return f"efficiency: {efficiency.detail or efficiency.status}"
+    if efficiency.head_exponent is not None and efficiency.reference_exponent is not None:
+        growth = f"n^{efficiency.head_exponent:.2f} vs reference n^{efficiency.reference_exponent:.2f}"
+    else:
+        growth = "no growth fitted (fewer than two sizes timed)"
+    at = f" at n = {power(efficiency.largest)}" if efficiency.largest else ""
+    line = f"efficiency: {growth}{at} ({times(efficiency.ratio)})"
+    return line + (f" — {efficiency.detail}" if efficiency.detail else "")
+
+
 def behaviour_numbers(behaviour: BehaviourResult) -> str:
     """Return e.g. ``hidden 43/50 (86%) · held-out 9/10 · regressions 0 · fail→pass 5/7``."""
     if not behaviour.suites:
-        return behaviour.detail or behaviour.status
+        found = [differential_numbers(d) for d in behaviour.differential]
+        return " · ".join(found) if found else behaviour.detail or behaviour.status
     parts = []
     for suite in behaviour.suites:
         parts.append(suite_numbers(suite))
@@ -79,6 +149,7 @@ def behaviour_numbers(behaviour: BehaviourResult) -> str:
         parts.append(f"flaky {flaky} excluded")
     if behaviour.overfitting:
         parts.append("overfitting signal")
+    parts += [differential_numbers(d) for d in behaviour.differential]
     strength = behaviour.strength
     if strength.status == "measured":
         if strength.hidden_covered is not None:
@@ -141,8 +212,10 @@ def headline(report: Report, *, with_reason: bool = True) -> str:
     icon = CONCLUSION_ICON[report.conclusion]
     first = report.reasons[0] if report.reasons else ""
     numbers = [f"shape {shape_status(report.shape)[1]}"]
-    if report.behaviour.suites:
-        numbers.append(" · ".join(suite_numbers(s) for s in report.behaviour.suites))
+    if report.behaviour.suites or report.behaviour.differential:
+        shown = [suite_numbers(s) for s in report.behaviour.suites]
+        shown += [f"differential ({d.name}) {d.agreed}/{d.checked}" for d in report.behaviour.differential]
+        numbers.append(" · ".join(shown))
     else:
         numbers.append(f"behaviour {report.behaviour.status}")
     if report.quality.criteria:

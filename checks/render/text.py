@@ -12,6 +12,10 @@ from checks.render.numbers import (
     QUALITY_LABEL,
     STATUS_ICON,
     behaviour_numbers,
+    differential_notes,
+    differential_numbers,
+    efficiency_line,
+    function_line,
     headline,
     quality_numbers,
     shape_numbers,
@@ -68,6 +72,17 @@ def render_text(report: Report, *, width: int = 110, color: bool = False) -> str
             console.print(
                 f"  {label} ✗ {escape(failure.id)} — the change rewrote it ({escape(failure.edit)})"
             )
+    for d in report.behaviour.differential:
+        console.print(f"  {escape(differential_numbers(d))}")
+        for check in d.functions if d.source != "held_out" else []:
+            console.print(f"    {escape(check.function)}: {escape(function_line(check))}")
+            if check.counterexample or check.detail:
+                console.print(f"      {escape(check.counterexample or check.detail)}")
+            if check.efficiency is not None:
+                console.print(f"      {escape(efficiency_line(check.efficiency))}")
+        notes = differential_notes(d) if d.source != "held_out" else ""
+        if notes:
+            console.print(f"    {escape(notes)}")
     if report.behaviour.strength.status == "measured":
         console.print(f"  strength: {escape(strength_numbers(report.behaviour.strength))}")
     for c in report.quality.criteria:

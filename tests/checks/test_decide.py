@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from checks.decide import Decision, decide, settle
-from checks.policy import Policy, load_policy
+from checks.policy import Policy
+from checks.policyfile import load_policy
 from checks.refusal import tree_finding
 from checks.report import (
     BehaviourResult,

@@ -10,7 +10,8 @@ import pytest
 
 from checks.behaviour.suites import Suites
 from checks.pipeline import Given, PipelineInputs, Stopped, mark_changed_lines, run_pipeline
-from checks.policy import Policy, load_policy
+from checks.policy import Policy
+from checks.policyfile import load_policy
 from checks.report import Finding
 from checks.workspace import from_git
 from sandbox.copyin import pack_copy_in

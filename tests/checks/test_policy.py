@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.policy import Policy, PolicyError, load_policy
+from checks.policy import Policy
+from checks.policyfile import PolicyError, load_policy
 
 
 def test_missing_file_means_defaults() -> None:
@@ -65,6 +66,24 @@ def test_agent_detection(author: str, labels: list[str], branch: str, expected: 
 
 
 @pytest.mark.parametrize(
+    ("switch", "labels", "title", "expected"),
+    [
+        (True, ["refactor"], "Tidy the parser", True),
+        (True, ["Refactor"], "Tidy the parser", True),  # labels and prefixes regardless of case
+        (True, [], "refactor: tidy the parser", True),
+        (True, [], "  Refactor(parse): tidy", True),
+        (True, ["bug"], "Fix refactor: crash", False),  # a prefix, not a word anywhere
+        (False, ["refactor"], "refactor: tidy", False),  # off unless the policy asks
+    ],
+)
+def test_a_refactor_is_compared_with_base_only_when_the_policy_asks(
+    switch: bool, labels: list[str], title: str, expected: bool
+) -> None:
+    policy = Policy.model_validate({"behaviour": {"differential": {"compare_refactors_with_base": switch}}})
+    assert policy.behaviour.differential.is_refactor(labels, title) is expected
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("a: &a [on, *a]\n", "aliases of aliases"),  # a list that holds itself
@@ -89,7 +108,7 @@ def test_a_hostile_policy_file_is_a_policy_error_never_a_crash(text: str, messag
 def test_a_yes_no_field_is_known_by_its_type_whatever_its_shape() -> None:
     from pydantic import BaseModel
 
-    from checks.policy import _is_flag
+    from checks.policyfile import _is_flag
 
     class Shapes(BaseModel):
         plain: bool = False

@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def min_n(args: argparse.Namespace) -> tuple[int, str]:
     """Return the calibration threshold and where it came from; ValueError for a bad policy file."""
-    from checks.policy import Policy, PolicyError, load_policy
+    from checks.policy import Policy
+    from checks.policyfile import PolicyError, load_policy
 
     if args.min_n is not None:
         if args.min_n < 1:

@@ -14,7 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from checks.policy import POLICY_PATH, PolicyError, load_policy
+    from checks.policy import POLICY_PATH
+    from checks.policyfile import PolicyError, load_policy
 
     path: Path = args.file if args.file is not None else Path(POLICY_PATH)
     try:

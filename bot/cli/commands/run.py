@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=Path(".state/work/suites"),
         help="where fetched suites are kept by commit (default: .state/work/suites)",
+    )
+    parser.add_argument(
+        "--differential-seed",
+        metavar="HEX",
+        help="draw a differential check's inputs from this seed (32 hex digits, as a report records it) "
+        "instead of the one derived from the suites and both shas",
     )
     parser.add_argument("--policy", type=Path, help="policy file to use instead of the base tree's")
     parser.add_argument("--format", choices=FORMATS, default="text")
@@ -79,6 +87,12 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     issue.add_argument("--issue-file", type=Path, help="... read from a file")
     task.add_argument("--author", default="", help="the PR author's login (self-preference note)")
     task.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        help="a label of the PR (repeatable): a refactor's is compared with base (behaviour.differential)",
+    )
+    task.add_argument(
         "--database",
         metavar="URL",
         help="a store (e.g. the service's PATCHGATE_DATABASE_URL): use its judge verdict cache and "
@@ -113,6 +127,13 @@ def suites_arg(hidden: Path | None, held_out: Path | None) -> Suites:
         hidden=hidden.resolve() if hidden else None,
         held_out=held_out.resolve() if held_out else None,
     )
+
+
+def seed_arg(seed: str | None) -> str | None:
+    """Check a --differential-seed: 32 hex digits, as the report's ``differential[].seed`` has it."""
+    if seed is not None and not re.fullmatch(r"[0-9a-f]{32}", seed):
+        raise ValueError(f"--differential-seed {seed!r}: 32 hex digits, as a report records it")
+    return seed
 
 
 def store_arg(args: argparse.Namespace) -> Suites:
@@ -199,6 +220,8 @@ def command(args: argparse.Namespace) -> int:
 
     try:
         suites = store_arg(args) if args.suites is not None else suites_arg(args.hidden, args.held_out)
+        suites = dataclasses.replace(suites, differential_seed=seed_arg(args.differential_seed),
+                                     labels=tuple(args.label), title=args.title)  # fmt: skip
         judge, task = judge_arg(args)
     except ValueError as exc:
         print(f"patchgate run: {exc}", file=sys.stderr)

@@ -15,6 +15,7 @@ if __name__ == "__main__":
     roles = {
         "subject": "subject.main",
         "cases": "grader.cases_runner",
+        "differential": "grader.differential",
         "pytest": "grader.pytest_runner",
         "pytest-in-process": "grader.inprocess",
     }

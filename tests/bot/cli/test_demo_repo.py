@@ -17,6 +17,7 @@ def test_the_duration_example_becomes_a_repository_with_a_branch_per_pr(tmp_path
         ("agent/parse-duration", "coder-agent[bot]", "success"),
         ("agent/parse-duration-regex", "coder-agent[bot]", "failure"),
         ("agent/parse-duration-green", "coder-agent[bot]", "failure"),
+        ("agent/parse-duration-scanner", "coder-agent[bot]", "failure"),
     ]
     assert git(dest, "branch", "--show-current").strip() == "main"
     assert "raise NotImplementedError" in (dest / "durations/parse.py").read_text()
@@ -34,6 +35,7 @@ def test_the_duration_example_becomes_a_repository_with_a_branch_per_pr(tmp_path
     assert git(dest, "diff", "--name-only", "main", "agent/parse-duration").split() == ["durations/parse.py"]
     # The suites stay out of the repository.
     assert not list(dest.rglob("*.cases.yml"))
+    assert not list(dest.rglob("*.diff.yml")) and not (dest / "ref.py").exists()
     assert "suites" not in git(dest, "ls-files", "--", ".").split("/")
 
 

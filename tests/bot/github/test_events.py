@@ -20,7 +20,8 @@ from bot.github.events import (
     run_key,
 )
 from bot.github.payloads import parse
-from checks.policy import Policy, load_policy
+from checks.policy import Policy
+from checks.policyfile import load_policy
 from tests.bot.harness import fixture
 
 

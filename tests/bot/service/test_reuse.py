@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.service.reuse import ReuseInputs, judge_text, reusable, reuse_key, suites_digest
+from bot.service.reuse import ReuseInputs, base_salt, judge_text, reusable, reuse_key, suites_digest
 from checks.behaviour.suites import Suites
 from checks.quality.inputs import JudgeSettings, Task
 from checks.report import (
@@ -50,6 +50,13 @@ def test_every_input_changes_the_key(field: str) -> None:
     changed = dataclasses.replace(BASE, **{field: getattr(BASE, field) + "x"})
     assert reuse_key(changed) != reuse_key(BASE)
     assert reuse_key(dataclasses.replace(BASE)) == reuse_key(BASE)
+
+
+def test_a_refactor_label_changes_the_verdict_s_key_and_never_a_base_run_s() -> None:
+    # A refactor's head is compared with base (behaviour.differential); base's own runs are the same.
+    relabelled = dataclasses.replace(BASE, change='[["refactor"], "refactor: x", null]')
+    assert reuse_key(relabelled) != reuse_key(BASE)
+    assert base_salt(relabelled) == base_salt(BASE)
 
 
 def test_the_judges_task_and_settings_are_in_the_key_but_never_its_api_key() -> None:

@@ -1,4 +1,4 @@
-"""The demo's three agent PRs through the behaviour layer, against real Docker."""
+"""The demo's four agent PRs through the behaviour layer, against real Docker."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from bot.cli.demo_repo import build_example, example_suites
 from checks.behaviour import run_behaviour
-from checks.policy import load_policy
+from checks.policyfile import load_policy
 from checks.report import BehaviourResult
 from checks.runner import LayerContext
 from checks.workspace import Workspace, from_git
@@ -56,6 +56,10 @@ def visible_tests_pass(ws: Workspace, sandbox: DockerSandbox, image: str) -> boo
     return sandbox.run(spec).exit_code == 0
 
 
+# Base's own tests too (from base): three of its test_parse tests fail on base (a stub).
+REPOSITORY = ("repository tests (from base)", 6, 6)
+
+
 def numbers(result: BehaviourResult) -> list[tuple[str, int, int]]:
     return [(s.name, s.passed, s.total) for s in result.suites]
 
@@ -64,9 +68,7 @@ def test_the_correct_pr_passes(example: Path, behaviour_sandbox: DockerSandbox, 
     ws = workspace(example, "agent/parse-duration")
     result = behaviour(ws, behaviour_sandbox, behaviour_image)
     assert result.status == "passed"
-    # Base's own tests too (from base): three of its test_parse tests fail on base (a stub), pass on head.
-    repository = ("repository tests (from base)", 6, 6)
-    assert numbers(result) == [("hidden", 21, 21), ("held-out", 14, 14), repository]
+    assert numbers(result) == [("hidden", 21, 21), ("held-out", 14, 14), REPOSITORY]
     assert (result.fail_to_pass, result.fail_to_pass_total, result.pass_to_pass, result.regressions) == (
         36,
         36,
@@ -74,6 +76,12 @@ def test_the_correct_pr_passes(example: Path, behaviour_sandbox: DockerSandbox, 
         0,
     )
     assert visible_tests_pass(ws, behaviour_sandbox, behaviour_image)
+    [differential] = result.differential
+    assert (differential.agreed, differential.checked, differential.inputs) == (1, 1, 2000)
+    efficiency = differential.functions[0].efficiency
+    # Faster than the reference (a regular expression against a loop in Python), by a wide margin.
+    assert efficiency is not None and efficiency.status == "passed" and efficiency.ratio is not None
+    assert efficiency.ratio < 1
 
 
 def test_the_plausible_pr_passes_its_own_tests_and_fails_the_hidden_ones(
@@ -83,8 +91,7 @@ def test_the_plausible_pr_passes_its_own_tests_and_fails_the_hidden_ones(
     assert visible_tests_pass(ws, behaviour_sandbox, behaviour_image)
     result = behaviour(ws, behaviour_sandbox, behaviour_image)
     assert result.status == "failed"
-    repository = ("repository tests (from base)", 6, 6)
-    assert numbers(result) == [("hidden", 9, 21), ("held-out", 7, 14), repository]
+    assert numbers(result) == [("hidden", 9, 21), ("held-out", 7, 14), REPOSITORY]
     failures = {f.id: f.message for f in result.suites[0].failures}
     assert (
         failures["parse_duration.cases.yml::garbage"]
@@ -92,6 +99,27 @@ def test_the_plausible_pr_passes_its_own_tests_and_fails_the_hidden_ones(
     )
     assert failures["test_parse_duration.py::test_rejects[garbage]"] == "Failed: DID NOT RAISE ValueError"
     assert result.suites[1].failures == []
+    # The differential check's first input is already a disagreement, and the smallest there is.
+    [check] = result.differential[0].functions
+    assert check.counterexample == (
+        "head returned datetime.timedelta(0) for parse_duration(''); reference raised ValueError"
+    )
+
+
+def test_the_quadratic_pr_passes_every_test_and_fails_the_efficiency_check(
+    example: Path, behaviour_sandbox: DockerSandbox, behaviour_image: str
+) -> None:
+    ws = workspace(example, "agent/parse-duration-scanner")
+    assert visible_tests_pass(ws, behaviour_sandbox, behaviour_image)
+    result = behaviour(ws, behaviour_sandbox, behaviour_image)
+    assert numbers(result) == [("hidden", 21, 21), ("held-out", 14, 14), REPOSITORY]
+    assert result.regressions == 0
+    [check] = result.differential[0].functions
+    assert (result.status, check.status, check.inputs) == ("failed", "agreed", 2000)
+    efficiency = check.efficiency
+    assert efficiency is not None and efficiency.status == "failed"
+    # Quadratic against linear at 10^5: far past the policy's 5x, whatever the machine's load.
+    assert efficiency.ratio is not None and efficiency.ratio > 5
 
 
 def test_the_tampering_pr_changes_no_behaviour_number(

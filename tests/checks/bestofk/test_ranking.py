@@ -19,10 +19,11 @@ from checks.report import BehaviourResult, Finding, Report, ShapeResult, SuiteRe
 
 
 def ex(held: tuple[int, int] = (10, 10), hidden: tuple[int, int] = (20, 20), reg: int = 0, blocking: int = 0,
-       conclusion: str = "success") -> Execution:  # fmt: skip
+       conclusion: str = "success", *, differential: tuple[int, int] = (0, 0)) -> Execution:  # fmt: skip
     return Execution(
         conclusion=conclusion, held_out_passed=held[0], held_out_total=held[1], hidden_passed=hidden[0],
         hidden_total=hidden[1], regressions=reg, blocking_findings=blocking,
+        differential_passed=differential[0], differential_total=differential[1],
     )  # fmt: skip
 
 
@@ -40,6 +41,8 @@ def cand(cid: str, execution: Execution | None, agent: str = "bot[bot]") -> Cand
         ),
         # then hidden
         ([cand("a", ex(hidden=(18, 20))), cand("b", ex(hidden=(19, 20)))], ["b", "a"]),
+        # then the differential checks: a correct but quadratic candidate after a linear one
+        ([cand("a", ex(differential=(1, 2), reg=0)), cand("b", ex(differential=(2, 2), reg=1))], ["b", "a"]),
         # then regressions
         ([cand("a", ex(reg=2)), cand("b", ex(reg=1))], ["b", "a"]),
         # then blocking shape findings
@@ -75,6 +78,15 @@ def test_each_place_says_what_decided_it_with_both_numbers(other: Execution, why
     assert second.why.startswith("behind on ")
     assert mine.numbers() == "held-out 7/14 (50%) · hidden 9/21 (43%) · regressions 1 · blocking findings 2"
     assert rank("#12", [cand("#13", mine)]).placed[0].why == "the only candidate"
+
+
+def test_the_differential_checks_separate_candidates_equal_on_their_tests() -> None:
+    # The demo's correct PR and its correct-but-quadratic one: the same tests pass, one efficiency fails.
+    linear = ex(held=(14, 14), hidden=(21, 21), differential=(2, 2))
+    quadratic = ex(held=(14, 14), hidden=(21, 21), differential=(1, 2), conclusion="failure")
+    first, _ = rank("#1", [cand("#4", quadratic), cand("#2", linear)]).placed
+    assert (first.candidate.id, first.why) == ("#2", "ahead on differential checks 2/2 (100%) vs 1/2 (50%)")
+    assert linear.numbers().split(" · ")[2] == "differential 2/2 (100%)"
 
 
 def test_only_passing_ties_go_to_the_judge() -> None:

@@ -228,3 +228,37 @@ def test_the_repository_s_and_the_change_s_own_tests_say_what_they_prove() -> No
     assert "Failing tests of the repository tests (from base) (1)" in text
     assert "Failing tests of the change's own tests (1)" in text
     assert "- `tests/new.py::test_x` — x \\| y" in text
+
+
+def differential_report() -> Report:
+    from checks.report import DifferentialResult, EfficiencyResult, FunctionCheck
+
+    hidden = DifferentialResult(
+        name="hidden", source="hidden", status="failed", checked=1, agreed=0, inputs=1, seed="5eed" * 8,
+        functions=[FunctionCheck(
+            id="p.diff.yml::durations.parse_duration", function="durations.parse_duration",
+            reference="ref.parse_duration", status="disagreed", inputs=1,
+            counterexample="head returned datetime.timedelta(0) for parse_duration(''); reference raised "
+                           "ValueError",
+            efficiency=EfficiencyResult(status="not_run", detail="not measured: it disagrees"),
+        )],
+    )  # fmt: skip
+    # A held-out entry is made without functions; even one that had them must not show them.
+    secret = FunctionCheck(id="secret.diff.yml::m.f", function="m.secret_function", reference="ref.secret",
+                           status="disagreed", counterexample="SECRET INPUT")  # fmt: skip
+    held_out = DifferentialResult(name="held-out", source="held_out", status="failed", checked=1, agreed=0,
+                                  seed="f00d" * 8, functions=[secret])  # fmt: skip
+    return report(behaviour=BehaviourResult(status="failed", differential=[hidden, held_out]))
+
+
+def test_differential_rows_show_the_counterexample_for_hidden_and_counts_for_held_out() -> None:
+    _, summary = render_markdown(differential_report())
+    assert "differential (hidden) 0/1 functions agree in 1 input" in summary
+    row = "- `durations.parse_duration`: differential: disagrees with reference `ref.parse_duration` after 1"
+    assert row in summary
+    found = "  - head returned datetime.timedelta(0) for parse\\_duration(''); reference raised ValueError"
+    assert found in summary
+    assert "5eed" * 8 in summary
+    assert "differential (held-out) 0/1 functions agree" in summary
+    for secret in ("SECRET", "secret_function", "f00d"):
+        assert secret not in summary

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.policy import Policy, load_policy
+from checks.policy import Policy
+from checks.policyfile import load_policy
 from checks.report import Finding
 from checks.runner import LayerContext
 from checks.shape import run_shape

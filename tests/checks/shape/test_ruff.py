@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.policy import load_policy
+from checks.policyfile import load_policy
 from checks.report import ShapeResult
 from checks.runner import LayerContext
 from checks.shape import run_shape

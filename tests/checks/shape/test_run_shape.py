@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from checks.policy import Gates, Policy, load_policy
+from checks.policy import Gates, Policy
+from checks.policyfile import load_policy
 from checks.runner import LayerContext
 from checks.shape import GATES, run_shape
 from checks.shape.config import STAGE_MOUNT

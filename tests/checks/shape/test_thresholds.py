@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from checks.policy import Gates, load_policy
+from checks.policy import Gates
+from checks.policyfile import load_policy
 from checks.report import Finding, Severity
 from checks.shape.thresholds import failure_reason
 

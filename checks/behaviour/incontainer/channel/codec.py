@@ -82,11 +82,13 @@ class Encoder:
         # What goes to ``ref`` whatever type it is (the grader: its handles, some of them value subclasses).
         self.handle = handle
         self.nodes = 0
+        # How many parts a value may have (a differential check's timed results may have more).
+        self.max_nodes = MAX_NODES
 
     def __call__(self, value: object, depth: int = 0) -> Any:
         self.nodes += 1
-        if self.nodes > MAX_NODES:
-            raise Unserializable(f"the value has more than {MAX_NODES} parts")
+        if self.nodes > self.max_nodes:
+            raise Unserializable(f"the value has more than {self.max_nodes} parts")
         if depth > MAX_DEPTH:
             raise Unserializable(f"the value is nested deeper than {MAX_DEPTH} levels (or is cyclic)")
         exact = _EXACT.get(id(type(value)))  # by identity: a metaclass's __eq__ or __hash__ is not asked

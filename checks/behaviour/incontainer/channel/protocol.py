@@ -40,6 +40,8 @@ from . import signatures
 SUBJECT_SERVES = frozenset({
     "import", "reload", "unpickle", "names", "getattr", "setattr", "delattr", "call", "op",
     "case", "lines", "lines_report",
+    # a differential check: the change's function on arguments sent by value
+    "apply",
     # a method call in one request; super()'s; a container subclass's contents; a test's subclass
     "call_attr", "call_on", "call_classmethod", "value", "subclass",
     # an iterator's items many to a request, for a consumer that takes them whole

@@ -26,7 +26,7 @@ from typing import Any
 from ..channel import byname, codec
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import CONTENTS, ENVIRON, OPERATORS, SUBJECT_SERVES, caps
-from . import ambient, cases, classes, iteration, tracer, tree
+from . import ambient, calls, cases, classes, iteration, tracer, tree
 from .objects import Objects
 from .readahead import ReadAhead
 from .standins import GraderObject, Standins
@@ -247,6 +247,9 @@ class Agent:
 
     def _serve_case(self, request: dict[str, Any]) -> Any:
         return cases.run_case(request, self.repo)
+
+    def _serve_apply(self, request: dict[str, Any]) -> Any:
+        return calls.apply(request, self.repo)
 
     def _serve_lines(self, request: dict[str, Any]) -> None:
         # Before any of the change's code is imported: which of its files to trace.

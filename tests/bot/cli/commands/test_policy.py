@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.policy import POLICY_SCHEMA_ID, Policy, PolicyError, load_policy
+from checks.policy import POLICY_SCHEMA_ID, Policy
+from checks.policyfile import PolicyError, load_policy
 from tests.bot.cli.commands.test_run import patchgate
 
 
@@ -103,7 +104,7 @@ def test_the_checker_and_the_published_schema_agree(text: str, valid: bool) -> N
     import jsonschema
     import yaml
 
-    from checks.policy import _set_at, _yaml11_booleans
+    from checks.policyfile import _set_at, _yaml11_booleans
 
     # What an editor sees: YAML 1.2, where the bare words are text.
     node = yaml.compose(text, Loader=yaml.SafeLoader)

@@ -68,3 +68,44 @@ def test_run_refuses_unusable_suites_arguments(
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
+
+
+@pytest.mark.docker
+def test_run_reproduces_a_differential_verdict_and_replays_a_recorded_seed(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    git_repo.commit("base", {"calc/__init__.py": "def half(x):\n    raise NotImplementedError\n"})
+    git_repo.branch("agent/half")
+    # Wrong on one residue only: which input finds it first depends on the draws.
+    git_repo.commit("half", {"calc/__init__.py": "def half(x):\n    return x // 2 if x % 89 != 7 else 0\n"})
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "ref.py").write_text("def half(x: int) -> int:\n    return x // 2\n")
+    (hidden / "half.diff.yml").write_text("functions:\n  - function: calc.half\n    reference: ref.half\n")
+    policy = tmp_path / "policy.yml"
+    policy.write_text(POLICY)
+
+    def differential(*extra: str) -> dict[str, object]:
+        out = tmp_path / "report.json"
+        done = patchgate(
+            "run", "--repo", git_repo.path, "--base", "main", "--head", "agent/half", "--policy", policy,
+            "--hidden", hidden, "--format", "json", "--out", out, *extra,
+        )  # fmt: skip
+        assert done.returncode == 1, done.stderr
+        [found] = json.loads(out.read_text())["behaviour"]["differential"]
+        return found
+
+    first, again = differential(), differential()
+    assert first == again  # the same change, the same inputs, the same counterexample
+    seed = "0123456789abcdef0123456789abcdef"
+    assert differential("--differential-seed", seed)["seed"] == seed
+
+
+@pytest.mark.slow
+def test_run_refuses_a_seed_that_no_report_records(git_repo: GitRepo) -> None:
+    git_repo.commit("base", {"a.py": ""})
+    done = patchgate(
+        "run", "--repo", git_repo.path, "--base", "main", "--head", "main", "--differential-seed", "42"
+    )
+    assert done.returncode == 2
+    assert "--differential-seed '42': 32 hex digits" in done.stderr

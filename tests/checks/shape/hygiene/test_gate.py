@@ -595,7 +595,7 @@ def test_symlinked_python_is_not_followed(git_repo: GitRepo, gate: Gate) -> None
 )
 def test_findings_reach_the_decision(git_repo: GitRepo, tmp_path: Path, policy: str, conclusion: str) -> None:
     from checks.decide import decide
-    from checks.policy import load_policy
+    from checks.policyfile import load_policy
     from checks.report import BehaviourResult, QualityResult
     from checks.shape import run_shape
 

@@ -1,9 +1,12 @@
 """Typed plain-JSON values: decode the sandbox's results and the cases' expectations, then compare.
 
-Both sides use one encoding (see ``incontainer/channel/codec.py``): plain JSON,
-plus ``{"__type__": ...}`` objects for what JSON lacks. Decoding builds
-patchgate's own Python objects on the host, so equality here is Python's
-own on known types and never code from the change under review.
+Both sides use one encoding (see ``codec.py``): plain JSON, plus
+``{"__type__": ...}`` objects for what JSON lacks. Decoding builds
+patchgate's own Python objects, so equality here is Python's own on known
+types and never code from the change under review. The host compares the
+cases with it; the grader of a differential check compares the reference's
+encoded result with the subject's (``grader/differential.py``): one home for
+the rule, standard library only.
 
 Equality is strict about types: a tuple is not a list, ``True`` is not
 ``1``; int and float compare by value; NaN equals NaN.

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from checks.behaviour.values import ValueFormatError, approx_equal, decode, equal, show
+from checks.behaviour.incontainer.channel.values import ValueFormatError, approx_equal, decode, equal, show
 
 TD = {"__type__": "timedelta"}
 
