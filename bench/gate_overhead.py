@@ -32,8 +32,12 @@ bare time per tool. The environment image is built before the timed run
 (a first-run cost, shown separately). The 1-minute load average is printed
 beside each figure: other work on the machine shows in both sides.
 
+``--baseline REV`` gates each project with REV's in-container harness too
+(bench/harness.py: the same host code, the grader and subject as at REV),
+alternating, baseline first, ``--rounds`` times.
+
 Usage: .venv/bin/python bench/gate_overhead.py [--project demo,boltons,boltons-in-process]
-       [--sdists DIR] [--keep DIR]
+       [--sdists DIR] [--keep DIR] [--baseline REV] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -53,10 +57,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import harness  # noqa: E402 - bench/harness.py: another revision's harness
 from isolation import PROJECTS, fetch, unpack  # noqa: E402 - bench/isolation.py: pinned sdists, split
 
 from bot.cli.demo_repo import build_example  # noqa: E402 - after the path set-up above
 from bot.cli.local import LocalRun, run_local  # noqa: E402
+from checks.behaviour.plan import CONTAINER_SUITE  # noqa: E402
 from checks.behaviour.suites import Suites  # noqa: E402
 from checks.pipeline import Given  # noqa: E402
 from checks.runner import Runner  # noqa: E402
@@ -151,13 +157,18 @@ class Recorder:
             # python3 [flags] /patchgate/launch.py PART ...: the grader runs pytest or the declarative cases
             launch = next(i for i, arg in enumerate(grader.argv) if arg.endswith("/launch.py"))
             part, suite = grader.argv[launch + 1], grader.private[0].source.name.removeprefix("suite-")
-        else:  # isolation: in-process, pytest only
-            part, suite = "pytest", spec.mounts[1].source.name.removeprefix("suite-")
+        else:  # in-process (isolation: in-process, the in-process tier, base's collection): pytest only
+            copied = next(m for m in spec.copy_in if m.target == CONTAINER_SUITE)  # copied in, writable
+            part, suite = "pytest", copied.source.name.removeprefix("suite-")
         tree = spec.copy_in[0].source.name  # "base", or "head" (the behaviour layer's head copy)
-        overlays = spec.copy_in[1:]
+        overlays = [m for m in spec.copy_in[1:] if m.target != CONTAINER_SUITE]
         kind = f"{suite} {part} {'mutant' if overlays else tree}"
         if part != "pytest":
             return kind, None  # declarative cases: no bare counterpart
+        if "--collect-only" in spec.argv:
+            return f"{suite} collection {tree}", None  # isolation's collection parity: patchgate's own
+        if any("::" in arg for arg in spec.argv):
+            return f"in-process tier {tree}", None  # the tests isolation cannot carry: patchgate's own
         overlay: dict[str, str] = {}
         for i, mount in enumerate(overlays):
             copy = self.keep / "mutants" / f"{number}-{i}.py"
@@ -314,6 +325,8 @@ def main() -> None:
     parser.add_argument(
         "--slots", type=int, default=2, help="sandbox runs at once (`patchgate run`'s DockerSandbox: 2)"
     )
+    parser.add_argument("--baseline", help="alternate with this revision's in-container harness")
+    parser.add_argument("--rounds", type=int, default=1, help="alternations with --baseline")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; target: patchgate run <= {TARGET:.1f}x the same work bare")
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="patchgate-overhead-"))
@@ -321,18 +334,21 @@ def main() -> None:
     scratch.chmod(0o755)
     ratios = {}
     try:
+        turns = harness.turns(args.baseline, scratch, args.rounds)
         for name in args.project.split(","):
-            work = scratch / name
-            shutil.rmtree(work, ignore_errors=True)
-            work.mkdir(parents=True)
-            if name == "demo":
-                case = demo_case(work)
-            else:
-                case = boltons_case(work, args.sdists, in_process=name == "boltons-in-process")
-            print(case.name, flush=True)
-            keep = work / "bench"
-            keep.mkdir()
-            ratios[name] = measure(case, keep, args.slots)
+            for number, (label, package) in enumerate(turns):
+                work = scratch / f"{name}-{number}"
+                shutil.rmtree(work, ignore_errors=True)
+                work.mkdir(parents=True)
+                if name == "demo":
+                    case = demo_case(work)
+                else:
+                    case = boltons_case(work, args.sdists, in_process=name == "boltons-in-process")
+                print(f"{case.name}, harness: {label} ({load()})", flush=True)
+                keep = work / "bench"
+                keep.mkdir()
+                with harness.using(package):
+                    ratios[f"{name} ({label}, turn {number + 1})"] = measure(case, keep, args.slots)
     finally:
         if args.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -5,23 +5,33 @@ head run) in a real DockerSandbox, each isolated (tests in the grader, the
 library in the subject) and with ``isolation: in-process``:
 
 - a probe: a module with one small class, and tests that make N round
-  trips on one of its objects (``len(box)``: one each; ``box.ping(1)``: an
-  attribute and a call; iterating a handle to a generator: one per item)
+  trips on one of its objects (``len(box)``: one each; ``box.ping(1)``: a
+  method call, one since the change's classes became local classes;
+  iterating a handle to a generator in a ``for`` loop: one per item)
   beside an empty test, each run five times (the fastest counts: the
   machine is shared). Per round trip: (test - empty test) / round trips,
-  from the report's own per-test seconds;
+  from the report's own per-test seconds. ``list()`` of the same
+  generator is shown per item too: since issue 20 its items come in
+  batches, so that figure is no round trip;
 - boltons 26.2.0's ``test_listutils.py`` alone (the BarrelList tests that
   hold most of boltons' isolated time; the sdist comes through
   bench/isolation.py's pinned fetch and split): the file's test seconds in
   each mode, and the ratio.
 
-With ``--local`` the probe runs here instead, without Docker: a subject
-process over a socketpair (as tests/checks/behaviour/incontainer does),
-both ends pinned to one CPU like the sandbox's one-CPU quota - a quieter
-figure for comparing two versions of the channel on a shared machine.
+With ``--local`` the probe runs here instead, without Docker: a grader and
+a subject process over a socketpair (as tests/checks/behaviour/incontainer
+does), both pinned to one CPU like the sandbox's one-CPU quota - a quieter
+figure for comparing two versions of the channel on a shared machine; it
+prints each side's CPU time per round trip too.
+
+``--baseline REV`` runs everything with REV's harness as well (bench/harness.py:
+the same host code, the grader and subject as they were at REV), alternating,
+baseline first, ``--rounds`` times; the 1-minute load average is printed with
+each.
 
 Usage: .venv/bin/python bench/roundtrip.py [--calls 5000] [--repeats 5] [--skip-boltons] [--keep DIR]
-       .venv/bin/python bench/roundtrip.py --local [--calls 5000] [--repeats 5]
+           [--baseline REV] [--rounds 1]
+       .venv/bin/python bench/roundtrip.py --local [--calls 5000] [--repeats 5] [--baseline REV] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -30,15 +40,14 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import harness
 from isolation import PROJECTS, fetch, head_plan, unpack  # puts the repository root on the path too
 
 from checks.behaviour.suites import SUITE_CONFIG
@@ -92,10 +101,14 @@ def test_iterate(repeat):
     for item in count(N):
         total += 1
     assert total == N
+
+
+def test_list(repeat):
+    assert len(list(count(N))) == N
 """
 
-# Round trips each probe test makes, beyond what test_empty does.
-PROBE_TRIPS = {"test_len": 1, "test_method": 2, "test_iterate": 1}
+# Round trips each probe test makes, beyond what test_empty does (test_list: items, not round trips).
+PROBE_TRIPS = {"test_len": 1, "test_method": 1, "test_iterate": 1, "test_list": 1}
 
 
 def run_suite(
@@ -131,7 +144,7 @@ def probe(box: DockerSandbox, image: str, work: Path, calls: int, repeats: int) 
     suite.mkdir()
     (tree / "rtprobe.py").write_text(PROBE_MODULE)
     (suite / "test_roundtrip.py").write_text(PROBE_SUITE.format(calls=calls, repeats=repeats))
-    print(f"probe: {calls} round trips per test, the fastest of {repeats} runs of each")
+    print(f"probe: {calls} round trips per test, the fastest of {repeats} runs of each ({load()})")
     print(f"  {'mode':<11} {'test':<13} {'seconds':>8} {'us/trip':>8}")
     per_mode: dict[str, dict[str, float]] = {}
     for mode, root in both_modes(suite).items():
@@ -145,7 +158,8 @@ def probe(box: DockerSandbox, image: str, work: Path, calls: int, repeats: int) 
             per_mode[mode][test] = micro
             print(f"  {mode:<11} {test:<13} {seconds[test]:>8.3f} {micro:>8.1f}")
     # In-process, the same tests take under the report's resolution (1 ms for all N calls).
-    isolated = [per_mode["isolated"][t] for t in PROBE_TRIPS if t in per_mode.get("isolated", {})]
+    trips = [t for t in PROBE_TRIPS if t != "test_list"]
+    isolated = [per_mode["isolated"][t] for t in trips if t in per_mode.get("isolated", {})]
     if isolated:
         print(f"  isolated: {sum(isolated) / len(isolated):.1f} us per round trip (mean of the three)")
 
@@ -161,44 +175,72 @@ signal.signal(signal.SIGALRM, subject._on_alarm)
 agent.Agent(socket.socket(fileno=fd), repo).peer.serve_forever()
 """
 
+# The grader's side of --local, run with a harness root first on its path (this tree's, or a baseline's).
+LOCAL_GRADER = """
+import json, os, socket, subprocess, sys, time
+root, work, subject = sys.argv[1], sys.argv[2], sys.argv[5]
+calls, repeats = int(sys.argv[3]), int(sys.argv[4])
+sys.path.insert(0, root)
+from checks.behaviour.incontainer.channel.peer import Peer
+from checks.behaviour.incontainer.grader.bridge import Bridge
+from checks.behaviour.incontainer.grader.names import Importer
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the subject inherits it
+mine, theirs = socket.socketpair()
+argv = [sys.executable, "-I", "-B", "-c", subject, root, work, str(theirs.fileno())]
+process = subprocess.Popen(argv, pass_fds=(theirs.fileno(),))
+theirs.close()
+sys.meta_path.insert(0, Importer(Bridge(Peer(mine, lambda request: {})), ["rtprobe"]))
 
-def local(work: Path, calls: int, repeats: int) -> None:
+def cpu(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+import rtprobe
+box = rtprobe.Box()
+
+def iterate():
+    for _ in rtprobe.count(calls):
+        pass
+
+shapes = {"len": lambda: [len(box) for _ in range(calls)],
+          "method": lambda: [box.ping(1) for _ in range(calls)],
+          "iterate": iterate, "list": lambda: list(rtprobe.count(calls))}
+out = {}
+for name, run in shapes.items():
+    best = None
+    for _ in range(repeats):
+        s0, g0, w0 = cpu(process.pid), time.process_time(), time.perf_counter()
+        run()
+        s1, g1, w1 = cpu(process.pid), time.process_time(), time.perf_counter()
+        found = [(w1 - w0) / calls * 1e6, (g1 - g0) / calls * 1e6, (s1 - s0) / calls * 1e6]
+        best = found if best is None or found[0] < best[0] else best
+    out[name] = best
+print(json.dumps(out))
+mine.close()
+process.wait(timeout=30)
+"""
+
+
+def local(work: Path, calls: int, repeats: int, package: Path, label: str) -> None:
     """The probe through the bridge here, against a subject process, both on one CPU."""
-    from checks.behaviour.incontainer.channel.peer import Peer
-    from checks.behaviour.incontainer.grader.bridge import Bridge
-    from checks.behaviour.incontainer.grader.names import Importer
+    root = work / "root"
+    shutil.copytree(package, root / harness.PACKAGE)
+    for init in ("checks", "checks/behaviour"):  # the harness alone: nothing of the host's package
+        (root / init / "__init__.py").write_text("")
+    repo = work / "repo"
+    repo.mkdir(parents=True)
+    (repo / "rtprobe.py").write_text(PROBE_MODULE)
+    argv = [sys.executable, "-I", "-B", "-c", LOCAL_GRADER, str(root), str(repo), str(calls), str(repeats),
+            LOCAL_SUBJECT]  # fmt: skip
+    found = json.loads(subprocess.run(argv, check=True, capture_output=True, timeout=3600).stdout)
+    print(f"local probe (one CPU), {label}: {calls} per shape, the fastest of {repeats} ({load()})")
+    print(f"  {'shape':<8} {'wall':>8} {'grader CPU':>11} {'subject CPU':>12}  (us a trip; list: an item)")
+    for name, (wall, grader, subject) in found.items():
+        print(f"  {name:<8} {wall:>8.1f} {grader:>11.1f} {subject:>12.1f}")
 
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the subject inherits it
-    work.mkdir(parents=True)
-    (work / "rtprobe.py").write_text(PROBE_MODULE)
-    mine, theirs = socket.socketpair()
-    root = str(Path(__file__).resolve().parents[1])
-    argv = [sys.executable, "-I", "-B", "-c", LOCAL_SUBJECT, root, str(work), str(theirs.fileno())]
-    process = subprocess.Popen(argv, pass_fds=(theirs.fileno(),))
-    theirs.close()
-    importer = Importer(Bridge(Peer(mine, lambda request: {})), ["rtprobe"])
-    sys.meta_path.insert(0, importer)
-    try:
-        import rtprobe  # type: ignore[import-not-found]
 
-        box = rtprobe.Box()
-        shapes: dict[str, tuple[int, Callable[[], object]]] = {
-            "len": (1, lambda: [len(box) for _ in range(calls)]),
-            "method": (2, lambda: [box.ping(1) for _ in range(calls)]),
-            "iterate": (1, lambda: list(rtprobe.count(calls))),
-        }
-        print(f"local probe (one CPU): {calls} round trips per shape, the fastest of {repeats} runs")
-        for name, (trips, run) in shapes.items():
-            best = float("inf")
-            for _ in range(repeats):
-                start = time.perf_counter()
-                run()
-                best = min(best, time.perf_counter() - start)
-            print(f"  {name:<8} {best / (trips * calls) * 1e6:>7.1f} us per round trip")
-    finally:
-        sys.meta_path.remove(importer)
-        mine.close()
-        process.wait(timeout=30)
+def load() -> str:
+    return f"load {os.getloadavg()[0]:.1f}"
 
 
 def boltons(box: DockerSandbox, image: str, work: Path, sdists: Path) -> None:
@@ -231,18 +273,25 @@ def main() -> None:
     parser.add_argument("--sdists", type=Path, default=Path(tempfile.gettempdir()) / "patchgate-bench-sdists")
     parser.add_argument("--keep", type=Path, help="keep the trees, suites and plans here")
     parser.add_argument("--local", action="store_true", help="the probe here, without Docker (see above)")
+    parser.add_argument("--baseline", help="alternate with this revision's harness (see above)")
+    parser.add_argument("--rounds", type=int, default=1, help="alternations with --baseline")
     args = parser.parse_args()
-    if args.local:
-        with tempfile.TemporaryDirectory(prefix="patchgate-roundtrip-") as here:
-            local(Path(here) / "repo", args.calls, args.repeats)
-        return
-    image = ensure_base_image()
-    box = DockerSandbox(max_concurrency=1, labels={"patchgate.bench": "roundtrip"})
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="patchgate-roundtrip-"))
     try:
-        probe(box, image, scratch / "probe", args.calls, args.repeats)
-        if not args.skip_boltons:
-            boltons(box, image, scratch / "boltons", args.sdists)
+        turns = harness.turns(args.baseline, scratch, args.rounds)
+        if args.local:
+            for number, (label, package) in enumerate(turns):
+                local(scratch / f"local-{number}", args.calls, args.repeats, package, label)
+            return
+        image = ensure_base_image()
+        box = DockerSandbox(max_concurrency=1, labels={"patchgate.bench": "roundtrip"})
+        for number, (label, package) in enumerate(turns):
+            print(f"== {label} ({load()})", flush=True)
+            with harness.using(package):
+                probe(box, image, scratch / f"probe-{number}", args.calls, args.repeats)
+                if not args.skip_boltons:
+                    boltons(box, image, scratch / f"boltons-{number}", args.sdists)
+            print(f"   ({load()} after)", flush=True)
     finally:
         if args.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -20,9 +20,11 @@ vocabulary once:
 
 from __future__ import annotations
 
+import collections
 import collections.abc
 import copy
 import io
+import itertools
 import numbers
 import operator
 import pickle
@@ -42,8 +44,10 @@ SUBJECT_SERVES = frozenset({
     "apply",
     # a method call in one request; super()'s; a container subclass's contents; a test's subclass
     "call_attr", "call_on", "call_classmethod", "value", "subclass",
+    # an iterator's items many to a request, for a consumer that takes them whole
+    "take",
 })  # fmt: skip
-GRADER_SERVES = frozenset({"getattr", "setattr", "delattr", "call", "op", "signature"})
+GRADER_SERVES = frozenset({"getattr", "setattr", "delattr", "call", "op", "signature", "take"})
 
 # -- tags -----------------------------------------------------------------------------------------
 
@@ -131,6 +135,24 @@ _BY_TYPE: dict[type, list[str]] = {}
 _MAX_TYPES = 10_000
 # Mutable built-in containers, when one crosses by handle (kept on a test's object, or cyclic).
 CONTENTS = (list, dict, set, bytearray)
+# Built-in iterators over a built-in sequence: the grader lends a test's one's items ahead, read off the
+# sequence without advancing it (``seqiter``; grader/readahead.py).
+SEQUENCE_ITERATORS = frozenset({
+    type(iter([])), type(iter(())), type(iter(range(0))), type(iter(range(1 << 64))), type(iter("")),
+    type(iter("\u0100")), type(iter(b"")), type(iter(bytearray())), type(reversed([])),
+})  # fmt: skip
+# Built-in iterators whose ``iter()`` is the object itself and runs nothing: the other side's stand-in
+# answers it without a request (``selfiter``).
+SELF_ITERATORS = SEQUENCE_ITERATORS | frozenset({
+    types.GeneratorType, type(iter({})), type(iter({}.values())),
+    type(iter({}.items())), type(iter(set())), type(reversed({})),
+    type(iter(collections.deque())), type(reversed(collections.deque())), type(iter(lambda: 0, 0)),
+    map, filter, zip, enumerate, reversed, itertools.chain, itertools.islice, itertools.count,
+    itertools.cycle, itertools.repeat, itertools.accumulate, itertools.compress, itertools.dropwhile,
+    itertools.takewhile, itertools.filterfalse, itertools.starmap, itertools.zip_longest,
+    itertools.groupby, itertools.pairwise, itertools.product, itertools.permutations,
+    itertools.combinations, itertools.combinations_with_replacement,
+})  # fmt: skip
 # Capabilities ``caps`` reports from the special method alone; ``get`` and ``method`` are told apart below.
 _OFFERED_BY_DUNDER = {name: dunder for name, dunder in CAPABILITIES.items() if name != "get"}
 
@@ -146,8 +168,10 @@ def caps_of_type(t: type) -> list[str]:
     Besides capability names: ``-name`` (the type sets that special method
     to None: ``__iter__ = None`` is not iterable, even with ``__getitem__``),
     ``unhashable``, ``contents`` (a mutable built-in container), ``abc:Name``
-    (registered ABCs it belongs to), ``get`` (a descriptor) and ``method``
-    (a plain function: it binds as a method).
+    (registered ABCs it belongs to), ``get`` (a descriptor), ``method``
+    (a plain function: it binds as a method), ``selfiter`` (a built-in
+    iterator: ``iter()`` is the object itself, ``SELF_ITERATORS``) and
+    ``seqiter`` (one over a built-in sequence, ``SEQUENCE_ITERATORS``).
     """
     found = _BY_TYPE.get(t)
     if found is None:
@@ -162,6 +186,10 @@ def caps_of_type(t: type) -> list[str]:
             found.append("contents")  # compared with a test's value by its contents, read by value
         if t is types.FunctionType:
             found.append("method")  # binds as a method when the change keeps it on a class
+        if t in SELF_ITERATORS:
+            found.append("selfiter")
+        if t in SEQUENCE_ITERATORS:
+            found.append("seqiter")
         if len(_BY_TYPE) < _MAX_TYPES:
             _BY_TYPE[t] = found
     return found

@@ -33,6 +33,11 @@ def send(sock: socket.socket, message: dict[str, Any]) -> None:
     sock.sendall(_HEADER.pack(len(payload)) + payload)
 
 
+def measure(value: object) -> int:
+    """The size ``value`` takes in a message, as ``send`` encodes it."""
+    return len(_ENCODE(value))
+
+
 def receive(sock: socket.socket, timeout: float | None = None) -> dict[str, Any]:
     """Return the next message; raise ChannelTimeout or ChannelClosed."""
     deadline = None if timeout is None else time.monotonic() + timeout

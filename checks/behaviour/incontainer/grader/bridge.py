@@ -22,7 +22,7 @@ from typing import Any
 from ..channel import byname, codec
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import ENVIRON, caps
-from . import ambient, handles, mirrors
+from . import ambient, handles, iteration, mirrors
 from .aliases import Aliases
 from .classes import Classes, RemoteClass
 from .errors import SubjectGone
@@ -51,6 +51,8 @@ class Bridge:
         self.mirrors = mirrors.Mirrors(self.decode, self.handed)
         self.classes = Classes(self, self.handed.aliases)
         self.released: list[list[int]] = []
+        # Items of the subject's iterators fetched ahead for a consumer that takes them whole.
+        self.batches: dict[int, iteration.Batch] = {}
         self.deadline_at: float | None = None
         self.default_deadline_s = DEFAULT_DEADLINE_S
         self._outbound = ambient.Outbound()
@@ -82,6 +84,8 @@ class Bridge:
             answer = self.peer.request(message, timeout=left + _ANSWER_GRACE_S)
         except PeerGone as exc:
             raise SubjectGone(f"the code under test stopped answering: {exc}") from None
+        # What the change took of a test's iterators, first: the test's code may see them from here on.
+        self.handed.lent.settle(answer.get("took"))
         # Interrupted while the subject works (a test's timeout): the answer, when it comes, finds no
         # one waiting and is dropped; the subject's own deadline for the request ends it soon after.
         ambient.deliver(answer, self.decode, self._warned)
@@ -176,7 +180,11 @@ class Bridge:
     # -- the subject's requests (callbacks into the grader's objects) ---------------------------
 
     def _serve(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.handed.lent.settle(request.get("took"))  # before a test's callback can see its iterators
         try:
-            return {"ok": self.encode(self.handed.serve(request, self.decode))}
+            found = self.handed.serve(request, self.decode)
+            if request.get("op") == "take":  # each item encoded as it would cross alone
+                return {"ok": {"items": [self.encode(x) for x in found["items"]], "end": found["end"]}}
+            return {"ok": self.encode(found)}
         except BaseException as exc:  # a test's callback may raise anything; it goes back as such
             return {"raise": {"gexc": self._my_exception(exc)}}

@@ -34,6 +34,7 @@ from typing import Any
 from ..channel import codec, signatures
 from ..channel.protocol import GRADER_OPERATORS, OPERATORS
 from .aliases import Aliases
+from .readahead import Lent
 
 NEVER_HANDED = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
 _FRAMED = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
@@ -102,6 +103,8 @@ class Handed:
         self._numbers: dict[int, int] = {}
         self._seals: dict[int, Sealed] = {}
         self._lock = threading.Lock()
+        # Items of a test's built-in iterators lent to the subject ahead of its next() (readahead.py).
+        self.lent = Lent()
 
     def keep(self, value: object) -> int:
         """Hold ``value`` for the subject; return its number."""
@@ -166,6 +169,9 @@ class Handed:
             return target(*decode(request.get("args", [])), **decode(request.get("kwargs", {})))  # type: ignore[operator]
         if op == "signature":
             return signatures.describe(target, self.seal)
+        if op == "take":
+            number = request["obj"]["id"]  # target() checked it names an object we hold
+            return self.lent.ahead(number, target, request.get("size"))
         if op == "op":
             name = str(request.get("name"))
             if name not in GRADER_OPERATORS:

@@ -14,12 +14,14 @@ import contextlib
 import inspect
 import operator
 import pickle
+import sys
 import types
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from ..channel import signatures
 from ..channel.protocol import CAPABILITIES, OPERATORS, register_abcs
+from . import iteration
 from .errors import SubjectGone, SubjectTimeout
 
 __all__ = ["Remote", "RemoteModule", "Requester", "SubjectGone", "SubjectTimeout", "remote_class"]
@@ -29,6 +31,7 @@ class Requester(Protocol):
     """The grader's end of the channel, as a handle uses it (``bridge.Bridge``)."""
 
     released: list[list[int]]
+    batches: dict[int, iteration.Batch]
 
     def request(self, op: str, **fields: Any) -> Any: ...
 
@@ -120,7 +123,9 @@ class Remote:
         # How many times this handle was received: the subject drops its object once every time it
         # sent it is accounted for (a handle collected late, with a newer one alive, releases only its own).
         with contextlib.suppress(Exception):  # interpreter shutdown
-            _bridge(self).released.append([number(self), object.__getattribute__(self, "_pg_seen")])
+            bridge = _bridge(self)
+            bridge.released.append([number(self), object.__getattribute__(self, "_pg_seen")])
+            bridge.batches.pop(number(self), None)
 
     def __getattr__(self, name: str) -> Any:
         return _bridge(self).request("getattr", obj=number(self), name=name)
@@ -136,6 +141,14 @@ class Remote:
 
     def __subclasscheck__(self, subclass: Any) -> bool:
         return bool(_reflected("issubclass")(self, subclass))
+
+    def __length_hint__(self) -> Any:
+        # No hint (the change's own __length_hint__ is never asked): list()'s call of it says that it
+        # takes the iterator it just got whole (iteration.py).
+        iterator = iteration.hinted(self, sys._getframe(1))
+        if iterator is not None and is_handle(iterator):
+            iteration.start(_bridge(self), number(iterator), sys._getframe(1))
+        return NotImplemented
 
     __hash__ = _op("hash")
     __repr__ = _op("repr")
@@ -179,6 +192,37 @@ def _call(self: Remote, *args: Any, **kwargs: Any) -> Any:
     return bridge.request("call", obj=number(self), **encoded)
 
 
+def _iter(self: Remote) -> Any:
+    iterator = _bridge(self).request("op", name="iter", args=_bridge(self).encode([self]))
+    iteration.noted(self, iterator, sys._getframe(1))
+    return iterator
+
+
+def _iter_self(self: Remote) -> Any:
+    # A built-in iterator of the subject's (a generator, a list iterator): iter() is the object
+    # itself there, and runs nothing of the change's.
+    iteration.noted(self, self, sys._getframe(1))
+    return self
+
+
+def _next(self: Remote) -> Any:
+    item = iteration.following(_bridge(self), number(self), sys._getframe(1))
+    if item is not iteration.NOTHING:
+        return item
+    return _bridge(self).request("op", name="next", args=_bridge(self).encode([self]))
+
+
+def _len(self: Remote) -> int:
+    frame = sys._getframe(1)
+    iterator = iteration.hinted(self, frame)
+    bridge = _bridge(self)
+    if iterator is not None and is_handle(iterator):
+        if number(iterator) not in bridge.batches:
+            return int(iteration.length_and_start(bridge, number(self), number(iterator), frame))
+        iteration.start(bridge, number(iterator), frame)
+    return int(bridge.request("op", name="len", args=bridge.encode([self])))
+
+
 def _exit(self: Remote, *exc: Any) -> Any:
     # The traceback and the grader's exception stay here; the subject sees that one was raised.
     kind, value, _ = exc
@@ -190,6 +234,9 @@ def _exit(self: Remote, *exc: Any) -> Any:
 # rest (int(), float(), hash and the comparisons: see above).
 _SPECIAL: dict[str, dict[str, Any]] = {
     "call": {"__call__": _call},
+    "iter": {"__iter__": _iter},
+    "next": {"__next__": _next},
+    "len": {"__len__": _len},
     "exit": {"__exit__": _exit},
     # A descriptor of the change's (a function, toolz.curry) binds on a test's class as in one process.
     "get": {"__get__": lambda self, instance, owner=None: _op("get")(self, instance, owner)},
@@ -219,6 +266,8 @@ def remote_class(caps: object) -> type[Remote]:
             namespace.update(_OFFERED[cap])
         for cap in sorted(c[1:] for c in wanted if c.startswith("-") and c[1:] in _OFFERED):
             namespace.update(dict.fromkeys(_OFFERED[cap], None))
+        if "selfiter" in wanted and "iter" in wanted:
+            namespace["__iter__"] = _iter_self
         if "contents" in wanted:
             namespace.update(CONTENTS_COMPARED)
         if "unhashable" in wanted:

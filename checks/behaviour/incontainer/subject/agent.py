@@ -26,8 +26,9 @@ from typing import Any
 from ..channel import byname, codec
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import CONTENTS, ENVIRON, OPERATORS, SUBJECT_SERVES, caps
-from . import ambient, calls, cases, classes, tracer, tree
+from . import ambient, calls, cases, classes, iteration, tracer, tree
 from .objects import Objects
+from .readahead import ReadAhead
 from .standins import GraderObject, Standins
 
 _WATCHDOG_GRACE_S = 5.0
@@ -42,6 +43,8 @@ class Agent:
         self.repo = repo
         self.objects = Objects()
         self.peer = Peer(sock, self.handle, free_threads=FREE_THREADS, mainline=True)
+        # Items of a test's iterators the grader lent ahead; what was taken goes with every message.
+        self.readahead = ReadAhead(lambda standin, size: self.callback("take", standin, size))
         self.standins = Standins(self)
         self._local = threading.local()
         self.mirrors: dict[int, type[BaseException]] = {}
@@ -49,6 +52,8 @@ class Agent:
         # Classes already described to the grader (kept alive: the grader keeps their local classes).
         self.described: dict[int, type] = {}
         self.grader_class_ids: dict[type, int] = {}
+        # Items a batch took that did not fit in its answer: the next request on that iterator gets them.
+        self.held = iteration.Held()
         self._busy_since: float | None = None
         # The main thread's outermost requests, one at a time, share one capture (reset for each).
         self._capture = ambient.Capture()
@@ -223,6 +228,9 @@ class Agent:
             self._local.depth = depth - 1
         if outer:
             answer.update(capture.fields(self.encode))
+        took = self.readahead.settle()
+        if took:
+            answer["took"] = took
         return answer
 
     def _dispatch(self, request: dict[str, Any]) -> Any:
@@ -286,8 +294,20 @@ class Agent:
         return self.encode(target(*args, **kwargs))
 
     def _serve_op(self, request: dict[str, Any]) -> Any:
-        fn = OPERATORS[str(request["name"])].apply
-        return self.encode(fn(*self.decode(request.get("args", []))))
+        name = str(request["name"])
+        args = self.decode(request.get("args", []))
+        if name == "next" and args:
+            waiting, item = self.held.pop(args[0])
+            if waiting:
+                return item
+        return self.encode(OPERATORS[name].apply(*args))
+
+    def _serve_take(self, request: dict[str, Any]) -> Any:
+        """Items of an iterator many to a request, for a consumer that takes them whole (iteration.py)."""
+        iterator = self._target(request)
+        length = len(self.objects.get(request["len"])) if "len" in request else None  # type: ignore[arg-type]
+        taken = iteration.take(iterator, request.get("size"), self.held, self.encode, self.raised)
+        return taken if length is None else {**taken, "len": length}
 
     def _serve_call_attr(self, request: dict[str, Any]) -> Any:
         """Read the attribute and call it: one request for ``handle.method(...)``."""
@@ -358,12 +378,18 @@ class Agent:
             # __click_params__ list it set), which a copy would lose.
             held = self._ref(value) if type(value) in CONTENTS else self.encode(value)
             request = {"op": "setattr", "obj": self.encode(target), "name": name, "value": held}
+        elif kind == "take":
+            target, size = parts
+            request = {"op": "take", "obj": self.encode(target), "size": size}
         elif kind in ("getattr", "delattr"):
             target, name = parts
             request = {"op": kind, "obj": self.encode(target), "name": name}
         else:
             (target,) = parts
             request = {"op": kind, "obj": self.encode(target)}
+        took = self.readahead.settle()
+        if took:
+            request["took"] = took
         try:
             answer = self.peer.request(request)
         except PeerGone as exc:

@@ -21,9 +21,12 @@ from typing import Any, Protocol
 
 from ..channel import signatures
 from ..channel.protocol import CAPABILITIES, GRADER_OPERATORS, OPERATORS, register_abcs
+from .readahead import ReadAhead
 
 
 class Caller(Protocol):
+    readahead: ReadAhead
+
     def callback(self, kind: str, *parts: Any) -> Any: ...
 
 
@@ -75,6 +78,11 @@ def _bind(self: GraderObject, instance: object, owner: object = None) -> Any:
     return self if instance is None else types.MethodType(self, instance)  # type: ignore[arg-type]
 
 
+def _next_lent(self: GraderObject) -> Any:
+    # A test's iterator over a built-in sequence: from the items the grader lent ahead (readahead.py).
+    return self._pg_agent.readahead.next(self, object.__getattribute__(self, "_pg_id"))
+
+
 def _exit(self: GraderObject, kind: Any, value: Any, traceback: Any) -> Any:
     # The exception's class and the exception as a handle; never our traceback.
     return self._op("exit", kind, value, None)
@@ -120,6 +128,10 @@ def standin_class(caps: object) -> type[GraderObject]:
             namespace.update(_METHODS.get(cap, {}))
             if cap.startswith("-"):
                 namespace.update(dict.fromkeys(_METHODS.get(cap[1:], {}), None))
+        if "selfiter" in wanted and "iter" in wanted:
+            namespace["__iter__"] = lambda self: self  # a built-in iterator is its own: no request
+        if "seqiter" in wanted and "next" in wanted:
+            namespace["__next__"] = _next_lent
         if "eq" in wanted and "hash" not in wanted:
             namespace["__hash__"] = GraderObject.__hash__  # defining __eq__ would drop it
         if "unhashable" in wanted:

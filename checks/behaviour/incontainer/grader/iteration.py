@@ -1,0 +1,157 @@
+"""Iterating a handle: one request per item, or many items to a request where nothing runs between them.
+
+``for x in handle`` asks the subject for one item at a time: the loop's body
+is the test's code, and the change's iterator must not run ahead of it (a
+generator's side effects, a list the loop mutates, an iterator the test
+stops early). Where the instruction consuming the handle takes it whole
+(``consumers.whole``: ``list(h)``, ``sorted(h)``, ``[*h]``...), the items
+come in batches (the subject's ``take``): the subject runs the iterator as
+far as it would in one process - to its end, or to the exception it
+raises, which the consumer meets at the same item - and nothing of
+anyone's runs between two items on either side.
+
+How the consumer is recognised: CPython's ``list_extend`` and
+``PySequence_Tuple`` call ``iter(x)`` and then ``len(x)`` (or
+``x.__length_hint__()``) on the very object they were handed, from one
+instruction of one frame, before the first item. A handle's ``__iter__``
+notes where it was called (``noted``); its ``__len__`` or
+``__length_hint__`` checks that it is that instruction, on that handle, and
+that the instruction is one of ``consumers.whole``'s (``hinted``), and the
+iterator is then fetched whole. An object of the change's with a
+``__len__`` of its own has it run, first, in the request that brings the
+first batch: the order of the change's calls is the one-process order.
+The same pattern is what C code nested in such an instruction makes on an
+item (``bytes()`` applied by ``map()`` inside ``list()``): the one case
+left where a batch could run an iterator further than one process would
+(docs/behaviour.md, "Round trips").
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import types
+import weakref
+from typing import Any, Protocol
+
+from . import consumers
+
+# Items asked for per request (the subject also stops at its byte budget, at the iterator's end and at
+# the first exception).
+BATCH = 4096
+NOTHING: Any = object()  # following's "no batch here"
+
+
+class Taker(Protocol):
+    """The grader's end of the channel, as iteration uses it (``bridge.Bridge``)."""
+
+    batches: dict[int, Batch]
+
+    def request(self, op: str, **fields: Any) -> Any: ...
+
+
+class _Noted(threading.local):
+    """Where this thread last called ``iter()`` on a handle, and what came back."""
+
+    def __init__(self) -> None:
+        self.iterable: weakref.ref[Any] | None = None
+        self.iterator: weakref.ref[Any] | None = None
+        self.frame = 0
+        self.lasti = -1
+        self.code: types.CodeType | None = None
+
+
+_NOTED = _Noted()
+
+
+def noted(iterable: object, iterator: object, frame: types.FrameType) -> None:
+    """Note that ``frame``'s current instruction called ``iter(iterable)`` and got ``iterator``."""
+    try:
+        refs = weakref.ref(iterable), weakref.ref(iterator)
+    except TypeError:  # a handle of a value type that takes no weak reference: never fetched whole
+        _NOTED.iterable = None
+        return
+    _NOTED.iterable, _NOTED.iterator = refs
+    _NOTED.frame, _NOTED.lasti, _NOTED.code = id(frame), frame.f_lasti, frame.f_code
+
+
+def hinted(iterable: object, frame: types.FrameType) -> object | None:
+    """The iterator to fetch whole, when ``len(iterable)`` or its length hint is ``list()``'s own call.
+
+    That is: the same instruction of the same frame called ``iter(iterable)`` last on this thread,
+    and the instruction takes its operand whole.
+    """
+    ref, iterator = _NOTED.iterable, _NOTED.iterator
+    _NOTED.iterable = _NOTED.iterator = None
+    if ref is None or iterator is None or ref() is not iterable:
+        return None
+    if id(frame) != _NOTED.frame or frame.f_lasti != _NOTED.lasti or frame.f_code is not _NOTED.code:
+        return None
+    found = iterator()
+    return found if found is not None and consumers.whole(frame) else None
+
+
+class Batch:
+    """Items of one iterator handle fetched ahead for the instruction taking it whole."""
+
+    __slots__ = ("code", "end", "frame", "items", "lasti", "lock")
+
+    def __init__(self, frame: types.FrameType) -> None:
+        self.items: collections.deque[Any] = collections.deque()
+        self.end: BaseException | None = None
+        self.frame, self.lasti, self.code = id(frame), frame.f_lasti, frame.f_code
+        self.lock = threading.Lock()
+
+    def add(self, answer: object) -> None:
+        if not isinstance(answer, dict) or not isinstance(answer.get("items"), list):
+            raise TypeError("patchgate: the code under test answered a batch in a form we do not read")
+        self.items.extend(answer["items"])
+        end = answer.get("end")
+        if isinstance(end, BaseException):
+            self.end = end
+        elif end is not None:
+            raise TypeError("patchgate: the code under test ended a batch with something not an exception")
+
+    def consumer(self, frame: types.FrameType) -> bool:
+        """Whether ``frame`` is still at the instruction the items were fetched for."""
+        return id(frame) == self.frame and frame.f_lasti == self.lasti and frame.f_code is self.code
+
+
+def start(bridge: Taker, iterator: int, frame: types.FrameType) -> None:
+    """Fetch ``iterator``'s items whole from its next item on (the consumer is ``frame``'s instruction)."""
+    left = bridge.batches.get(iterator)
+    if left is None:
+        bridge.batches[iterator] = Batch(frame)
+        return
+    with left.lock:  # items fetched for a consumer cut short come first, in their order
+        left.frame, left.lasti, left.code = id(frame), frame.f_lasti, frame.f_code
+
+
+def length_and_start(bridge: Taker, iterable: int, iterator: int, frame: types.FrameType) -> Any:
+    """``len(iterable)``, then the first batch of ``iterator``'s items, in one request; return the length."""
+    answer = bridge.request("take", obj=iterator, size=BATCH, len=iterable)
+    batch = Batch(frame)
+    batch.add(answer)
+    bridge.batches[iterator] = batch
+    return answer.get("len")
+
+
+def following(bridge: Taker, iterator: int, frame: types.FrameType) -> Any:
+    """The next item of ``iterator``'s batch for ``frame``'s instruction; ``NOTHING``: ask for one item."""
+    batch = bridge.batches.get(iterator)
+    if batch is None:
+        return NOTHING
+    with batch.lock:
+        while True:
+            if batch.items:
+                return batch.items.popleft()
+            if batch.end is not None or not batch.consumer(frame):
+                bridge.batches.pop(iterator, None)
+                if batch.end is not None:
+                    raise batch.end
+                return NOTHING
+            try:
+                batch.add(bridge.request("take", obj=iterator, size=BATCH))
+            except BaseException:
+                bridge.batches.pop(iterator, None)
+                raise
