@@ -135,12 +135,13 @@ class Where:
     base: Path | None = None
 
     @classmethod
-    def of(cls, staging: Staging) -> Where:
-        """A suite's differential run: where its other runs are staged."""
+    def of(cls, staging: Staging, specs: tuple[DiffSpec, ...], base: Path) -> Where:
+        """A suite's differential run: where its other runs are staged; base's tree where a function's
+        reference is base's own (``reference: base``)."""
         # The change's functions run there: in head's image, with the dependencies it brought.
-        return cls(
-            staging.image_of("head"), staging.harness, staging.work, staging.policy, suite=staging.staged
-        )
+        from_base = any(spec.source == "base" for spec in specs)
+        return cls(staging.image_of("head"), staging.harness, staging.work, staging.policy,
+                   suite=staging.staged, base=base if from_base else None)  # fmt: skip
 
 
 def plan_differential(where: Where, head: Path, specs: tuple[DiffSpec, ...], seed: str) -> DiffPlan:

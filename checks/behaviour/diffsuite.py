@@ -4,7 +4,8 @@ A differential file in a suite directory::
 
     functions:
       - function: durations.parse_duration      # the repository's function (module.name)
-        reference: ref.parse_duration           # a function of the suite's own module ref.py
+        reference: ref.parse_duration           # a function of the suite's own module ref.py, or
+                                                # "base": base's own function of that name
         examples: 2000                          # optional: at most the policy's budget
         strategies:                             # optional, per parameter: a Hypothesis strategy
           text: st.text(alphabet="0123456789dhms x", max_size=12)
@@ -14,7 +15,12 @@ A differential file in a suite directory::
 
 The reference lives in the suite, never in the repository: it runs in the
 grader, the repository's function in the subject (``incontainer/grader/
-differential.py``). Inputs are drawn from the reference's annotations by
+differential.py``). ``reference: base`` takes base's own function of the same
+name instead (base is trusted: its tree is the grader's private copy, as for
+a refactor, ``refactor.py``) - an efficiency check against base, on the
+suite's inputs, needs no reference written; its inputs are drawn from base's
+annotations, and strategies are checked against base's signature when the
+grader loads it. Inputs are drawn from the reference's annotations by
 default (``st.from_type``); a strategy written here replaces one parameter's.
 Strategy expressions see ``st`` (``hypothesis.strategies``) and the names of
 the reference's module. Everything that can be checked without running is
@@ -39,6 +45,8 @@ from sandbox.pyparse import parse_python
 DIFF_FILE_SUFFIXES = (".diff.yml", ".diff.yaml")
 MAX_DIFF_FILE_BYTES = 1024 * 1024
 MAX_SIZE = 10**8
+# ``reference: base``: base's own function of the same name is the reference.
+BASE_REFERENCE = "base"
 _QUALIFIED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
@@ -79,10 +87,15 @@ class FunctionModel(_Model):
     strategies: dict[str, str] = Field(default_factory=dict)
     efficiency: EfficiencyModel | None = None
 
-    @field_validator("function", "reference")
+    @field_validator("function")
     @classmethod
-    def _names(cls, value: str) -> str:
+    def _function(cls, value: str) -> str:
         return _qualified(value)
+
+    @field_validator("reference")
+    @classmethod
+    def _reference(cls, value: str) -> str:
+        return value if value == BASE_REFERENCE else _qualified(value)
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -157,8 +170,9 @@ def load_diff_file(path: Path, rel: str, root: Path) -> tuple[DiffSpec, ...]:
         if any(s.id == spec_id for s in specs):
             raise SuiteError(f"{rel}: function {fn.function} appears twice")
         where = f"{rel}: {fn.function}"
-        parameters = _signature(root, fn.reference, where)
-        _check_strategies(parameters, dict(fn.strategies), where)
+        from_base = fn.reference == BASE_REFERENCE
+        if not from_base:  # base's signature is read by the grader, from base's tree
+            _check_strategies(_signature(root, fn.reference, where), dict(fn.strategies), where)
         efficiency = None
         if fn.efficiency is not None:
             generator = _signature(root, fn.efficiency.input, f"{where}: efficiency.input")
@@ -171,10 +185,11 @@ def load_diff_file(path: Path, rel: str, root: Path) -> tuple[DiffSpec, ...]:
             DiffSpec(
                 spec_id,
                 fn.function,
-                fn.reference,
+                fn.function if from_base else fn.reference,
                 tuple(sorted(fn.strategies.items())),
                 fn.examples,
                 efficiency,
+                source="base" if from_base else "suite",
             )
         )
     return tuple(specs)

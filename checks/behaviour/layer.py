@@ -164,7 +164,8 @@ def start_behaviour(
         if suite.diffs and policy.differential.enabled and source is not None:
             seed = suites.differential_seed or suite_seed(staging.staged, ctx.workspace.base_sha,
                                                           ctx.workspace.head_sha)  # fmt: skip
-            diff_plans[source] = plan_differential(Where.of(staging), head_tree, suite.diffs, seed)
+            where = Where.of(staging, suite.diffs, ctx.workspace.base_dir)
+            diff_plans[source] = plan_differential(where, head_tree, suite.diffs, seed)
         if not parts(suite):
             continue  # differential files only: no test runs to grade
         plans = [plan for part in parts(suite) for plan in plan_runs(staging, part, trees)]

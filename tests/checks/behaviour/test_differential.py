@@ -22,7 +22,7 @@ from checks.behaviour.differential import (
     suite_seed,
 )
 from checks.behaviour.diffsuite import DiffSpec, Efficiency
-from checks.behaviour.plan import GRADER_PLAN, Staging, stage_suite, write_harness
+from checks.behaviour.plan import GRADER_PLAN, GRADER_SUITE, Staging, stage_suite, write_harness
 from checks.behaviour.suites import load_suite
 from checks.policy import Behaviour
 from sandbox.grader import pack_private
@@ -67,7 +67,9 @@ def test_the_plan_reaches_the_grader_only_and_the_subject_gets_the_tree_alone(tm
     policy = Behaviour.model_validate({"differential": {"max_examples": 300}})
     head = tmp_path / "head"
     head.mkdir()
-    plan = plan_differential(Where.of(staging(tmp_path, policy)), head, (SPEC,), "s" * 32)
+    plan = plan_differential(
+        Where.of(staging(tmp_path, policy), (SPEC,), tmp_path / "base"), head, (SPEC,), "s" * 32
+    )
     spec = plan.spec
     assert spec.grader is not None
     private = {m.target: m.source for m in spec.grader.private}
@@ -92,10 +94,28 @@ def test_the_plan_reaches_the_grader_only_and_the_subject_gets_the_tree_alone(tm
 def test_base_as_the_reference_is_copied_to_the_grader_s_home(tmp_path: Path) -> None:
     base = tmp_path / "base"
     base.mkdir()
-    where = dataclasses.replace(Where.of(staging(tmp_path, Behaviour())), suite=None, base=base)
+    where = dataclasses.replace(
+        Where.of(staging(tmp_path, Behaviour()), (SPEC,), tmp_path / "base"), suite=None, base=base
+    )
     plan = plan_differential(where, tmp_path, (SPEC,), "s" * 32)
     assert plan.spec.grader is not None
     assert {m.target for m in plan.spec.grader.private} == {GRADER_BASE, GRADER_PLAN}  # no suite at all
+
+
+def test_a_suite_function_whose_reference_is_base_gets_base_s_tree_beside_the_suite(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    from_base = dataclasses.replace(SPEC, reference=SPEC.function, source="base")
+    where = Where.of(staging(tmp_path, Behaviour()), (SPEC, from_base), base)
+    plan = plan_differential(where, tmp_path, (SPEC, from_base), "s" * 32)
+    assert plan.spec.grader is not None
+    private = {m.target: m.source for m in plan.spec.grader.private}
+    assert (private[GRADER_BASE], set(private)) == (base, {GRADER_BASE, GRADER_SUITE, GRADER_PLAN})
+    written = json.loads(private[GRADER_PLAN].read_text())
+    module, _, name = SPEC.function.rpartition(".")
+    assert written["functions"][1]["reference"] == {"source": "base", "module": module, "function": name}
+    # A suite whose references are all its own: base's tree is not copied.
+    assert Where.of(staging(tmp_path / "again", Behaviour()), (SPEC,), base).base is None
 
 
 def log(*records: dict[str, Any], nonce: str = NONCE) -> bytes:
@@ -157,7 +177,9 @@ def result_of(data: bytes | None, **more: Any) -> RunResult:
 
 
 def planned(tmp_path: Path) -> Any:
-    return plan_differential(Where.of(staging(tmp_path, Behaviour())), tmp_path, (SPEC,), "s" * 32)
+    return plan_differential(
+        Where.of(staging(tmp_path, Behaviour()), (SPEC,), tmp_path / "base"), tmp_path, (SPEC,), "s" * 32
+    )
 
 
 def test_a_report_not_believed_fails_every_function_and_no_report_is_ours(tmp_path: Path) -> None:

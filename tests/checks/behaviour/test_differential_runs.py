@@ -285,3 +285,32 @@ def test_a_refactor_that_changes_what_a_function_returns_fails_with_the_smallest
     [check] = result.differential[0].functions
     assert (result.status, check.status) == ("failed", "disagreed")
     assert check.counterexample == "head returned '0!' for shout('0'); reference returned '0'"
+
+
+# A suite's function may name base's own as its reference: timed against base on the suite's inputs.
+# Base's total counts every item twice, which the suite's own reference (REF) does not.
+DOUBLE_BASE: Files = {"calc/__init__.py": "def total(xs: list[int]) -> int:\n    return 2 * sum(xs)\n"}
+DOUBLE = "def total(xs):\n    once = sum(xs)\n    return once + once\n"
+DOUBLE_QUADRATIC = QUADRATIC.replace("return sum(xs)", "return 2 * sum(xs)")
+TOTAL_FROM_BASE = TOTAL.replace("reference: ref.total", "reference: base")
+
+
+def test_a_function_timed_against_base_fails_when_it_grows_faster_and_passes_when_it_keeps_up(
+    gate: Gate,
+) -> None:
+    # Fails when `reference: base` takes the suite's reference instead (the faithful change then
+    # disagrees, and the wrong one agrees), or when base's tree is not the grader's to import (an error).
+    hidden = gate.suite("hidden", {"ref.py": REF, "total.diff.yml": TOTAL_FROM_BASE})
+    kept_up = only(run(gate, gate.change({"calc/__init__.py": DOUBLE}, DOUBLE_BASE), hidden))
+    assert (kept_up.status, kept_up.agreed, kept_up.efficiency_passed) == ("passed", 1, 1), kept_up
+    [check] = kept_up.functions
+    assert check.reference == "base" and check.inputs == 30
+    slower = gate.change({"calc/__init__.py": DOUBLE_QUADRATIC}, DOUBLE_BASE, name="quadratic")
+    grew = only(run(gate, slower, hidden))
+    assert (grew.status, grew.agreed, grew.efficiency_passed) == ("failed", 1, 0), grew
+    efficiency = grew.functions[0].efficiency
+    assert efficiency is not None and efficiency.ratio is not None and efficiency.ratio > 5
+    # What the suite's reference would return is a disagreement with base.
+    wrong = gate.change({"calc/__init__.py": LINEAR}, DOUBLE_BASE, name="wrong")
+    [disagreed] = only(run(gate, wrong, hidden)).functions
+    assert disagreed.status == "disagreed" and "reference returned" in disagreed.counterexample

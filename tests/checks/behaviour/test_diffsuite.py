@@ -75,6 +75,18 @@ def test_a_differential_file_names_functions_references_strategies_and_sizes(tmp
     assert (second.examples, second.efficiency, second.strategies) == (None, None, (("text", "st.text()"),))
 
 
+def test_base_as_a_function_s_reference_needs_no_reference_in_the_suite(tmp_path: Path) -> None:
+    timed = "    efficiency: {sizes: [10, 100], input: ref.spaced}\n    strategies: {text: st.text()}\n"
+    make(tmp_path, {"ref.py": REF, "base.diff.yml": ONE.format(ref="base", more=timed)})
+    [spec] = load_diff_file(tmp_path / "base.diff.yml", "base.diff.yml", tmp_path)
+    assert (spec.source, spec.reference, spec.function) == ("base", spec.function, "durations.parse_duration")
+    assert spec.efficiency == Efficiency(sizes=(10, 100), input="ref.spaced")
+    # The suite's generator is still read and checked: it lives in the suite.
+    make(tmp_path, {"bad.diff.yml": ONE.format(ref="base", more=timed.replace("ref.spaced", "ref.gone"))})
+    with pytest.raises(SuiteError, match="ref defines no function gone"):
+        load_diff_file(tmp_path / "bad.diff.yml", "bad.diff.yml", tmp_path)
+
+
 def test_a_suite_of_differential_files_only_is_a_suite(tmp_path: Path) -> None:
     make(tmp_path, {"ref.py": REF, "parse.diff.yml": DIFF})
     suite = load_suite(tmp_path, "hidden")
@@ -95,6 +107,7 @@ ONE = "functions:\n  - function: durations.parse_duration\n    reference: {ref}\
             "surprise: Extra inputs are not permitted",
         ),
         (ONE.format(ref="parse_duration", more=""), "'parse_duration' is not module.function"),
+        (ONE.format(ref="Base", more=""), "'Base' is not module.function"),
         (ONE.format(ref="nowhere.parse_duration", more=""), "the suite has no module nowhere"),
         (ONE.format(ref="ref.missing", more=""), "ref defines no function missing at its top level"),
         (ONE.format(ref="ref.loose", more=""), "takes \\*args or \\*\\*kwargs"),

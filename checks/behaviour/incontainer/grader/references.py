@@ -105,6 +105,9 @@ def arguments(
         hints = typing.get_type_hints(ref.function)
     except Exception:  # a forward reference that does not resolve: the annotation as written
         hints = dict(getattr(ref.function, "__annotations__", {}))
+    unknown = sorted(set(written) - {*ref.positional, *ref.keyword})
+    if unknown:  # checked on the host against a suite's reference; base's is read here first
+        raise SuiteProblem(f"strategies for {', '.join(unknown)}, which the reference does not take")
     namespace = {**vars(ref.module), "st": st}
     parameters = inspect.signature(ref.function).parameters
     positional: list[st.SearchStrategy[Any]] = []

@@ -97,6 +97,8 @@ def test_a_written_strategy_sees_st_and_the_reference_module_s_names(
         ("half", {"x": "no_such_name"}, "the strategy for 'x' does not evaluate"),
         ("half", {"x": "42"}, "the strategy for 'x' is not a Hypothesis strategy"),
         ("loose", {}, r"takes \*args or \*\*kwargs"),
+        # Base's function as the reference: its signature is first read here, never on the host.
+        ("half", {"y": "st.just(1)"}, "strategies for y, which the reference does not take"),
     ],
 )
 def test_a_strategy_the_grader_cannot_make_is_the_suite_s_problem(
