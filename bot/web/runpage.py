@@ -23,6 +23,10 @@ from checks.quality.calibration import rate
 from checks.render.numbers import (
     QUALITY_LABEL,
     behaviour_numbers,
+    differential_notes,
+    differential_numbers,
+    efficiency_line,
+    function_line,
     quality_numbers,
     shape_numbers,
     shape_status,
@@ -129,6 +133,26 @@ def _suites(report: Report) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def _differential(report: Report) -> list[dict[str, Any]]:
+    """Each differential result: its numbers, and (never for a held-out suite) each function's lines."""
+    out = []
+    for result in report.behaviour.differential:
+        functions = []
+        if result.source != "held_out":  # counts only: its functions, inputs and times are never shown
+            functions = [
+                {
+                    "function": check.function,
+                    "line": function_line(check, quote=str),
+                    "detail": check.counterexample or check.detail,
+                    "efficiency": efficiency_line(check.efficiency) if check.efficiency else "",
+                }
+                for check in result.functions
+            ]
+        notes = differential_notes(result) if result.source != "held_out" else "counts only"
+        out.append({"numbers": differential_numbers(result), "functions": functions, "notes": notes})
+    return out
+
+
 def _timeline(report: Report) -> list[dict[str, Any]]:
     longest = max(report.timings.values(), default=0.0)
     return [
@@ -167,6 +191,7 @@ def page(
         report=report,
         layers=_layers(report) if report else [],
         suites=_suites(report) if report else [],
+        differential=_differential(report) if report else [],
         findings=_findings(report, job, github_url) if report else [],
         timeline=_timeline(report) if report else [],
         repository_url=repository_url,

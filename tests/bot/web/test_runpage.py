@@ -182,3 +182,51 @@ def test_a_findings_link_names_its_file_and_nothing_else(tmp_path: Path) -> None
     assert "evil/page" in html and "/evil/page" not in html.split("<code>")[0]
     assert 'href="https://github.com/octo/repo/blob/' + "d" * 40 + '/dir/a%20file%231%3F.py#L9-L9"' in html
     assert not [line for line in html.splitlines() if "href" in line and ".." in line]
+
+
+def test_the_run_page_shows_each_differential_function_and_nothing_of_a_held_out_one_s(
+    tmp_path: Path,
+) -> None:
+    from checks.report import DifferentialResult, EfficiencyResult, FunctionCheck
+
+    report = gated_report()
+    timed = EfficiencyResult(status="failed", sizes=[10_000, 100_000], head_exponent=1.75,
+                             reference_exponent=0.97, ratio=21.1, largest=100_000)  # fmt: skip
+    shown = FunctionCheck(
+        id="d.diff.yml::durations.parse_duration", function="durations.parse_duration",
+        reference="ref.parse_duration", status="disagreed", inputs=41,
+        counterexample="head returned <b>0</b> for parse_duration('0x'); reference raised ValueError",
+        efficiency=timed,
+    )  # fmt: skip
+    secret = shown.model_copy(
+        update={"function": "secret.held_out_function", "counterexample": "SECRET-INPUT"}
+    )
+    report.behaviour.differential = [
+        DifferentialResult(
+            name="hidden",
+            source="hidden",
+            status="failed",
+            checked=1,
+            agreed=0,
+            inputs=41,
+            functions=[shown],
+            seed="5eed" * 8,
+        ),
+        # A held-out result that (wrongly) carried its functions still shows none of them.
+        DifferentialResult(
+            name="held-out", source="held_out", status="passed", checked=1, agreed=1, functions=[secret]
+        ),
+    ]
+    store, job_id = pull_job(tmp_path, report)
+    job = store.leases.job(job_id)
+    store.close()
+    assert job is not None
+    html = page(job, "text", "https://github.com", report=report)
+    assert '<table id="differential">' in html
+    assert "differential (hidden) 0/1 functions agree in 41 inputs" in html
+    assert "disagrees with reference ref.parse_duration after 41 inputs" in html
+    assert "reference raised ValueError" in html and "<b>0</b>" not in html  # escaped
+    assert "efficiency: n^1.75 vs reference n^0.97 at n = 10^5 (21x)" in html
+    assert "seed " + "5eed" * 8 in html
+    assert "differential (held-out) 1/1 functions agree" in html
+    assert "secret.held_out_function" not in html and "SECRET-INPUT" not in html
