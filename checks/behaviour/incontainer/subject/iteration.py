@@ -59,7 +59,7 @@ def take(
     waiting, first = held.pop(iterator)
     if waiting:
         items.append(first)
-        weight = _weight(first)
+        weight = wire.weight(first)
     end = None
     while len(items) < count and weight < BUDGET:
         try:
@@ -70,22 +70,10 @@ def take(
             end = {codec.TYPE: "sexc", **raised(exc)}
             break
         encoded = encode(item)
-        more = _weight(encoded)
+        more = wire.weight(encoded)
         if items and weight + more > _ROOM:
             held.hold(iterator, encoded)
             break
         items.append(encoded)
         weight += more
     return {"items": items, "end": end}
-
-
-def _weight(encoded: Any) -> int:
-    """An upper bound of ``encoded``'s size on the wire (exact for anything but a scalar or a string)."""
-    kind = type(encoded)
-    if kind is int:
-        return int(encoded.bit_length()) // 3 + 8  # decimal digits, with room: ints cross as JSON numbers
-    if encoded is None or kind is bool or kind is float:
-        return 32
-    if kind is str and len(encoded) < 256:
-        return 12 * len(encoded) + 8  # a character is at most two six-byte escapes
-    return wire.measure(encoded) + 8
