@@ -68,6 +68,12 @@ def bytes_then(bad):
 def note(x):
     log.append(f"note {x}")
 
+def then_raise(size, text):
+    log.append("large")
+    yield "y" * size
+    log.append("raise")
+    raise Boom("b" * text)
+
 class Boom(Exception):
     pass
 
@@ -274,3 +280,17 @@ def test_items_over_the_batch_budget_come_in_more_requests_within_the_channel_ca
     sizes = [len(w) for w in list(lib.sized(1 << 20, 1 << 20, 13 << 20, 1, 1))]
     assert sizes == [1 << 20, 1 << 20, 13 << 20, 1, 1]
     assert seen.count("take") == 3  # two small, then the large one alone with the rest
+
+
+def test_an_item_and_the_exception_after_it_never_make_an_answer_past_the_channel_cap(load: Load) -> None:
+    def scenario(lib: Any) -> Any:
+        # A 4 MiB item (just under a batch's budget), then an exception carrying 13 MiB: each crosses
+        # alone, both in one answer would not (the subject's send failed, ending its main thread).
+        with pytest.raises(lib.Boom) as raised:
+            list(lib.then_raise((4 << 20) - 64, 13 << 20))
+        lib.note("after")
+        return len(raised.value.args[0])
+
+    expected, found = both(load, scenario)
+    assert found == expected
+    assert expected == (13 << 20, ["large", "raise", "note after"])
