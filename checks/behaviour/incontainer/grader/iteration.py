@@ -94,13 +94,16 @@ def hinted(iterable: object, frame: types.FrameType) -> object | None:
 class Batch:
     """Items of one iterator handle fetched ahead for the instruction taking it whole."""
 
-    __slots__ = ("code", "end", "frame", "items", "lasti", "lock")
+    __slots__ = ("code", "end", "fetching", "frame", "items", "lasti", "lock")
 
     def __init__(self, frame: types.FrameType) -> None:
         self.items: collections.deque[Any] = collections.deque()
         self.end: BaseException | None = None
         self.frame, self.lasti, self.code = id(frame), frame.f_lasti, frame.f_code
-        self.lock = threading.Lock()
+        # Reentrant: while a batch is fetched, the change's iterator may call a test's callback that
+        # uses the same handle, on this thread (it then goes one item at a time: ``fetching``).
+        self.lock = threading.RLock()
+        self.fetching = False
 
     def add(self, answer: object) -> None:
         if not isinstance(answer, dict) or not isinstance(answer.get("items"), list):
@@ -124,7 +127,8 @@ def start(bridge: Taker, iterator: int, frame: types.FrameType) -> None:
         bridge.batches[iterator] = Batch(frame)
         return
     with left.lock:  # items fetched for a consumer cut short come first, in their order
-        left.frame, left.lasti, left.code = id(frame), frame.f_lasti, frame.f_code
+        if not left.fetching:  # (a consumer in a callback of the fetch itself goes item by item)
+            left.frame, left.lasti, left.code = id(frame), frame.f_lasti, frame.f_code
 
 
 def length_and_start(bridge: Taker, iterable: int, iterator: int, frame: types.FrameType) -> Any:
@@ -145,13 +149,20 @@ def following(bridge: Taker, iterator: int, frame: types.FrameType) -> Any:
         while True:
             if batch.items:
                 return batch.items.popleft()
-            if batch.end is not None or not batch.consumer(frame):
+            if batch.end is not None:
                 bridge.batches.pop(iterator, None)
-                if batch.end is not None:
-                    raise batch.end
+                raise batch.end
+            if not batch.consumer(frame):
+                # A test's callback, run while the batch is fetched, asks the subject itself: the
+                # change's iterator is where that callback's next() would find it in one process.
+                if not batch.fetching:
+                    bridge.batches.pop(iterator, None)
                 return NOTHING
+            batch.fetching = True
             try:
                 batch.add(bridge.request("take", obj=iterator, size=BATCH))
             except BaseException:
                 bridge.batches.pop(iterator, None)
                 raise
+            finally:
+                batch.fetching = False
