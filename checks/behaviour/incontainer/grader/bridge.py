@@ -77,6 +77,7 @@ class Bridge:
         message: dict[str, Any] = {"op": op, **fields, "deadline": max(left - _SUBJECT_MARGIN_S, 0.25)}
         # From a test's own thread: served at once on a thread of the subject, not after the main line.
         message["main"] = threading.current_thread() is threading.main_thread()
+        iteration.forget()  # no list()'s iter()-then-length pair has a request between the two
         with self._lock:
             self._outbound.add(message, self.encode)
             if self.released:

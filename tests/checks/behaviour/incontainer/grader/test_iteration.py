@@ -341,3 +341,22 @@ def test_a_test_s_callback_that_iterates_the_handle_being_taken_whole_sees_what_
     (here, _), (there, events) = found[0]
     assert here == there == ([1, 3, 7], [3, [5, 6, 7]])  # __next__ returns self.i after the callback
     assert events == [f"next {i}" for i in range(1, 8)]
+
+
+def each(f: Any, items: Any) -> Any:
+    return list(map(f, items))  # one instruction, whatever f is
+
+
+def test_len_where_an_earlier_call_of_the_same_line_took_iter_does_not_run_the_iterator(load: Load) -> None:
+    def scenario(lib: Any) -> Any:
+        counted = lib.Counted(3)
+        iterators = each(iter, [counted])
+        # A new frame of each() at the same instruction (its id can be the first one's, now freed):
+        # len() here is no list()'s, and in one process runs nothing of the generator.
+        lengths = each(len, [counted])
+        lib.note("len")
+        return lengths, next(iterators[0])
+
+    expected, found = both(load, scenario)
+    assert found == expected
+    assert expected == (([3], 0), ["iter", "len", "note len", "yield 0"])
