@@ -123,6 +123,6 @@ def _peek(iterator: Any, count: int) -> tuple[list[Any], bool] | None:
         left = index + 1 if 0 <= index < len(sequence) else 0
         taken = min(count, left)
         return [sequence[index - i] for i in range(taken)], taken == left
-    left = max(len(sequence) - index, 0)
-    taken = min(count, left)
-    return list(sequence[index : index + taken]), taken == left
+    # One more than asked tells whether the end is there: len() of a range past sys.maxsize raises.
+    found = list(sequence[index : index + count + 1]) if index >= 0 else []
+    return found[:count], len(found) <= count

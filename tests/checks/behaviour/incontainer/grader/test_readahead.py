@@ -168,6 +168,17 @@ def test_an_item_that_cannot_be_handed_over_ends_the_lending_at_that_item(load: 
     assert next(it) == 3
 
 
+@pytest.mark.slow
+def test_an_iterator_over_a_range_longer_than_len_allows_is_lent_too(load: Load) -> None:
+    def huge(lib: Any) -> Any:
+        it = iter(range(-5, 1 << 70, 3))  # len() of this range raises OverflowError; next() does not
+        return lib.take(it, 3), next(it), lib.take(it, 1), it.__reduce__()
+
+    expected, found = both(load, huge)
+    assert found == expected
+    assert expected[:3] == ([-5, -2, 1], 4, [7])
+
+
 def test_only_what_was_lent_is_moved_whatever_the_subject_says_it_took() -> None:
     lent = Lent()
     it = iter(range(10**5))
