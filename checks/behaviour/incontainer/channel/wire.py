@@ -38,6 +38,18 @@ def measure(value: object) -> int:
     return len(_ENCODE(value))
 
 
+def weight(encoded: Any) -> int:
+    """An upper bound of ``encoded``'s size in a message (exact for anything but a scalar or a string)."""
+    kind = type(encoded)
+    if kind is int:
+        return int(encoded.bit_length()) // 3 + 8  # decimal digits, with room: ints cross as JSON numbers
+    if encoded is None or kind is bool or kind is float:
+        return 32
+    if kind is str and len(encoded) < 256:
+        return 12 * len(encoded) + 8  # a character is at most two six-byte escapes
+    return measure(encoded) + 8
+
+
 def receive(sock: socket.socket, timeout: float | None = None) -> dict[str, Any]:
     """Return the next message; raise ChannelTimeout or ChannelClosed."""
     deadline = None if timeout is None else time.monotonic() + timeout

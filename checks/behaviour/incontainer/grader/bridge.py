@@ -47,6 +47,7 @@ class Bridge:
         self.broken = broken
         self.handles: weakref.WeakValueDictionary[int, Remote] = weakref.WeakValueDictionary()
         self.handed = Handed(Aliases(suite_root.rstrip("/") + "/" if suite_root else ""))
+        self.handed.encode = self.encode  # items lent ahead go encoded, within a message's budget
         self.modules: dict[int, RemoteModule] = {}
         self.mirrors = mirrors.Mirrors(self.decode, self.handed)
         self.classes = Classes(self, self.handed.aliases)
@@ -76,6 +77,7 @@ class Bridge:
         message: dict[str, Any] = {"op": op, **fields, "deadline": max(left - _SUBJECT_MARGIN_S, 0.25)}
         # From a test's own thread: served at once on a thread of the subject, not after the main line.
         message["main"] = threading.current_thread() is threading.main_thread()
+        iteration.forget()  # no list()'s iter()-then-length pair has a request between the two
         with self._lock:
             self._outbound.add(message, self.encode)
             if self.released:
@@ -183,8 +185,8 @@ class Bridge:
         self.handed.lent.settle(request.get("took"))  # before a test's callback can see its iterators
         try:
             found = self.handed.serve(request, self.decode)
-            if request.get("op") == "take":  # each item encoded as it would cross alone
-                return {"ok": {"items": [self.encode(x) for x in found["items"]], "end": found["end"]}}
+            if request.get("op") == "take":  # each item encoded already, as it would cross alone
+                return {"ok": found}
             return {"ok": self.encode(found)}
         except BaseException as exc:  # a test's callback may raise anything; it goes back as such
             return {"raise": {"gexc": self._my_exception(exc)}}

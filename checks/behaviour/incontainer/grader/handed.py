@@ -103,8 +103,10 @@ class Handed:
         self._numbers: dict[int, int] = {}
         self._seals: dict[int, Sealed] = {}
         self._lock = threading.Lock()
-        # Items of a test's built-in iterators lent to the subject ahead of its next() (readahead.py).
+        # Items of a test's built-in iterators lent to the subject ahead of its next() (readahead.py),
+        # encoded as they would cross alone (the bridge's encoder).
         self.lent = Lent()
+        self.encode: Callable[[object], Any] = lambda value: value
 
     def keep(self, value: object) -> int:
         """Hold ``value`` for the subject; return its number."""
@@ -171,7 +173,7 @@ class Handed:
             return signatures.describe(target, self.seal)
         if op == "take":
             number = request["obj"]["id"]  # target() checked it names an object we hold
-            return self.lent.ahead(number, target, request.get("size"))
+            return self.lent.ahead(number, target, request.get("size"), self.encode)
         if op == "op":
             name = str(request.get("name"))
             if name not in GRADER_OPERATORS:

@@ -56,9 +56,11 @@ class _Noted(threading.local):
     def __init__(self) -> None:
         self.iterable: weakref.ref[Any] | None = None
         self.iterator: weakref.ref[Any] | None = None
-        self.frame = 0
+        # The frame itself, not its id: a frame of the same code started after this one ended can
+        # have the same id (each(iter, xs), then each(len, xs) - no list()'s pair of calls). Held
+        # only for an instruction that takes its operand whole, until the thread's next request.
+        self.frame: types.FrameType | None = None
         self.lasti = -1
-        self.code: types.CodeType | None = None
 
 
 _NOTED = _Noted()
@@ -66,26 +68,34 @@ _NOTED = _Noted()
 
 def noted(iterable: object, iterator: object, frame: types.FrameType) -> None:
     """Note that ``frame``'s current instruction called ``iter(iterable)`` and got ``iterator``."""
+    forget()
+    if not consumers.whole(frame):  # a for loop, next(iter(x)), zip(): never list()'s pair of calls
+        return
     try:
         refs = weakref.ref(iterable), weakref.ref(iterator)
     except TypeError:  # a handle of a value type that takes no weak reference: never fetched whole
-        _NOTED.iterable = None
         return
     _NOTED.iterable, _NOTED.iterator = refs
-    _NOTED.frame, _NOTED.lasti, _NOTED.code = id(frame), frame.f_lasti, frame.f_code
+    _NOTED.frame, _NOTED.lasti = frame, frame.f_lasti
+
+
+def forget() -> None:
+    """Drop this thread's note (each request does: list() asks for the length before any request)."""
+    if _NOTED.frame is not None:
+        _NOTED.iterable = _NOTED.iterator = _NOTED.frame = None
 
 
 def hinted(iterable: object, frame: types.FrameType) -> object | None:
     """The iterator to fetch whole, when ``len(iterable)`` or its length hint is ``list()``'s own call.
 
     That is: the same instruction of the same frame called ``iter(iterable)`` last on this thread,
-    and the instruction takes its operand whole.
+    with no request since, and the instruction takes its operand whole.
     """
-    ref, iterator = _NOTED.iterable, _NOTED.iterator
-    _NOTED.iterable = _NOTED.iterator = None
+    ref, iterator, noted_in, lasti = _NOTED.iterable, _NOTED.iterator, _NOTED.frame, _NOTED.lasti
+    forget()
     if ref is None or iterator is None or ref() is not iterable:
         return None
-    if id(frame) != _NOTED.frame or frame.f_lasti != _NOTED.lasti or frame.f_code is not _NOTED.code:
+    if frame is not noted_in or frame.f_lasti != lasti:
         return None
     found = iterator()
     return found if found is not None and consumers.whole(frame) else None
@@ -94,13 +104,16 @@ def hinted(iterable: object, frame: types.FrameType) -> object | None:
 class Batch:
     """Items of one iterator handle fetched ahead for the instruction taking it whole."""
 
-    __slots__ = ("code", "end", "frame", "items", "lasti", "lock")
+    __slots__ = ("code", "end", "fetching", "frame", "items", "lasti", "lock")
 
     def __init__(self, frame: types.FrameType) -> None:
         self.items: collections.deque[Any] = collections.deque()
         self.end: BaseException | None = None
         self.frame, self.lasti, self.code = id(frame), frame.f_lasti, frame.f_code
-        self.lock = threading.Lock()
+        # Reentrant: while a batch is fetched, the change's iterator may call a test's callback that
+        # uses the same handle, on this thread (it then goes one item at a time: ``fetching``).
+        self.lock = threading.RLock()
+        self.fetching = False
 
     def add(self, answer: object) -> None:
         if not isinstance(answer, dict) or not isinstance(answer.get("items"), list):
@@ -124,7 +137,8 @@ def start(bridge: Taker, iterator: int, frame: types.FrameType) -> None:
         bridge.batches[iterator] = Batch(frame)
         return
     with left.lock:  # items fetched for a consumer cut short come first, in their order
-        left.frame, left.lasti, left.code = id(frame), frame.f_lasti, frame.f_code
+        if not left.fetching:  # (a consumer in a callback of the fetch itself goes item by item)
+            left.frame, left.lasti, left.code = id(frame), frame.f_lasti, frame.f_code
 
 
 def length_and_start(bridge: Taker, iterable: int, iterator: int, frame: types.FrameType) -> Any:
@@ -145,13 +159,20 @@ def following(bridge: Taker, iterator: int, frame: types.FrameType) -> Any:
         while True:
             if batch.items:
                 return batch.items.popleft()
-            if batch.end is not None or not batch.consumer(frame):
+            if batch.end is not None:
                 bridge.batches.pop(iterator, None)
-                if batch.end is not None:
-                    raise batch.end
+                raise batch.end
+            if not batch.consumer(frame):
+                # A test's callback, run while the batch is fetched, asks the subject itself: the
+                # change's iterator is where that callback's next() would find it in one process.
+                if not batch.fetching:
+                    bridge.batches.pop(iterator, None)
                 return NOTHING
+            batch.fetching = True
             try:
                 batch.add(bridge.request("take", obj=iterator, size=BATCH))
             except BaseException:
                 bridge.batches.pop(iterator, None)
                 raise
+            finally:
+                batch.fetching = False

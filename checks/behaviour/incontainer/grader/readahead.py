@@ -14,17 +14,30 @@ what one process shows. Nothing changes the sequence meanwhile: only the
 change's code runs, and it reaches the test's objects only by messages,
 each of which settles first. The subject's word on what it took is bounded
 by what it was lent.
+
+What is lent goes encoded, as each item would cross alone, and stops where
+the answer would grow past a quarter of the channel's cap (items that cross
+alone may not cross together) or before an item that cannot cross: next()
+meets that one for real, as it would asked one at a time.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
+from ..channel import wire
 from ..channel.protocol import SEQUENCE_ITERATORS
 
 SEQUENCES = (list, tuple, str, bytes, bytearray, range)
 MAX_LENT = 4096
+# What one answer's lent items may fill of a message (the first item always goes, as it would alone).
+BUDGET = wire.MAX_MESSAGE // 4
+
+
+def _same(value: object) -> Any:
+    return value
 
 
 class Lent:
@@ -34,24 +47,32 @@ class Lent:
         self._out: dict[int, tuple[object, int, bool]] = {}
         self._lock = threading.Lock()
 
-    def ahead(self, number: int, iterator: object, size: object) -> dict[str, Any]:
-        """Up to ``size`` next items of ``iterator``, read without advancing it; ``end``: no more after.
+    def ahead(
+        self, number: int, iterator: object, size: object, encode: Callable[[object], Any] = _same
+    ) -> dict[str, Any]:
+        """Up to ``size`` next items of ``iterator``, encoded, read without advancing it; ``end``: no more.
 
-        An iterator whose sequence cannot be read so (a list subclass's) gives its next item for real,
-        as ``next()`` would, with nothing lent.
+        An iterator whose sequence cannot be read so (a list subclass's), or whose next item cannot
+        cross, gives its next item for real, as ``next()`` would, with nothing lent.
         """
         count = min(size, MAX_LENT) if type(size) is int and size > 0 else 1
         peeked = _peek(iterator, count) if type(iterator) in SEQUENCE_ITERATORS else None
+        lent: list[Any] = []
+        end = False
+        if peeked is not None:
+            lent = _encoded(peeked[0], encode)
+            end = peeked[1] and len(lent) == len(peeked[0])
         with self._lock:
             self._out.pop(number, None)
-            if peeked is not None:
-                self._out[number] = (iterator, len(peeked[0]), peeked[1])
-        if peeked is not None:
-            return {"items": peeked[0], "end": peeked[1]}
+            if lent or end:
+                self._out[number] = (iterator, len(lent), end)
+        if lent or end:
+            return {"items": lent, "end": end}
         try:
-            return {"items": [next(iterator)], "end": False}  # type: ignore[call-overload]
+            item = next(iterator)  # type: ignore[call-overload]
         except StopIteration:
             return {"items": [], "end": True}
+        return {"items": [encode(item)], "end": False}  # what cannot cross raises here, as next()'s would
 
     def settle(self, took: object) -> None:
         """Advance each lent iterator by what the change took of it (``[number, taken, past the end]``)."""
@@ -71,6 +92,22 @@ class Lent:
                 next(iterator, None)  # type: ignore[call-overload]
 
 
+def _encoded(items: list[Any], encode: Callable[[object], Any]) -> list[Any]:
+    """``items`` encoded, up to the budget and up to the first one that cannot cross."""
+    out: list[Any] = []
+    weight = 0
+    for item in items:
+        try:
+            encoded = encode(item)
+        except Exception:  # refused (a test's frame, code, module): next() meets it for real
+            break
+        weight += wire.weight(encoded)
+        if out and weight > BUDGET:
+            break
+        out.append(encoded)
+    return out
+
+
 def _peek(iterator: Any, count: int) -> tuple[list[Any], bool] | None:
     """The next ``count`` items and whether the sequence ends there; None if it cannot be read so."""
     reduced = iterator.__reduce__()
@@ -86,6 +123,6 @@ def _peek(iterator: Any, count: int) -> tuple[list[Any], bool] | None:
         left = index + 1 if 0 <= index < len(sequence) else 0
         taken = min(count, left)
         return [sequence[index - i] for i in range(taken)], taken == left
-    left = max(len(sequence) - index, 0)
-    taken = min(count, left)
-    return list(sequence[index : index + taken]), taken == left
+    # One more than asked tells whether the end is there: len() of a range past sys.maxsize raises.
+    found = list(sequence[index : index + count + 1]) if index >= 0 else []
+    return found[:count], len(found) <= count

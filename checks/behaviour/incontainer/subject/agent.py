@@ -298,6 +298,8 @@ class Agent:
         args = self.decode(request.get("args", []))
         if name == "next" and args:
             waiting, item = self.held.pop(args[0])
+            if type(item) is iteration.Raised:
+                raise item.exc
             if waiting:
                 return item
         return self.encode(OPERATORS[name].apply(*args))

@@ -7,7 +7,8 @@ order, stopping at the iterator's end or at the exception it raises, which
 goes back in its place for the consumer to meet at the same item. A batch
 is bounded by its count and by its size on the wire, well under the
 channel's cap; an item too large to share a message with those before it
-is held for the next request on its iterator (``Held``).
+is held for the next request on its iterator (``Held``), and so is an
+exception too large to share one with the items before it (``Raised``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ MAX_ITEMS = 65_536
 # What a batch may fill of a message before it stops, and what one may never cross.
 BUDGET = wire.MAX_MESSAGE // 4
 _ROOM = wire.MAX_MESSAGE - (1 << 20)
+
+
+class Raised:
+    """An exception the iterator raised, held for the next request on it (it is raised there)."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
 
 
 class Held:
@@ -57,9 +67,11 @@ def take(
     items: list[Any] = []
     weight = 0
     waiting, first = held.pop(iterator)
+    if type(first) is Raised:
+        return {"items": [], "end": {codec.TYPE: "sexc", **raised(first.exc)}}
     if waiting:
         items.append(first)
-        weight = _weight(first)
+        weight = wire.weight(first)
     end = None
     while len(items) < count and weight < BUDGET:
         try:
@@ -68,24 +80,15 @@ def take(
             raise  # the request's deadline: the whole request fails, as one item's would
         except BaseException as exc:  # the change's iterator may raise anything; it ends the batch there
             end = {codec.TYPE: "sexc", **raised(exc)}
+            if items and weight + wire.weight(end) > _ROOM:  # it crosses alone, in the next answer
+                held.hold(iterator, Raised(exc))
+                end = None
             break
         encoded = encode(item)
-        more = _weight(encoded)
+        more = wire.weight(encoded)
         if items and weight + more > _ROOM:
             held.hold(iterator, encoded)
             break
         items.append(encoded)
         weight += more
     return {"items": items, "end": end}
-
-
-def _weight(encoded: Any) -> int:
-    """An upper bound of ``encoded``'s size on the wire (exact for anything but a scalar or a string)."""
-    kind = type(encoded)
-    if kind is int:
-        return int(encoded.bit_length()) // 3 + 8  # decimal digits, with room: ints cross as JSON numbers
-    if encoded is None or kind is bool or kind is float:
-        return 32
-    if kind is str and len(encoded) < 256:
-        return 12 * len(encoded) + 8  # a character is at most two six-byte escapes
-    return wire.measure(encoded) + 8
