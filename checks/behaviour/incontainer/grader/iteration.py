@@ -124,6 +124,10 @@ class Batch:
             self.end = end
         elif end is not None:
             raise TypeError("patchgate: the code under test ended a batch with something not an exception")
+        elif not answer["items"]:
+            # Ours answers at least one item or the exception that ended them: a consumer given nothing
+            # would ask again for ever.
+            raise TypeError("patchgate: the code under test answered a batch with nothing in it")
 
     def consumer(self, frame: types.FrameType) -> bool:
         """Whether ``frame`` is still at the instruction the items were fetched for."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 import threading
 import types
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 
 from checks.behaviour.incontainer.grader.bridge import Bridge
+from checks.behaviour.incontainer.grader.iteration import Batch
 from tests.checks.behaviour.incontainer.grader.test_classes import requests
 from tests.checks.behaviour.incontainer.test_bridge_shapes import Load, load
 
@@ -360,3 +362,15 @@ def test_len_where_an_earlier_call_of_the_same_line_took_iter_does_not_run_the_i
     expected, found = both(load, scenario)
     assert found == expected
     assert expected == (([3], 0), ["iter", "len", "note len", "yield 0"])
+
+
+def test_a_batch_answered_with_nothing_is_refused_rather_than_asked_again_for_ever() -> None:
+    # A subject that answers a batch with no item and no end would keep list() asking: the test
+    # errors at once instead of running to its deadline.
+
+    batch = Batch(sys._getframe())
+    with pytest.raises(TypeError, match="answered a batch with nothing"):
+        batch.add({"items": []})
+    batch.add({"items": [], "end": StopIteration()})  # the end alone is an answer
+    batch.add({"items": [1]})
+    assert list(batch.items) == [1]
