@@ -78,8 +78,11 @@ def grade_runs(
             unreadable = RunLog(plan.part, started=True, problems=("its report is missing or unreadable",))
             logs[index] = Read(plan, result, unreadable)
             continue
-        log.error("%s %s %s run: no report; exit %s; stderr: %s", suite.name, plan.label, plan.part,
-                  result.exit_code, result.stderr[-2000:].decode("utf-8", "replace"))  # fmt: skip
+        # What the sandbox saw too: a report lost to the engine reads differently from one never written.
+        log.error("%s %s %s run: no report; exit %s; wall %.1f s; timed out %s; limit hit %s; files %s; "
+                  "stderr: %s", suite.name, plan.label, plan.part, result.exit_code, result.wall_s,
+                  result.timed_out, result.limit_hit, sorted(result.files),
+                  result.stderr[-2000:].decode("utf-8", "replace"))  # fmt: skip
         raise SuiteError(
             f"the {plan.label} run of the {plan.part} part produced no report "
             f"(exit code {result.exit_code}); see the server log"
