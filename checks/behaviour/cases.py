@@ -30,10 +30,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Self
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from checks.behaviour.errors import SuiteError
+from checks.behaviour.errors import SuiteError, read_yaml
 from checks.behaviour.grade import MISSING, TestOutcome
 from checks.behaviour.incontainer.channel.values import ValueFormatError, approx_equal, decode, equal, show
 from sandbox.pyparse import parse_python
@@ -104,16 +103,7 @@ def is_case_file(name: str) -> bool:
 
 def load_case_file(path: Path, rel: str) -> tuple[CaseSpec, ...]:
     """Read one case file; raise SuiteError naming the file (and case) when it is invalid."""
-    if path.stat().st_size > MAX_CASE_FILE_BYTES:
-        raise SuiteError(f"{rel}: larger than {MAX_CASE_FILE_BYTES} bytes")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise SuiteError(f"{rel}: not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise SuiteError(f"{rel}: invalid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+    data = read_yaml(path, rel, MAX_CASE_FILE_BYTES)
     try:
         model = CaseFileModel.model_validate(data)
     except ValidationError as exc:

@@ -36,10 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from checks.behaviour.errors import SuiteError
+from checks.behaviour.errors import SuiteError, read_yaml
 from sandbox.pyparse import parse_python
 
 DIFF_FILE_SUFFIXES = (".diff.yml", ".diff.yaml")
@@ -150,17 +149,9 @@ def is_diff_file(name: str) -> bool:
 
 def load_diff_file(path: Path, rel: str, root: Path) -> tuple[DiffSpec, ...]:
     """Read one differential file; raise SuiteError naming the file (and function) when it is invalid."""
-    if path.stat().st_size > MAX_DIFF_FILE_BYTES:
-        raise SuiteError(f"{rel}: larger than {MAX_DIFF_FILE_BYTES} bytes")
+    data = read_yaml(path, rel, MAX_DIFF_FILE_BYTES)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
         model = DiffFileModel.model_validate(data)
-    except UnicodeDecodeError:
-        raise SuiteError(f"{rel}: not UTF-8 text") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise SuiteError(f"{rel}: invalid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
     except ValidationError as exc:
         problems = [f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors()]
         raise SuiteError(f"{rel}: " + "; ".join(problems)) from None

@@ -31,7 +31,6 @@ from . import references, timing
 from .search import Found, search
 
 CONNECT_S = 120.0
-_ANSWER_GRACE_S = 30.0
 
 
 def _refuse(request: dict[str, Any]) -> dict[str, Any]:
@@ -96,16 +95,8 @@ class Run:
         return None if agree(expected, head) else Found(args, kwargs, expected, head)
 
     def _apply(self, target: timing.Target, args: Any, kwargs: Any) -> dict[str, Any]:
-        request = {
-            "op": "apply",
-            "module": target.module,
-            "function": target.function,
-            "args": args,
-            "kwargs": kwargs,
-            "deadline": target.timeout_s,
-        }
         try:
-            return timing.observed(self.peer.request(request, timeout=target.timeout_s + _ANSWER_GRACE_S))
+            return timing.apply(self.peer, target, args, kwargs)
         except PeerGone as exc:
             # The input that ended the subject is the counterexample; nothing after it is compared.
             self.gone = f"the code under test stopped answering: {exc}"

@@ -147,7 +147,7 @@ def measure(
                     out.samples[n][side].append(clocks.reference() - start)
                 else:
                     start = clocks.subject()
-                    seen[side] = _head(peer, target, args, kwargs)
+                    seen[side] = apply(peer, target, args, kwargs)
                     spent = clocks.subject() - start
                     if seen[side].get("status") == "timeout":
                         out.status, out.size = "timeout", n
@@ -172,7 +172,8 @@ def _input(generate: Callable[[int, random.Random], Any], n: int, rng: random.Ra
     return references.encode_input(list(made), f"the generated input at n = {n}"), {}
 
 
-def _head(peer: Peer, target: Target, args: Any, kwargs: Any) -> dict[str, Any]:
+def apply(peer: Peer, target: Target, args: Any, kwargs: Any) -> dict[str, Any]:
+    """Call the change's function in the subject on one input; return what it did (``observed``)."""
     request = {
         "op": "apply",
         "module": target.module,

@@ -19,21 +19,11 @@ import pytest
 
 from checks.behaviour.incontainer.channel.peer import Peer
 from checks.behaviour.incontainer.grader import differential, references, timing
+from tests.checks.behaviour.incontainer.test_bridge import SUBJECT
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[5]
-SUBJECT = """
-import os, signal, socket, sys
-sys.path.insert(0, sys.argv[1])
-from checks.behaviour.incontainer.subject import agent, main as subject
-repo, fd = sys.argv[2], int(sys.argv[3])
-sys.path[:0] = [repo]
-os.chdir(repo)
-signal.signal(signal.SIGALRM, subject._on_alarm)
-agent = agent.Agent(socket.socket(fileno=fd), repo)
-agent.peer.serve_forever()
-"""
 
 CALC = """
 import os, time
