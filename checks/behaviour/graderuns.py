@@ -121,7 +121,11 @@ def grade_runs(
     base_passed = frozenset(i for i, o in base_map.items() if o.passed)
     isolated_passed = frozenset(i for i in expected if all(m[i].passed for m in head_maps))
     measured = frozenset(tier.ids & set(expected)) if tier is not None else frozenset()
+    # Flaky on base: the isolated base runs' disagreements, but the tier's tests by the tier's own base
+    # runs (their isolated outcomes are not theirs).
+    unstable = flaky_ids(base_maps) - measured
     if tier is not None:
+        unstable |= tier.unstable_on_base() & measured
         base_map.update({i: tier_outcome(tier.base, i) for i in measured})
         for outcomes, view in zip(head_maps, tier.heads, strict=False):
             # The code under test could read the tier's files in that process: no text of its is shown.
@@ -139,9 +143,7 @@ def grade_runs(
     return SuiteOutcome(
         suite.kind,
         # The repository's own tests: base's failures are base's (a hidden test failing there is the task).
-        grade=grade_suite(
-            base_map, head_maps, flaky_ids(base_maps), excuse_base_failures=suite.kind == "repository"
-        ),
+        grade=grade_suite(base_map, head_maps, unstable, excuse_base_failures=suite.kind == "repository"),
         notes=tuple(notes),
         wall_s=wall,
         peak_memory_bytes=max((r.peak_memory_bytes or 0 for r in head_results), default=0) or None,

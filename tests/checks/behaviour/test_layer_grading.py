@@ -9,11 +9,14 @@ from pathlib import Path
 import pytest
 
 from checks.behaviour.errors import SuiteError
+from checks.behaviour.grade import TestOutcome
 from checks.behaviour.graderuns import grade_runs
 from checks.behaviour.layer import nothing_to_run, start_behaviour
-from checks.behaviour.plan import RunPlan, Staging, Tree, plan_runs
+from checks.behaviour.outcomes import RunView
+from checks.behaviour.plan import RunPlan, Staging, Tree, plan_one, plan_runs
 from checks.behaviour.result import SuiteOutcome
 from checks.behaviour.suites import Suite, Suites, load_suite
+from checks.behaviour.tier import TierRuns
 from checks.policy import Behaviour, Policy
 from checks.runner import LayerContext
 from checks.workspace import Workspace
@@ -234,3 +237,53 @@ def test_a_layer_with_nothing_to_run_says_why(
     assert (result.status, result.detail) == expected
     assert pending is None
     assert nothing_to_run(Behaviour(), Suites(held_out=Path("o"))) is None
+
+
+def tier_view(label: str, passed: bool) -> RunView:
+    test_id = "test_t.py::test_b"
+    outcome = TestOutcome("passed") if passed else TestOutcome("failed", "m")
+    return RunView(label, {test_id: outcome}, frozenset({test_id}))
+
+
+@pytest.mark.parametrize(
+    ("base_again", "excused"),
+    [
+        (False, False),  # steady on base: the head's flakiness is the change's, and counts as failed
+        (True, True),  # base's own tier runs disagree too: the suite's flakiness, left out
+        (None, False),  # base ran once: nothing decides for the change
+    ],
+)
+def test_a_tier_test_flaky_on_head_is_excused_only_by_base_s_own_tier_runs(
+    setup: tuple[Suite, list[RunPlan], dict[Tree, Path]], base_again: bool | None, excused: bool
+) -> None:
+    # Without the tier's own second base run, a tier test flaky on head always counted as failed
+    # (click's pager tests, flaky in click's own suite, failed its unchanged head); and with a second
+    # isolated base run, every tier test flaky on head was excused, because its isolated base outcome
+    # (failed) disagreed with its tier outcome (passed).
+    suite, plans, trees = setup
+    staging = Staging(suite=suite, image="i", harness=trees["base"], staged=suite.root, work=trees["base"],
+                      policy=POLICY, messages=True)  # fmt: skip
+    again = [plan_one(staging, "pytest", "base 2", "base", trees["base"])]
+    logs = honest({"test_t.py::test_a": "passed", "test_t.py::test_b": "failed"},
+                  {"test_t.py::test_a": "passed", "test_t.py::test_b": "failed"})  # fmt: skip
+    # An isolated test flaky on head sent base once more (steady there): test_a.
+    logs["head 2/pytest"] = pytest_log("N", {"test_t.py::test_a": "failed", "test_t.py::test_b": "failed"},
+                                       collected=ALL)  # fmt: skip
+    logs["base 2/pytest"] = logs["base/pytest"]
+    results = {}
+    for plan in [*plans, *again]:
+        data = logs[f"{plan.label}/{plan.part}"]
+        assert data is not None
+        data = data.replace(b'"nonce": "N"', json.dumps({"nonce": plan.nonce})[1:-1].encode())
+        results[plan] = RunResult(0, b"", b"", 1.5, files={plan.report: data})
+    tier = TierRuns(
+        ids=frozenset({"test_t.py::test_b"}),
+        base=tier_view("base (in-process tier)", True),
+        heads=(tier_view("head 1 (in-process tier)", True), tier_view("head 2 (in-process tier)", False)),
+        again=None if base_again is None else tier_view("base 2 (in-process tier)", not base_again),
+    )
+    g = grade_runs(suite, [*plans, *again], results, trees, POLICY, tier=tier).grade
+    assert g is not None
+    assert "test_t.py::test_b" in g.flaky
+    assert ("test_t.py::test_b" in g.excused) is excused
+    assert ("test_t.py::test_b" in {i for i, _ in g.failures}) is not excused

@@ -4,15 +4,19 @@
 from __future__ import annotations
 
 import ast
+import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from checks.behaviour.plan import RunPlan, Staging, Tree
 from checks.behaviour.suites import load_suite
-from checks.behaviour.tier import candidates, stage_tier
+from checks.behaviour.tier import candidates, measure, stage_tier
 from checks.decide import decide
-from checks.policy import Policy
+from checks.policy import Behaviour, Policy
 from checks.report import QualityResult, ShapeResult
+from sandbox.spec import RunResult
 from tests.checks.behaviour.test_layer import HIDDEN, RIGHT, WRONG, WRONG_NUMBERS, Files, Gate, gate, numbers
 
 __all__ = ["gate"]
@@ -50,6 +54,45 @@ def test_a_tier_run_holds_the_tier_s_tests_alone(tmp_path: Path) -> None:
     names = {n.name for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef)}
     assert names == {"y", "test_keep", "test_in"}
     assert "99" not in text and "98" not in text
+
+
+def _tier_log(nonce: str, outcome: str) -> bytes:
+    records = [{"kind": "start", "runner": "pytest", "nonce": nonce, "version": 1},
+               {"kind": "collected", "ids": ["test_a.py::test_t"]},
+               {"kind": "begin", "id": "test_a.py::test_t"},
+               {"kind": "test", "id": "test_a.py::test_t", "outcome": outcome, "message": ""},
+               {"kind": "finish", "exit_status": 0}, {"kind": "exit", "code": 0}]  # fmt: skip
+    return b"".join(json.dumps(r).encode() + b"\n" for r in records)
+
+
+@pytest.mark.parametrize(("heads", "runs"), [(("passed", "failed"), 4), (("passed", "passed"), 3)])
+def test_base_runs_the_tier_again_only_when_a_tier_test_s_head_runs_disagree(
+    tmp_path: Path, heads: tuple[str, str], runs: int
+) -> None:
+    root = tmp_path / "suite"
+    root.mkdir()
+    (root / "test_a.py").write_text("def test_t():\n    pass\n")
+    suite = load_suite(root, "hidden")
+    trees: dict[Tree, Path] = {"base": tmp_path / "base", "head": tmp_path / "head"}
+    for tree in trees.values():
+        tree.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    staging = Staging(suite=suite, image="i", harness=work, staged=root, work=work, policy=Behaviour(),
+                      messages=True)  # fmt: skip
+    planned: list[RunPlan] = []
+    outcomes = iter(["passed", *heads, "failed"])
+
+    def run_all(plans: Sequence[RunPlan]) -> dict[RunPlan, RunResult]:
+        planned.extend(plans)
+        return {p: RunResult(0, b"", b"", 1.0, files={p.report: _tier_log(p.nonce, next(outcomes))})
+                for p in plans}  # fmt: skip
+
+    tier = measure(staging, trees, ["test_a.py::test_t"], run_all)
+    assert tier is not None and len(planned) == runs
+    assert [p.tree for p in planned] == ["base", "head", "head", "base"][:runs]
+    # The second base run failed where the first passed: base's own flakiness, which grade.py excuses.
+    assert tier.unstable_on_base() == (frozenset({"test_a.py::test_t"}) if runs == 4 else frozenset())
 
 
 @pytest.mark.docker
