@@ -314,3 +314,20 @@ def test_a_function_timed_against_base_fails_when_it_grows_faster_and_passes_whe
     wrong = gate.change({"calc/__init__.py": LINEAR}, DOUBLE_BASE, name="wrong")
     [disagreed] = only(run(gate, wrong, hidden)).functions
     assert disagreed.status == "disagreed" and "reference returned" in disagreed.counterexample
+
+
+def test_a_refactor_is_compared_with_base_on_day_one_with_no_test_store(gate: Gate) -> None:
+    # No hidden or held-out suite: base's own tests are the suite, and the refactor is still compared.
+    own_tests = {
+        "tests/test_text.py": "from calc.text import shout\n\n\ndef test_s():\n    assert shout('a') == 'A'\n"
+    }
+    changed = "def shout(text: str, times: int = 1) -> str:\n    return text.upper() * times + ('!' if text else '')\n"
+    ws = gate.change({"calc/text.py": changed}, {**REFACTOR_BASE, **own_tests})
+    policy = Policy.model_validate(
+        {"behaviour": {"differential": {"compare_refactors_with_base": True, "max_examples": 200}},
+         "strength": {"max_mutants": 0}}
+    )  # fmt: skip
+    result = run_behaviour(LayerContext(ws, policy, gate.sandbox, gate.image), Suites(labels=("refactor",)))
+    [found] = result.differential
+    assert (found.source, found.checked, found.agreed) == ("base", 1, 0)
+    assert result.status == "failed" and [s.kind for s in result.suites] == ["repository"]
