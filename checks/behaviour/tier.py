@@ -105,26 +105,28 @@ def measure(
     # A folder of its own per suite: a hidden and a held-out suite may both have a tier.
     staged_base = stage_tier(suite, Path(tempfile.mkdtemp(prefix="tier-", dir=staging.work)) / "suite", ids)
     # Whole modules, which hold these tests alone now: a node id pytest cannot find would end the run.
-    base_plan = plan_in_process(staging, "base (in-process tier)", "base", trees["base"], staged=staged_base,
-                                select=_modules(ids))  # fmt: skip
-    base_result = run_all([base_plan])[base_plan]
-    base_view = _view(base_plan, base_result, suite, staging)
+    # Head's runs hold the same tests as base's, in the same modules: a test that leans on another's
+    # state (a class attribute an earlier test set, the modules imported so far) meets what it met there.
+    select = _modules(ids)
+
+    def plan(label: str, tree: Tree) -> RunPlan:
+        return plan_in_process(staging, f"{label} (in-process tier)", tree, trees[tree], staged=staged_base,
+                               select=select)  # fmt: skip
+
+    def view(plans: Sequence[RunPlan]) -> tuple[RunView, ...]:
+        results = run_all(plans)
+        return tuple(_view(p, results[p], suite, staging) for p in plans)
+
+    [base_view] = view([plan("base", "base")])
     tier = sorted(i for i in ids if i in uncollectable or outcome(base_view, i).passed)
     if not tier:
         return None
-    # The same tests as base's run, in the same modules: a test that leans on another's state (a class
-    # attribute an earlier test set, the modules imported so far) meets on head what it met on base.
-    heads = [plan_in_process(staging, f"head {n} (in-process tier)", "head", trees["head"],
-                             staged=staged_base, select=_modules(ids)) for n in (1, 2)]  # fmt: skip
-    results = run_all(heads)
-    views = tuple(_view(plan, results[plan], suite, staging) for plan in heads)
+    views = view([plan("head 1", "head"), plan("head 2", "head")])
     again = None
-    if any(len({outcome(view, i).passed for view in views}) > 1 for i in tier):
-        # A test flaky on head: base once more, the same tests in the same modules (grade.py excuses a
-        # test only when base's own runs disagree too; the change cannot turn a failure into that).
-        plan = plan_in_process(staging, "base 2 (in-process tier)", "base", trees["base"], staged=staged_base,
-                               select=_modules(ids))  # fmt: skip
-        again = _view(plan, run_all([plan])[plan], suite, staging)
+    if any(len({outcome(v, i).passed for v in views}) > 1 for i in tier):
+        # A test flaky on head: base once more (grade.py excuses a test only when base's own runs
+        # disagree too; the change cannot turn a failure into that).
+        [again] = view([plan("base 2", "base")])
     return TierRuns(frozenset(tier), base_view, views, again)
 
 
