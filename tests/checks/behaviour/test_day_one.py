@@ -337,21 +337,19 @@ def test_base_test_modules_of_one_name_leave_the_rest_measured(run: Callable[...
     assert report.conclusion == "failure", report.reasons
 
 
-def test_a_src_layout_with_its_pythonpath_setting_is_measured(run: Callable[..., Report]) -> None:
+@pytest.mark.parametrize(
+    "pytest_options",
+    [
+        'pythonpath = ["src"]',
+        # testpaths naming src/ too (doctests in the package): src/ is not a test folder, not staged.
+        'testpaths = ["tests", "src"]\npythonpath = ["src"]',
+    ],
+)
+def test_a_src_layout_with_its_pythonpath_setting_is_measured(
+    run: Callable[..., Report], pytest_options: str
+) -> None:
     base: Files = {
-        "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n\n[tool.pytest.ini_options]\npythonpath = ["src"]\n',
-        "src/calc/__init__.py": CALC,
-        "tests/test_calc.py": "from calc import half\n\n\ndef test_half():\n    assert half(8) == 4\n",
-    }
-    report = run({"src/calc/__init__.py": CALC.replace("x // 2", "x // 3")}, base=base)
-    assert [f.id for f in suite(report, "repository").failures] == ["tests/test_calc.py::test_half"]
-    assert report.conclusion == "failure", report.reasons
-
-
-def test_testpaths_naming_folders_the_suite_does_not_hold_still_measure(run: Callable[..., Report]) -> None:
-    # testpaths = ["tests", "src"] (doctests in the package): src/ is not a test folder, not staged.
-    base: Files = {
-        "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n\n[tool.pytest.ini_options]\ntestpaths = ["tests", "src"]\npythonpath = ["src"]\n',
+        "pyproject.toml": f'[project]\nname = "calc"\nversion = "0"\n\n[tool.pytest.ini_options]\n{pytest_options}\n',
         "src/calc/__init__.py": CALC,
         "tests/test_calc.py": "from calc import half\n\n\ndef test_half():\n    assert half(8) == 4\n",
     }
