@@ -43,6 +43,7 @@ from checks.behaviour.plan import (  # noqa: E402
     write_harness,
 )
 from checks.behaviour.suites import SUITE_CONFIG, load_suite  # noqa: E402
+from checks.behaviour.support import stage_support  # noqa: E402
 
 try:
     from checks.behaviour.owners import module_names
@@ -219,7 +220,8 @@ def unpack(sdist: Path, project: Project, work: Path) -> tuple[Path, Path, Path]
 
 def head_plan(image: str, tree: Path, suite_root: Path, work: Path) -> RunPlan:
     """Plan one head run of the hidden suite at ``suite_root`` on ``tree``, as the layer plans it."""
-    suite = load_suite(suite_root, "hidden")
+    modules = tuple(module_names(tree))
+    suite = load_suite(suite_root, "hidden", tree, modules)
     staging = Staging(
         suite=suite,
         image=image,
@@ -228,7 +230,10 @@ def head_plan(image: str, tree: Path, suite_root: Path, work: Path) -> RunPlan:
         work=work,
         policy=POLICY,
         messages=True,
-        modules=tuple(module_names(tree)),
+        modules=modules,
+        # Base's test support the suite imports, as the layer stages it (the tree is base here).
+        support=stage_support(suite.support, work / "support"),
+        support_dir=work / "support" if suite.support else None,
     )
     return plan_one(staging, "pytest", "head 1", "head", tree)
 

@@ -14,11 +14,12 @@ followed: those tests are known from base's own collection instead.
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.pytestconfig import PytestOptions
+from checks.behaviour.support import SupportModule
 
 _UNITTEST_BASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
 # The suite's classes a class derives from that are read for its tests; a real hierarchy is a few.
@@ -38,20 +39,24 @@ class _Class:
 class Modules:
     """Every Python file of the suite, parsed, with the classes each defines and what its names import."""
 
-    def __init__(self, trees: Mapping[str, ast.Module]) -> None:
+    def __init__(self, trees: Mapping[str, ast.Module], support: Iterable[SupportModule] = ()) -> None:
+        """``support``: base's test-support modules the suite imports, whose classes its tests derive from."""
         self.trees = trees
         self.names = {rel: _module_name(rel, trees) for rel in trees}
         by_name = {name: rel for rel, name in self.names.items()}
         self.classes: dict[tuple[str, str], _Class] = {}
         self.functions: dict[tuple[str, str], ast.FunctionDef | ast.AsyncFunctionDef] = {}
-        for rel, tree in trees.items():
-            imports = _imports(tree, self.names[rel], rel.endswith("__init__.py"))
+        # Support first: a later definition of a name replaces an earlier one, as in Python.
+        every = [(m.name, m.package, parsed) for m in support if (parsed := m.parsed()) is not None]
+        every += [(self.names[rel], rel.endswith("__init__.py"), tree) for rel, tree in trees.items()]
+        for name, package, tree in every:
+            imports = _imports(tree, name, package)
             for node in tree.body:
                 if isinstance(node, ast.ClassDef):
-                    bases = [_resolve(b, imports, self.names[rel]) for b in node.bases]
-                    self.classes[(self.names[rel], node.name)] = _Class(node, self.names[rel], bases)
+                    bases = [_resolve(b, imports, name) for b in node.bases]
+                    self.classes[(name, node.name)] = _Class(node, name, bases)
                 elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    self.functions[(self.names[rel], node.name)] = node
+                    self.functions[(name, node.name)] = node
         self._by_name = by_name
 
     def is_testcase(self, cls: _Class) -> bool:

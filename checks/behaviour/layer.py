@@ -42,6 +42,7 @@ from checks.behaviour.repotests import has_tests, rewritten, stage_tests
 from checks.behaviour.result import SuiteOutcome, behaviour_result, with_differential
 from checks.behaviour.strength import PendingMutants, measure_strength
 from checks.behaviour.suites import Suite, Suites, load_suite
+from checks.behaviour.support import edited_support, stage_support
 from checks.behaviour.tamper import restore_infra
 from checks.behaviour.tier import candidates, measure
 from checks.behaviour.views import run_view
@@ -134,14 +135,18 @@ def start_behaviour(
     # Differential suites: one head run each, the references in the grader (differential.py).
     diff_plans: dict[Source, DiffPlan] = {}
     executable = executable_changes(ctx.workspace, head_tree)
+    modules = tuple(module_names(*trees.values()))
+    # Changes the tests cannot reach, for a maintainer (support modules the change edits).
+    untested: list[str] = []
     for kind, path in wanted:
         try:
-            suite = load_suite(path, kind)
+            suite = load_suite(path, kind, ws.base_dir, modules)
         except SuiteError as exc:
             if kind != "repository" or not isinstance(exc, NoTests):
                 outcomes[kind] = _config_error(kind, str(exc))
             # else: base's test folders hold no test pytest would collect: there is no such suite
             continue
+        support_dir = work / f"support-{kind}"
         staging = Staging(
             suite=suite,
             image=ctx.image,
@@ -154,10 +159,13 @@ def start_behaviour(
             # The repository's tests are the agent's to read anyway: their messages are shown.
             messages=kind == "repository"
             or (kind == "hidden" and policy.show_hidden_failures == "ids+messages"),
-            modules=tuple(module_names(*trees.values())),
+            modules=modules,
             # Changed-line coverage is the subject's own report: measured for the suite of the strength.
             lines=executable if kind == strongest else {},
+            support=stage_support(suite.support, support_dir),
+            support_dir=support_dir if suite.support else None,
         )
+        untested += edited_support(suite.support, ws.changed)
         stagings[kind] = staging
         # The server-side suites' differential files (a repository's test folders hold none: its data).
         source = _DIFF_SOURCES.get(kind)
@@ -236,7 +244,7 @@ def start_behaviour(
     differential = [read_differential(plan, ran[plan], kind, policy) for kind, plan in diff_plans.items()]
     differential += left_out
     result = with_differential(result, differential)
-    result.untested = unservable_changes(ctx.workspace.changed)
+    result.untested = [*unservable_changes(ctx.workspace.changed), *dict.fromkeys(untested)]
     strength, pending = measure_strength(
         ctx, stagings.get(strongest), outcomes.get(strongest), executable, head_tree,
         mutate=result.status == "passed",

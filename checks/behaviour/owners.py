@@ -50,6 +50,12 @@ def module_names(*trees: Path) -> list[str]:
     return sorted(names)
 
 
+def served_names(modules: Iterable[str], suite_names: Iterable[str]) -> frozenset[str]:
+    """The tree's top-level names a test's import gets from the subject: not the suite's own, and
+    never the standard library's or the test runner's (the grader's own tools it may also use aside)."""
+    return frozenset(modules) - frozenset(suite_names) - STDLIB - runner_names()
+
+
 def unservable_changes(changed: Iterable[ChangedFile]) -> list[str]:
     """Name each changed tree module that the grader's own module of that name shadows, as a reason to read.
 

@@ -44,6 +44,8 @@ CONTAINER_SUITE = "/suite"
 CONTAINER_HARNESS = "/patchgate"
 HARNESS_PACKAGE = "patchgate_harness"
 GRADER_SUITE = f"{GRADER_HOME}/suite"
+# Base's test support (``support.py``): its modules imported in the grader, with the tests.
+GRADER_SUPPORT = f"{GRADER_HOME}/support"
 GRADER_PLAN = f"{GRADER_HOME}/plan.json"
 GRADER_REPORT = f"{GRADER_HOME}/report.jsonl"
 DEFAULT_TEST_TIMEOUT_S = 60.0
@@ -132,7 +134,8 @@ test_timeout.__test__ = False  # type: ignore[attr-defined]
 
 def write_private(dest: Path, suite: Suite, part: Part, *, nonce: str, messages: bool,
                   modules: list[str], policy: Behaviour,
-                  lines: dict[str, list[int]] | None = None) -> Path:  # fmt: skip
+                  lines: dict[str, list[int]] | None = None,
+                  support: Mapping[str, str] | None = None) -> Path:  # fmt: skip
     """Write one run's private plan for the grader: never mounted, never readable by the subject."""
     dest.mkdir(parents=True)
     plan: dict[str, object] = {"report": GRADER_REPORT, "nonce": nonce, "rendezvous": RENDEZVOUS}
@@ -149,6 +152,8 @@ def write_private(dest: Path, suite: Suite, part: Part, *, nonce: str, messages:
                     # subject could read in /proc.
                     pytest_options=suite.options.overrides(GRADER_SUITE),
                     pytest_paths=suite.options.paths(GRADER_SUITE))  # fmt: skip
+        if support:
+            plan.update(support={name: f"{GRADER_SUPPORT}/{path}" for name, path in support.items()})
     path = dest / "plan.json"
     path.write_text(json.dumps(plan))
     return path
@@ -180,6 +185,10 @@ class Staging:
     lines: Mapping[str, list[int]] = field(default_factory=dict)
     # The image head runs use when the change's dependencies differ from base's; empty: ``image``.
     head_image: str = ""
+    # Base's test-support modules this suite imports (``support.py``): dotted name -> path under
+    # ``support_dir``, a private copy of base's files for the grader.
+    support: Mapping[str, str] = field(default_factory=dict)
+    support_dir: Path | None = None
 
     def image_of(self, tree: Tree) -> str:
         """The image runs of ``tree`` use: base's environment, or head's own when it has one."""
@@ -217,6 +226,7 @@ def plan_one(
         # Changed-line coverage is the subject's own report: measured for the suite of the strength
         # figures only (the layer gives the others no lines: never a held-out one).
         lines=dict(staging.lines) if tree == "head" and staging.suite.kind != "held_out" else {},
+        support=staging.support if part == "pytest" else None,
     )  # fmt: skip
     # One hash seed for both sides: a test comparing str hashes or set orders sees the subject's agree.
     seed = {"PYTHONHASHSEED": str(secrets.randbelow(2**32))}
@@ -225,9 +235,12 @@ def plan_one(
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **seed}
     else:
         grader_argv, env = (*LAUNCH, "cases", GRADER_PLAN), dict(seed)
+    private_mounts = [Mount(staging.staged, GRADER_SUITE), Mount(private, GRADER_PLAN)]
+    if part == "pytest" and staging.support and staging.support_dir is not None:
+        private_mounts.append(Mount(staging.support_dir, GRADER_SUPPORT))
     grader = Grader(
         argv=grader_argv,
-        private=(Mount(staging.staged, GRADER_SUITE), Mount(private, GRADER_PLAN)),
+        private=tuple(private_mounts),
         env=env,
         collect=(GRADER_REPORT,),
         workdir=CONTAINER_REPO,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -28,7 +29,9 @@ from checks.behaviour.cases import CaseSpec, is_case_file, load_case_file
 from checks.behaviour.collection import Modules, static_tests
 from checks.behaviour.diffsuite import DiffSpec, is_diff_file, load_diff_file
 from checks.behaviour.errors import NoTests, SuiteError
+from checks.behaviour.owners import served_names
 from checks.behaviour.pytestconfig import PytestOptions, read_options
+from checks.behaviour.support import SupportModule, find_support
 from checks.report import SUITE_LABELS, SuiteKind
 from sandbox.pyparse import parse_python
 
@@ -97,6 +100,8 @@ class Suite:
     options: PytestOptions = field(default_factory=PytestOptions)
     # Functions checked against a reference of the suite's (``*.diff.yml``: diffsuite.py).
     diffs: tuple[DiffSpec, ...] = ()
+    # Base's test-support modules the suite imports: they run in the grader, with it (support.py).
+    support: tuple[SupportModule, ...] = ()
 
     @property
     def name(self) -> str:
@@ -107,8 +112,14 @@ class Suite:
         return tuple(c.id for c in self.cases)
 
 
-def load_suite(root: Path, kind: SuiteKind) -> Suite:
-    """Read a suite directory; raise SuiteError (naming the file) when it cannot run as written."""
+def load_suite(
+    root: Path, kind: SuiteKind, base: Path | None = None, tree_names: Collection[str] = ()
+) -> Suite:
+    """Read a suite directory; raise SuiteError (naming the file) when it cannot run as written.
+
+    With ``base`` (the trusted tree) and the trees' top-level ``tree_names``: the suite's tests may
+    derive from base's test support too (``support.py``), which runs with them.
+    """
     if not root.is_dir():
         raise SuiteError(f"{SUITE_LABELS[kind]} suite {root} is not a directory")
     options = read_options(root)
@@ -133,7 +144,9 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
             cases += load_case_file(root / rel, rel)
         elif is_diff_file(name) and not repository:
             diffs += load_diff_file(root / rel, rel, root)
-    modules = Modules(trees)
+    names = own_names(root, list(trees), options)
+    support = find_support(base, root, served_names(tree_names, names)) if base is not None else ()
+    modules = Modules(trees, support)
     pytest_files = [rel for rel in trees if options.collects_file(rel)]
     functions = [test for rel in pytest_files for test in static_tests(modules, rel, options)]
     if not functions and not cases and not diffs:
@@ -145,9 +158,8 @@ def load_suite(root: Path, kind: SuiteKind) -> Suite:
         # Base's own: a module pytest cannot import beside another of its name fails on base, left out.
         _check_module_names(root, pytest_files)
     in_process = _isolation(root, kind) == "in-process"
-    names = own_names(root, list(trees), options)
     return Suite(kind, root, tuple(pytest_files), tuple(functions), tuple(cases), in_process, names, options,
-                 diffs=tuple(diffs))  # fmt: skip
+                 diffs=tuple(diffs), support=support)  # fmt: skip
 
 
 class SuiteConfig(BaseModel):

@@ -150,7 +150,7 @@ def stage_tier(suite: Suite, dest: Path, keep: Collection[str]) -> Path:
     trees = {
         rel: parse_python((suite.root / rel).read_bytes()) for rel in sources if "__pycache__" not in rel
     }
-    modules = Modules(trees)
+    modules = Modules(trees, suite.support)
     for rel in suite.pytest_files:
         path = dest / rel
         if rel not in by_module:

@@ -513,3 +513,51 @@ def test_a_test_whose_subtest_base_skips_too_counts_and_passes(gate: Gate) -> No
     hidden = result.suites[0]
     # Without the subtest's skip counted apart, the test is "skipped on base" and leaves the total.
     assert numbers(hidden) == (7, 7) and hidden.skipped_on_base == 0
+
+
+# Test support in the tree (Python-Markdown's markdown.test_tools): a TestCase of the library's own that
+# every test class derives from. Base's copy runs in the grader, so pytest collects the tests isolated.
+SUPPORTED: Files = {
+    "pkg/__init__.py": "from .core import render\n",
+    "pkg/core.py": "def render(text):\n    return text.upper()\n",
+    "pkg/testing.py": (
+        "import unittest\n\nfrom . import render\n\n\nclass PkgCase(unittest.TestCase):\n"
+        "    def assertRenders(self, source, expected):\n        self.assertEqual(render(source), expected)\n"
+    ),
+}
+SUPPORTED_SUITE = {
+    # Named *Tests, deriving from the tree's class at import time: only a real TestCase is collected.
+    "test_render.py": (
+        "import pkg.testing\nfrom pkg.testing import PkgCase\n\n\nclass RenderTests(PkgCase):\n"
+        "    def test_word(self):\n        self.assertRenders('ab', 'AB')\n\n"
+        "    def test_empty(self):\n        self.assertRenders('', '')\n\n"
+        "    def test_the_package_reads_the_same_module(self):\n        self.assertIs(pkg.testing.PkgCase, PkgCase)\n"
+    ),
+}
+
+
+def test_tests_deriving_from_the_tree_s_own_test_case_run_isolated(gate: Gate) -> None:
+    suite = gate.suite("hidden", SUPPORTED_SUITE)
+    honest = gate.run(gate.change({"pkg/core.py": '"""Rendering."""\n\n\ndef render(text):\n    return text.upper()\n'},
+                                  base=SUPPORTED, name="honest"), suite)  # fmt: skip
+    assert honest.status == "passed", honest
+    hidden = honest.suites[0]
+    # Without base's copy in the grader, PkgCase is a proxy there: pytest collects no test of the module
+    # isolated, and all three are measured in the in-process tier.
+    assert numbers(hidden) == (3, 3) and hidden.in_process_tier == 0, hidden
+    assert not honest.untested
+    buggy = gate.run(gate.change({"pkg/core.py": "def render(text):\n    return text\n"},
+                                 base=SUPPORTED, name="buggy"), suite)  # fmt: skip
+    assert buggy.status == "failed" and numbers(buggy.suites[0]) == (2, 3), buggy
+
+
+def test_a_change_that_forges_the_tree_s_test_case_is_still_tested_with_base_s(gate: Gate) -> None:
+    # Hostile: the change breaks render and makes the library's assertion helper agree with anything.
+    # The tests run base's PkgCase, so the bug fails them; in-process, head's forged helper would pass.
+    forged = "import unittest\n\n\nclass PkgCase(unittest.TestCase):\n    def assertRenders(self, source, expected):\n        pass\n"
+    head = {"pkg/core.py": "def render(text):\n    return text\n", "pkg/testing.py": forged}
+    result = gate.run(gate.change(head, base=SUPPORTED), gate.suite("hidden", SUPPORTED_SUITE))
+    assert result.status == "failed", result
+    assert numbers(result.suites[0]) == (2, 3) and result.suites[0].in_process_tier == 0
+    # And a maintainer is told the change's edits to it were not what the tests ran.
+    assert any("pkg/testing.py" in why and "not tested" in why for why in result.untested), result.untested

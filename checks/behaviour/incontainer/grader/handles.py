@@ -348,7 +348,10 @@ class RemoteModule(types.ModuleType):
         if name.startswith("__") and name.endswith("__"):
             object.__setattr__(self, name, value)
             return
-        if type(value) is RemoteModule and value.__name__ == f"{self.__name__}.{name}":
+        if isinstance(value, types.ModuleType) and value.__name__ == f"{self.__name__}.{name}":
+            if type(value) is not RemoteModule:
+                # Base's test support, imported here (names.Support): the package reads it here too.
+                object.__setattr__(self, name, value)
             # The grader's import system naming a submodule on its package: the subject's own import
             # already did what it does (a package that binds a function under its submodule's name,
             # slugify.slugify, keeps it).

@@ -34,6 +34,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
+import importlib.util
 import os
 import sys
 import threading
@@ -179,6 +180,29 @@ class Importer(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         _executed(self.bridge, module)
+
+
+class Support(importlib.abc.MetaPathFinder):
+    """Import base's test-support modules from their private copies, here with the tests.
+
+    ``modules``: dotted name -> file under /grader (``checks.behaviour.support`` decides which, on the
+    host, from base and the suite). Base is trusted: its module runs in the grader like a suite
+    helper, and whatever it imports from the tree is still the subject's (``Importer``).
+    """
+
+    def __init__(self, modules: dict[str, str], owners: Owners) -> None:
+        # Only names the grader would serve from the subject: never the tools', never the suite's own.
+        self.modules = {name: path for name, path in modules.items() if _top(name) in owners.served}
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> Any:
+        found = self.modules.get(fullname)
+        if found is None:
+            return None
+        package = found.endswith("/__init__.py")
+        # A package's other modules are the subject's: nothing is searched beside this copy.
+        return importlib.util.spec_from_file_location(
+            fullname, found, submodule_search_locations=[] if package else None
+        )
 
 
 class SuiteImports:

@@ -32,7 +32,7 @@ from ..channel.peer import Peer
 from . import lines, tempfiles
 from .bridge import Bridge
 from .errors import SubjectGone, SubjectTimeout
-from .names import Importer, Owners, SuiteImports, importable, runner_names
+from .names import Importer, Owners, SuiteImports, Support, importable, runner_names
 from .recorder import Recorder
 
 DEFAULT_TEST_TIMEOUT_S = 60.0
@@ -110,6 +110,7 @@ def main(argv: list[str]) -> int:
     # Before pytest puts the suite's folders on sys.path: what is importable now is the tools'.
     owners = Owners.of(plan["modules"], plan.get("suite_names") or (), importable(sys.path), runner_names())
     sys.meta_path.insert(0, Importer(bridge, owners))
+    sys.meta_path.insert(0, Support(plan.get("support") or {}, owners))
     SuiteImports(bridge, owners.suite_only, plan["suite_root"]).install()
     tempfiles.install()
     deadlines = Deadlines(bridge, budget, float(plan.get("test_timeout_s", DEFAULT_TEST_TIMEOUT_S)))

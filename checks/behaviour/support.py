@@ -1,0 +1,227 @@
+"""Test support in the tree: base's modules that run in the grader, with the tests (docs/behaviour.md).
+
+A repository often ships its test infrastructure inside the package:
+Python-Markdown's ``markdown/test_tools.py`` holds the ``unittest.TestCase``
+every one of its test classes derives from; Django's ``django/test/``, a
+library's ``pkg/testing.py`` with its own TestCase. Served as the subject's
+like the rest of the tree, such a class is a proxy in the grader: a test
+class deriving from it is not a ``unittest.TestCase`` there, so pytest
+cannot collect it, and the suite's tests leave the isolated runs.
+
+The owner of such a module is the tests, not the change. A module of the
+base tree is **test support** when a suite imports it (directly, or
+through another support module) and either
+
+- its path is a test path (``is_test_path``: ``test_tools.py``, anything
+  under a ``tests/`` folder), which the change cannot edit anyway: head
+  runs carry base's copy of every test path (``tamper.restore_infra``); or
+- it defines a ``unittest.TestCase`` subclass: only a real TestCase in the
+  grader can be collected as one.
+
+Base's copy of each is staged for the grader (base is trusted, like the
+suite) and imported there in place of the subject's proxy; everything it
+imports from the tree is still the subject's. A change that edits such a
+module outside the test paths is named for a maintainer: its edits are not
+what the tests run.
+
+Pure: files in, names out; the layer stages and mounts.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from checks.testinfra.files import is_test_path
+from checks.workspace import ChangedFile
+from sandbox.trees import walk
+
+# A module larger than this is not read for its imports or classes (nothing we look for is that big).
+MAX_SOURCE_BYTES = 2 << 20
+# The classes of unittest a test class may derive from to be collected as a TestCase.
+_TEST_CASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
+_UNITTEST = ("unittest", "unittest.case")
+
+
+def tree_modules(base: Path, names: Collection[str]) -> dict[str, str]:
+    """Return every module of base's packages ``names`` (dotted name -> path in base): root or ``src/``."""
+    found: dict[str, str] = {}
+    for prefix in ("", "src/"):
+        root = base / prefix if prefix else base
+        for name in sorted(names):
+            single = root / f"{name}.py"
+            if single.is_file() and not single.is_symlink():
+                found.setdefault(name, f"{prefix}{name}.py")
+            package = root / name
+            if not package.is_dir() or package.is_symlink():
+                continue
+            for rel, entry in walk(package):
+                if not rel.endswith(".py") or not entry.is_file(follow_symlinks=False):
+                    continue
+                parts = rel[:-3].split("/")
+                if parts[-1] == "__init__":
+                    parts.pop()
+                if all(p.isidentifier() for p in parts):
+                    found.setdefault(".".join([name, *parts]), f"{prefix}{name}/{rel}")
+    return found
+
+
+def _parse(path: Path) -> ast.Module | None:
+    try:
+        if path.stat().st_size > MAX_SOURCE_BYTES:
+            return None
+        return ast.parse(path.read_bytes(), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def defines_test_case(tree: ast.Module) -> bool:
+    """Whether a module defines, at its top level, a class deriving from unittest's TestCase."""
+    unittest_names: set[str] = set()  # names bound to the unittest module
+    cases: set[str] = set()  # names bound to a TestCase class (unittest's, or one defined here)
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            unittest_names |= {a.asname or a.name for a in node.names if a.name == "unittest"}
+        elif isinstance(node, ast.ImportFrom) and node.module in _UNITTEST and not node.level:
+            cases |= {a.asname or a.name for a in node.names if a.name in _TEST_CASES}
+        elif isinstance(node, ast.ClassDef):
+            for b in node.bases:
+                named = isinstance(b, ast.Name) and b.id in cases
+                dotted = (isinstance(b, ast.Attribute) and b.attr in _TEST_CASES
+                          and isinstance(b.value, ast.Name) and b.value.id in unittest_names)  # fmt: skip
+                if named or dotted:
+                    cases.add(node.name)
+                    break
+    return bool(cases - _TEST_CASES)
+
+
+def imported(tree: ast.Module, package: str = "") -> Iterator[str]:
+    """Yield every dotted name an import in ``tree`` may load (its parents too): anywhere in the module.
+
+    ``package`` resolves relative imports (a module of the suite has none we follow: "").
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield from _parents(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".") if package else []
+                if not parts or node.level - 1 > len(parts) - 1:
+                    continue
+                anchor = ".".join(parts[: len(parts) - (node.level - 1)])
+                module = f"{anchor}.{node.module}" if node.module else anchor
+            elif node.module:
+                module = node.module
+            else:
+                continue
+            yield from _parents(module)
+            for alias in node.names:
+                if alias.name != "*":
+                    yield f"{module}.{alias.name}"  # `from pkg import module`: a module, maybe
+
+
+def _parents(dotted: str) -> Iterator[str]:
+    parts = dotted.split(".")
+    for i in range(1, len(parts) + 1):
+        yield ".".join(parts[:i])
+
+
+@dataclass(frozen=True)
+class SupportModule:
+    """One of base's test-support modules: its dotted name, its path in base and its source."""
+
+    name: str
+    path: str
+    source: bytes
+
+    @property
+    def package(self) -> bool:
+        return self.path.endswith("/__init__.py")
+
+    def parsed(self) -> ast.Module | None:
+        try:
+            return ast.parse(self.source, self.path)
+        except (SyntaxError, ValueError):
+            return None
+
+
+def find_support(base: Path, suite_root: Path, names: Collection[str]) -> tuple[SupportModule, ...]:
+    """Return base's test-support modules a suite uses, by name; see the module.
+
+    ``names``: the top-level names the grader would serve from the subject (the tree's, less the
+    suite's own and the reserved ones).
+    """
+    modules = tree_modules(base, names)
+    if not modules:
+        return ()
+    candidates: dict[str, ast.Module | None] = {}
+    for dotted, rel in modules.items():
+        if is_test_path(rel):
+            candidates[dotted] = None  # parsed if the suite uses it
+            continue
+        path = base / rel
+        try:
+            # Cheap first: a module that never names a TestCase cannot define one.
+            if path.stat().st_size > MAX_SOURCE_BYTES or b"TestCase" not in path.read_bytes():
+                continue
+        except OSError:
+            continue
+        tree = _parse(path)
+        if tree is not None and defines_test_case(tree):
+            candidates[dotted] = tree
+    if not candidates:
+        return ()
+    wanted: set[str] = set()
+    for rel, entry in walk(suite_root):
+        if rel.endswith(".py") and entry.is_file(follow_symlinks=False):
+            tree = _parse(suite_root / rel)
+            if tree is not None:
+                wanted.update(imported(tree))
+    found: dict[str, str] = {}
+    todo = sorted(wanted & candidates.keys())
+    while todo:
+        dotted = todo.pop()
+        if dotted in found:
+            continue
+        found[dotted] = modules[dotted]
+        tree = candidates[dotted] or _parse(base / modules[dotted])
+        if tree is None:
+            continue
+        is_package = modules[dotted].endswith("/__init__.py")
+        package = dotted if is_package else dotted.rpartition(".")[0]
+        todo += sorted(set(imported(tree, package)) & candidates.keys() - found.keys())
+    out = []
+    for dotted, rel in sorted(found.items()):
+        try:
+            out.append(SupportModule(dotted, rel, (base / rel).read_bytes()))
+        except OSError:
+            continue
+    return tuple(out)
+
+
+def stage_support(found: Iterable[SupportModule], dest: Path) -> dict[str, str]:
+    """Write base's support modules to ``dest`` by their dotted names; return name -> path under ``dest``."""
+    staged: dict[str, str] = {}
+    for module in found:
+        target = module.name.replace(".", "/") + ("/__init__.py" if module.package else ".py")
+        (dest / target).parent.mkdir(parents=True, exist_ok=True)
+        (dest / target).write_bytes(module.source)
+        staged[module.name] = target
+    return staged
+
+
+def edited_support(found: Iterable[SupportModule], changed: Iterable[ChangedFile]) -> list[str]:
+    """Name each support module the change edits outside the test paths (head runs keep those as head's)."""
+    by_path = {m.path: m.name for m in found}
+    reasons = []
+    for f in changed:
+        dotted = by_path.get(f.path)
+        if dotted is not None and not is_test_path(f.path):
+            reasons.append(
+                f"the change edits {f.path}, test support the suite's classes derive from: the tests "
+                f"run base's {dotted}, so the change's edits to it are not tested"
+            )
+    return reasons
