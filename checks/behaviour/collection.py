@@ -63,15 +63,16 @@ class Modules:
         """Whether ``cls`` derives from unittest's TestCase through the suite's classes."""
         return any(
             module in ("unittest", "unittest.case", "unittest.async_case") and name in _UNITTEST_BASES
-            for klass in self._ancestry(cls)
+            for klass in self.ancestry(cls)
             for module, name in klass.bases
         )
 
     def inherited(self, cls: _Class) -> list[ast.ClassDef]:
         """The class and the suite's classes it derives from, nearest first (a simple MRO)."""
-        return [klass.node for klass in self._ancestry(cls)]
+        return [klass.node for klass in self.ancestry(cls)]
 
-    def _ancestry(self, cls: _Class) -> list[_Class]:
+    def ancestry(self, cls: _Class) -> list[_Class]:
+        """The class and the suite's classes it derives from, each once, nearest first."""
         # Each class once, depth first, bases in order, MAX_ANCESTORS at most; no recursion. The
         # change's test files are read here: a lattice of bases has 2**n paths, a chain of them is
         # deeper than the stack, and thousands of classes each walking the chain are n**2 steps.

@@ -40,6 +40,7 @@ from checks.behaviour.outcomes import RunView, parse_log
 from checks.behaviour.plan import RunPlan, Staging, Tree, plan_in_process
 from checks.behaviour.pytestconfig import PytestOptions
 from checks.behaviour.suites import Suite
+from checks.behaviour.support import imported
 from checks.behaviour.views import run_view
 from sandbox.pyparse import parse_python
 from sandbox.spec import RunResult
@@ -151,22 +152,60 @@ def stage_tier(suite: Suite, dest: Path, keep: Collection[str]) -> Path:
         rel: parse_python((suite.root / rel).read_bytes()) for rel in sources if "__pycache__" not in rel
     }
     modules = Modules(trees, suite.support)
+    # A test module the tier's modules import (a base class of theirs) stays, stripped of its tests.
+    imported = _imported(modules, by_module)
+    needed = _inherited(modules, by_module)
     for rel in suite.pytest_files:
         path = dest / rel
-        if rel not in by_module:
+        if rel not in by_module and rel not in imported:
             path.unlink()
             continue
-        stripped = _strip(trees[rel], by_module[rel], modules, rel, suite.options)
+        stripped = _strip(trees[rel], by_module.get(rel, set()), modules, rel, suite.options, needed=needed,
+                          kept_modules=by_module)  # fmt: skip
         path.write_text(ast.unparse(stripped) + "\n", encoding="utf-8")
     for p in [dest, *dest.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
     return dest
 
 
+def _imported(modules: Modules, by_module: Mapping[str, set[str]]) -> set[str]:
+    """The suite's modules the tier's modules import, directly or through each other."""
+    by_name = {name: rel for rel, name in modules.names.items()}
+    found: set[str] = set()
+    todo = list(by_module)
+    while todo:
+        rel = todo.pop()
+        name = modules.names[rel]
+        package = name if rel.endswith("__init__.py") else name.rpartition(".")[0]
+        for dotted in imported(modules.trees[rel], package):
+            other = by_name.get(dotted)
+            if other is not None and other not in found and other not in by_module:
+                found.add(other)
+                todo.append(other)
+    return found
+
+
+def _inherited(modules: Modules, by_module: Mapping[str, set[str]]) -> dict[tuple[str, str], set[str]]:
+    """The test methods each class must keep for the tier's tests of the classes deriving from it."""
+    needed: dict[tuple[str, str], set[str]] = {}
+    for rel, kept in by_module.items():
+        for test in kept:
+            cls_name, _, method = test.partition("::")
+            cls = modules.classes.get((modules.names[rel], cls_name))
+            if cls is None or not method:
+                continue
+            for klass in modules.ancestry(cls):
+                needed.setdefault((klass.module, klass.node.name), set()).add(method.split("::")[0])
+    return needed
+
+
 def _strip(
-    tree: ast.Module, keep: set[str], modules: Modules, rel: str, options: PytestOptions
-) -> ast.Module:
-    """Drop every test of the module but ``keep`` (``test_a``, ``TestX::test_b``); keep the rest."""
+    tree: ast.Module, keep: set[str], modules: Modules, rel: str, options: PytestOptions, *,
+    needed: Mapping[tuple[str, str], set[str]], kept_modules: Collection[str],
+) -> ast.Module:  # fmt: skip
+    """Drop every test of the module but ``keep`` (``test_a``, ``TestX::test_b``) and the methods the
+    tier's classes inherit (``needed``); keep the rest. A test class with none left stays, empty of
+    tests: a class of the tier may derive from it."""
     kept_top = {k.split("::", 1)[0] for k in keep}
     body: list[ast.stmt] = []
     for node in tree.body:
@@ -175,9 +214,13 @@ def _strip(
                 body.append(node)
             continue
         if isinstance(node, ast.ClassDef) and _test_class(node, modules, rel, options):
-            if node.name not in kept_top:
-                continue
             methods = {k.split("::", 1)[1].split("::")[0] for k in keep if k.startswith(node.name + "::")}
+            key = (modules.names[rel], node.name)
+            methods |= needed.get(key, set())
+            # Gone unless it holds a test of the tier, a class of the tier derives from it, or the module
+            # is here only for another to import from.
+            if not methods and key not in needed and rel in kept_modules:
+                continue
             node.body = [
                 n for n in node.body
                 if not (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -54,6 +55,42 @@ def test_a_tier_run_holds_the_tier_s_tests_alone(tmp_path: Path) -> None:
     names = {n.name for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef)}
     assert names == {"y", "test_keep", "test_in"}
     assert "99" not in text and "98" not in text
+
+
+def test_staging_the_tier_keeps_what_its_tests_derive_from_and_import(tmp_path: Path) -> None:
+    # Python-Markdown's shape: test_md_in_html.py derives a class from test_html_blocks.py's. Deleting a
+    # module with no tier test, or a class with none, broke the import of the tier's own module.
+    root = tmp_path / "suite"
+    root.mkdir()
+    (root / "test_base.py").write_text(
+        "import unittest\n\n\nclass Blocks(unittest.TestCase):\n    def test_inherited(self):\n        pass\n\n"
+        "    def test_other(self):\n        assert 1 == 91\n\n\nclass TestUnrelated:\n    def test_x(self):\n        assert 1 == 92\n"
+    )
+    (root / "test_sub.py").write_text(
+        "import unittest\n\nfrom test_base import Blocks\n\n\nclass Local(unittest.TestCase):\n"
+        "    def test_inherited(self):\n        assert 1 == 93\n\n    def test_local(self):\n        pass\n\n\n"
+        "class Sub(Blocks):\n    def test_own(self):\n        assert 1 == 94\n\n\n"
+        "class Deeper(Local):\n    def test_more(self):\n        assert 1 == 95\n"
+    )
+    (root / "test_unused.py").write_text("def test_elsewhere():\n    assert 3 == 97\n")
+    suite = load_suite(root, "hidden")
+    staged = stage_tier(suite, tmp_path / "staged", ["test_sub.py::Sub::test_inherited", "test_sub.py::Deeper::test_local"])
+    assert not (staged / "test_unused.py").exists()
+    base_text, sub_text = (staged / "test_base.py").read_text(), (staged / "test_sub.py").read_text()
+    # Kept only to be imported: its classes stay, with the tests the tier inherits from them alone.
+    assert "def test_inherited" in base_text and "class TestUnrelated" in base_text
+    assert not any(n in base_text for n in ("91", "92"))
+    # In the tier's own module: Local keeps what Deeper inherits, Sub and Deeper lose their own tests.
+    assert "def test_local" in sub_text and not any(n in sub_text for n in ("93", "94", "95"))
+    # And the staged suite imports: pytest collects the tier's tests from it.
+    namespace: dict[str, object] = {}
+    sys.path.insert(0, str(staged))
+    try:
+        exec(compile(sub_text, str(staged / "test_sub.py"), "exec"), namespace)  # noqa: S102 - our own staged test
+    finally:
+        sys.path.remove(str(staged))
+        sys.modules.pop("test_base", None)
+    assert hasattr(namespace["Sub"], "test_inherited") and hasattr(namespace["Deeper"], "test_local")
 
 
 def _tier_log(nonce: str, outcome: str) -> bytes:
