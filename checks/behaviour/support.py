@@ -36,6 +36,7 @@ from pathlib import Path
 
 from checks.testinfra.files import is_test_path
 from checks.workspace import ChangedFile
+from sandbox.pyparse import parse_python
 from sandbox.trees import walk
 
 # A module larger than this is not read for its imports or classes (nothing we look for is that big).
@@ -72,8 +73,8 @@ def _parse(path: Path) -> ast.Module | None:
     try:
         if path.stat().st_size > MAX_SOURCE_BYTES:
             return None
-        return ast.parse(path.read_bytes(), str(path))
-    except (OSError, SyntaxError, ValueError):
+        return parse_python(path.read_bytes(), str(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
@@ -143,8 +144,8 @@ class SupportModule:
 
     def parsed(self) -> ast.Module | None:
         try:
-            return ast.parse(self.source, self.path)
-        except (SyntaxError, ValueError):
+            return parse_python(self.source, self.path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
 
 

@@ -555,7 +555,7 @@ def test_a_change_that_forges_the_tree_s_test_case_is_still_tested_with_base_s(g
     # Hostile: the change breaks render and makes the library's assertion helper agree with anything.
     # The tests run base's PkgCase, so the bug fails them; in-process, head's forged helper would pass.
     forged = "import unittest\n\n\nclass PkgCase(unittest.TestCase):\n    def assertRenders(self, source, expected):\n        pass\n"
-    head = {"pkg/core.py": "def render(text):\n    return text\n", "pkg/testing.py": forged}
+    head: Files = {"pkg/core.py": "def render(text):\n    return text\n", "pkg/testing.py": forged}
     result = gate.run(gate.change(head, base=SUPPORTED), gate.suite("hidden", SUPPORTED_SUITE))
     assert result.status == "failed", result
     assert numbers(result.suites[0]) == (2, 3) and result.suites[0].in_process_tier == 0

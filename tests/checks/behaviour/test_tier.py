@@ -74,7 +74,9 @@ def test_staging_the_tier_keeps_what_its_tests_derive_from_and_import(tmp_path: 
     )
     (root / "test_unused.py").write_text("def test_elsewhere():\n    assert 3 == 97\n")
     suite = load_suite(root, "hidden")
-    staged = stage_tier(suite, tmp_path / "staged", ["test_sub.py::Sub::test_inherited", "test_sub.py::Deeper::test_local"])
+    staged = stage_tier(
+        suite, tmp_path / "staged", ["test_sub.py::Sub::test_inherited", "test_sub.py::Deeper::test_local"]
+    )
     assert not (staged / "test_unused.py").exists()
     base_text, sub_text = (staged / "test_base.py").read_text(), (staged / "test_sub.py").read_text()
     # Kept only to be imported: its classes stay, with the tests the tier inherits from them alone.
