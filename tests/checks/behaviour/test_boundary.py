@@ -405,3 +405,17 @@ def test_a_change_cannot_skip_a_subtest_base_ran(gate: Gate) -> None:
     assert numbers(hidden) == (WRONG_NUMBERS[0], WRONG_NUMBERS[1] + 1)
     assert result.regressions == 1 and hidden.skipped_on_base == 0
     assert "test_doubles.py::TestDoubles::test_doubles" in {f.id for f in hidden.failures}
+
+
+def test_a_function_of_the_change_named_like_a_test_is_never_collected_as_one(gate: Gate) -> None:
+    # The change's functions are functions to a test's introspection; a test module's star import puts
+    # them in its namespace. Collected, test_steal would run in the grader with the suite's fixture.
+    suite = {
+        "conftest.py": "import pytest\n\n\n@pytest.fixture\ndef secret():\n    return 'halves: 4 -> 2'\n",
+        "test_calc.py": "from calc import *\n\n\ndef test_half():\n    assert half(4) == 2\n\n\n"
+                        "def test_zz_nothing_taken():\n    import calc\n    assert not hasattr(calc, 'STOLEN')\n",
+    }  # fmt: skip
+    hostile = RIGHT + "\n\ndef test_steal(secret):\n    global STOLEN\n    STOLEN = secret\n"
+    result = gate.run(gate.change({"calc/__init__.py": hostile}), gate.suite("hidden", suite))
+    assert result.status == "passed", result
+    assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0

@@ -561,3 +561,18 @@ def test_a_change_that_forges_the_tree_s_test_case_is_still_tested_with_base_s(g
     assert numbers(result.suites[0]) == (2, 3) and result.suites[0].in_process_tier == 0
     # And a maintainer is told the change's edits to it were not what the tests ran.
     assert any("pkg/testing.py" in why and "not tested" in why for why in result.untested), result.untested
+
+
+def test_the_change_s_functions_are_functions_to_a_test_s_introspection(gate: Gate) -> None:
+    # semver's shape: tests parametrized over inspect.getmembers(lib, inspect.isfunction), named by __name__.
+    suite = gate.suite("hidden", {"test_api.py": (
+        "import inspect\nimport types\n\nimport pytest\n\nimport calc\n\n"
+        "FUNCS = [f for _, f in inspect.getmembers(calc, inspect.isfunction)]\n\n\n"
+        "@pytest.mark.parametrize('func', FUNCS, ids=[f.__name__ for f in FUNCS])\n"
+        "def test_documented(func):\n    assert isinstance(func, types.FunctionType) and func(4) in (2, 8)\n\n\n"
+        "def test_found_both():\n    assert [f.__name__ for f in FUNCS] == ['double', 'half']\n"
+    )})  # fmt: skip
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT}), suite)
+    assert result.status == "passed", result
+    # Without it FUNCS is empty isolated: the parametrized ids are not there to count, test_found_both fails.
+    assert numbers(result.suites[0]) == (3, 3) and result.suites[0].in_process_tier == 0, result.suites[0]

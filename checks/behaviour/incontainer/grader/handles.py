@@ -270,6 +270,11 @@ def remote_class(caps: object) -> type[Remote]:
             namespace["__iter__"] = _iter_self
         if "contents" in wanted:
             namespace.update(CONTENTS_COMPARED)
+        if "method" in wanted:
+            # A plain function of the subject's: ``inspect.isfunction`` and ``isinstance(x,
+            # types.FunctionType)`` hold as in one process (``inspect.getmembers(lib, inspect.isfunction)``
+            # in a test); its type stays the handle's, so C code and ``type(x) is`` still tell.
+            namespace["__class__"] = property(lambda self: types.FunctionType)
         if "unhashable" in wanted:
             namespace["__hash__"] = None
         elif key is not None and "hash" not in key:

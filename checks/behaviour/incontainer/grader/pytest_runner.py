@@ -32,6 +32,7 @@ from ..channel.peer import Peer
 from . import lines, tempfiles
 from .bridge import Bridge
 from .errors import SubjectGone, SubjectTimeout
+from .handles import is_handle
 from .names import Importer, Owners, SuiteImports, Support, importable, runner_names
 from .recorder import Recorder
 
@@ -84,6 +85,16 @@ class Deadlines:
         factory.mktemp = mktemp
 
 
+class ChangeNotCollected:
+    """Never collect the change's objects as tests: a test module's names include what it imports
+    (``from lib import *``), and a function of the change's named ``test_*`` would run here with the
+    fixtures its own signature names - the suite's data handed to the code under test."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pycollect_makeitem(self, collector: pytest.Collector, name: str, obj: object) -> object:
+        return [] if is_handle(obj) else None
+
+
 def main(argv: list[str]) -> int:
     """Wait for the subject, then run pytest with the repository's modules as proxies."""
     plan_path, *rest = argv
@@ -120,7 +131,7 @@ def main(argv: list[str]) -> int:
     if paths and args and args[-1] == plan["suite_root"]:
         args = [*args[:-1], *paths]
     args = [*(a for o in plan.get("pytest_options") or [] for a in ("-o", o)), *args]
-    code = int(pytest.main(args, plugins=[recorder, deadlines]))
+    code = int(pytest.main(args, plugins=[recorder, deadlines, ChangeNotCollected()]))
     if executable:
         bridge.deadline_at = None
         try:
