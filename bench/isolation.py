@@ -78,6 +78,9 @@ class Project:
     # The corpus of issue 19 (bench/corpus.py): which variety the project covers, and the bug head.
     why: str = ""
     bug: Bug | None = None
+    # Files of the repository its tests read beside them (copied to the suite's root, kept in the tree),
+    # as a maintainer copying the tests into the store would: without them a test fails bare too.
+    reads: tuple[str, ...] = ()
 
 
 PROJECTS = (
@@ -127,7 +130,9 @@ CORPUS = (
             "a runtime dependency (text-unidecode), unittest.TestCase classes, an argparse CLI, "
             "tests importing a repository module that is not the library (tools/)",
             # (first choice, `output_length <= max_length` -> `<` in _modern_truncate: no test fails bare)
-            Bug("slugify/slugify.py", "        text = text.lower()", "        text = text.upper()")),
+            Bug("slugify/slugify.py", "        text = text.lower()", "        text = text.upper()"),
+            # test_readme_examples runs the README's examples: tests/../README.md.
+            reads=("README.md",)),
     Project("cachetools", "8.0.2", (("tests", "tests"),),
             "unittest.TestCase classes named *Test (not Test*), mixins in tests/__init__.py, "
             "tests subclassing the library's Cache classes",
@@ -212,6 +217,8 @@ def unpack(sdist: Path, project: Project, work: Path) -> tuple[Path, Path, Path]
         else:
             shutil.copyfile(path, target)
             path.unlink()
+    for rel in project.reads:
+        shutil.copyfile(tree / rel, suite / rel)
     in_process = work / "suite-in-process"
     shutil.copytree(suite, in_process)
     (in_process / SUITE_CONFIG).write_text("isolation: in-process\n")
