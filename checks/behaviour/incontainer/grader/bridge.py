@@ -37,6 +37,8 @@ _ANSWER_GRACE_S = 5.0
 _SUBJECT_MARGIN_S = 1.0
 # Threads serving the change's own threads' callbacks into the tests at once (more wait their turn).
 FREE_THREADS = 8
+# How much of a test object's class name reaches its stand-in's type (a real name is far shorter).
+_TYPE_NAME_CHARS = 200
 
 
 class Bridge:
@@ -117,8 +119,19 @@ class Bridge:
             return self._my_exception(value)
         if isinstance(value, type) and issubclass(value, BaseException):
             return mirrors.test_class(value, self.handed.keep(value), self.encode, self.handed.aliases)
-        offered = [] if type(value) is Sealed else caps(value)
-        return {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": offered}
+        if type(value) is Sealed:
+            return {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": []}
+        tag = {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": caps(value)}
+        return {**tag, "type": self._type_names(type(value))}
+
+    def _type_names(self, kind: type) -> list[str]:
+        """What the stand-in's type says of the object's class: its name, qualified name and module, the
+        suite's own as aliases (a library formats ``type(x).__name__``, reads ``__class__.__module__``)."""
+        aliases = self.handed.aliases
+        module = type.__dict__["__module__"].__get__(kind)
+        names = [(n, type.__dict__[n].__get__(kind)) for n in ("__name__", "__qualname__")]
+        found = [str(aliases.attribute(module, n, value))[:_TYPE_NAME_CHARS] for n, value in names]
+        return [*found, str(aliases.attribute(module, "__module__", module))[:_TYPE_NAME_CHARS]]
 
     def _my_exception(self, exc: BaseException) -> dict[str, Any]:
         return mirrors.raised_here(exc, self.handed.keep(exc), self.encode)

@@ -138,7 +138,7 @@ class Agent:
         if tag.get(codec.TYPE) == "obj" and tag.get("side") == "g" and isinstance(tag.get("id"), int):
             if tag.get("kind") == "exc_class":
                 return self._grader_class(int(tag["id"]), tag)
-            return self.standins.get(int(tag["id"]), tag.get("caps"))
+            return self.standins.get(int(tag["id"]), tag.get("caps"), tag.get("type"))
         if tag.get(codec.TYPE) == "gexc":
             return self._grader_exception(tag)
         if tag.get(codec.TYPE) == "stdlib":  # the grader named one; ours is the same

@@ -113,17 +113,52 @@ _METHODS: dict[str, dict[str, Callable[..., Any]]] = {
     **{cap: {dunder: _op(cap)} for cap, dunder in CAPABILITIES.items() if cap in GRADER_OPERATORS},
     **_SPECIAL,
 }
-_CLASSES: dict[frozenset[str], type[GraderObject]] = {}
 
 
-def standin_class(caps: object) -> type[GraderObject]:
-    """The stand-in class for objects whose type offers ``caps`` (names from ``protocol.caps``)."""
+class StandinType(type):
+    """The type of a stand-in class: ``type(x).__module__`` is the grader object's class's module.
+
+    A stand-in's own ``__module__`` and ``__doc__`` are the grader object's (a test function's module
+    is its own, not ``function``'s): properties in the class's namespace. Read on the class itself,
+    ``type``'s getter would hand out those property objects; these say what the class says.
+    """
+
+    @property
+    def __module__(cls) -> str:  # type: ignore[override]
+        return str(type.__getattribute__(cls, "_pg_module"))
+
+    @property
+    def __doc__(cls) -> None:  # type: ignore[override]
+        return None
+
+
+_CLASSES: dict[tuple[frozenset[str], tuple[str, ...]], type[GraderObject]] = {}
+# Stand-in classes kept at most: past it, objects of classes not met yet share a plainly named one.
+MAX_CLASSES = 4096
+_PLAIN_NAMES = ("GraderObject", "GraderObject", "patchgate")
+
+
+def _type_names(names: object) -> tuple[str, ...]:
+    """The grader's name, qualified name and module of the object's class; ours when it sent none."""
+    ok = isinstance(names, list) and len(names) == 3 and all(type(n) is str and n for n in names)
+    if not ok or not str(names[0]).isidentifier():  # type: ignore[index]
+        return _PLAIN_NAMES
+    return tuple(names)  # type: ignore[arg-type]
+
+
+def standin_class(caps: object, names: object = None) -> type[GraderObject]:
+    """The stand-in class for objects whose type offers ``caps`` (names from ``protocol.caps``), named
+    as the grader's class ``names`` is (``[name, qualname, module]``)."""
     listed = caps if isinstance(caps, list) else []
     wanted = frozenset(c for c in listed if isinstance(c, str))
-    found = _CLASSES.get(wanted)
+    named = _type_names(names)
+    if (wanted, named) not in _CLASSES and len(_CLASSES) >= MAX_CLASSES:
+        named = _PLAIN_NAMES
+    found = _CLASSES.get((wanted, named))
     if found is None:
         namespace: dict[str, Any] = {"__slots__": (), "__doc__": _attribute("__doc__"),
-                                     "__module__": _attribute("__module__")}  # fmt: skip
+                                     "__module__": _attribute("__module__"), "__qualname__": named[1],
+                                     "_pg_module": named[2]}  # fmt: skip
         for cap in sorted(wanted):
             namespace.update(_METHODS.get(cap, {}))
             if cap.startswith("-"):
@@ -136,7 +171,8 @@ def standin_class(caps: object) -> type[GraderObject]:
             namespace["__hash__"] = GraderObject.__hash__  # defining __eq__ would drop it
         if "unhashable" in wanted:
             namespace["__hash__"] = None
-        found = _CLASSES[wanted] = type("GraderObject", (GraderObject,), namespace)
+        made: type[GraderObject] = StandinType(named[0], (GraderObject,), namespace)  # type: ignore[assignment]
+        found = _CLASSES[(wanted, named)] = made
         register_abcs(found, wanted)
     return found
 
@@ -147,21 +183,21 @@ class Standins:
     def __init__(self, agent: Caller) -> None:
         self.agent = agent
         self._alive: weakref.WeakValueDictionary[int, GraderObject] = weakref.WeakValueDictionary()
-        self._caps: dict[int, object] = {}
+        self._caps: dict[int, tuple[object, object]] = {}
         _CURRENT[:] = [self]
 
-    def get(self, number: int, caps: object) -> GraderObject:
+    def get(self, number: int, caps: object, names: object = None) -> GraderObject:
         found = self._alive.get(number)
         if found is None:
-            found = standin_class(caps)(self.agent, number)
+            found = standin_class(caps, names)(self.agent, number)
             self._alive[number] = found
-            self._caps[number] = caps
+            self._caps[number] = (caps, names)
         return found
 
     def restore(self, number: int) -> GraderObject:
         if number not in self._caps:
             raise pickle.UnpicklingError(f"patchgate: no test object number {number}")
-        return self.get(number, self._caps[number])
+        return self.get(number, *self._caps[number])
 
 
 _CURRENT: list[Standins] = []
