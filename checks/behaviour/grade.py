@@ -3,7 +3,8 @@
 Per test: fail→pass, pass→pass, pass→fail (a regression), fail→fail. A test
 whose two head runs disagree is flaky, and flakiness is decided by trusted
 runs only: it counts as its worse head outcome (failed) unless base, run
-again, shows the same instability - then it is excluded from every count.
+again, shows the same instability (in that test, or in another case of the
+same parametrized test function) - then it is excluded from every count.
 Either way it is listed. The change can never turn a failure into an
 exclusion: a flaky head test never raises a pass rate.
 Only ``passed`` is a pass: skipped, xfailed, timed out, errored, uncollected
@@ -173,6 +174,18 @@ def flaky_ids(runs: Sequence[Mapping[str, TestOutcome]]) -> frozenset[str]:
     """Return the ids whose outcome (passed or not) differs between ``runs``."""
     ids = set().union(*(set(r) for r in runs)) if runs else set()
     return frozenset(i for i in ids if len({r.get(i, MISSING).passed for r in runs}) > 1)
+
+
+def with_their_cases(unstable: Collection[str], ids: Iterable[str]) -> frozenset[str]:
+    """``unstable`` and every other case of a parametrized test function one of them is a case of.
+
+    A parametrized test that is flaky on base fails different cases each run (click's pager test:
+    4 of its 60, a different four each time): base's runs rarely catch the very case a head run did.
+    Its instability is the function's, as base shows it; a case that fails in every head run is
+    still a regression.
+    """
+    functions = {u.partition("[")[0] for u in unstable if "[" in u}
+    return frozenset(unstable) | frozenset(i for i in ids if "[" in i and i.partition("[")[0] in functions)
 
 
 def grade_suite(

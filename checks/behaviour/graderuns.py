@@ -23,6 +23,7 @@ from checks.behaviour.grade import (
     flaky_ids,
     grade_suite,
     subtests_as_base,
+    with_their_cases,
 )
 from checks.behaviour.outcomes import Part, RunLog, RunView, parse_log
 from checks.behaviour.plan import RunPlan, Tree
@@ -131,6 +132,7 @@ def grade_runs(
             # The code under test could read the tier's files in that process: no text of its is shown.
             outcomes.update({i: _wordless(tier_outcome(view, i)) for i in measured})
         head_maps = [subtests_as_base(base_map, m) for m in head_maps]
+    unstable = with_their_cases(unstable, expected)
     head_results = [x.result for x in heads]
     head_logs = [x.log for x in heads if not x.log.problems]
     covered: dict[str, frozenset[int]] | None = None

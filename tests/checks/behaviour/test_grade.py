@@ -10,6 +10,7 @@ from checks.behaviour.grade import (
     grade_suite,
     resolve,
     subtests_as_base,
+    with_their_cases,
     worse,
 )
 
@@ -197,3 +198,18 @@ def test_a_repository_suite_leaves_base_s_own_failures_out(
     # A hidden suite (no flag): a test failing on base is the task, and counts.
     hidden = grade_suite({"t": base}, [{"t": head}, {"t": head}])
     assert hidden.total == 1 and hidden.failing_on_base == ()
+
+
+def test_a_parametrized_test_base_shows_flaky_excuses_its_other_cases_only_when_head_is_flaky() -> None:
+    ids = [*(f"t.py::test_pager[{n}]" for n in (1, 2, 3)), "t.py::test_other", "t.py::test_pagers"]
+    # Base's two runs disagreed on case 1 only; head's on case 2 (click's pager: a different case each run).
+    unstable = with_their_cases({"t.py::test_pager[1]"}, ids)
+    assert unstable == {"t.py::test_pager[1]", "t.py::test_pager[2]", "t.py::test_pager[3]"}
+    base = dict.fromkeys(ids, P)
+    heads = [{**base, "t.py::test_pager[2]": F, "t.py::test_pager[3]": F}, {**base, "t.py::test_pager[3]": F}]
+    grade = grade_suite(base, heads, unstable_on_base=unstable)
+    # Case 2 flaked on head as the function does on base: left out. Case 3 failed in every head run: counted.
+    assert grade.excused == ("t.py::test_pager[2]",) and grade.regressions == ("t.py::test_pager[3]",)
+    assert grade.passed == 3
+    # An unparametrized test widens nothing.
+    assert with_their_cases({"t.py::test_other"}, ids) == {"t.py::test_other"}
