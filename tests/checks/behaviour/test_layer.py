@@ -595,3 +595,18 @@ def test_a_test_object_s_class_is_named_as_the_test_named_it(gate: Gate) -> None
     result = gate.run(gate.change({"calc/__init__.py": base["calc/__init__.py"] + "\n"}, base=base), suite)
     assert result.status == "passed", result
     assert numbers(result.suites[0]) == (3, 3) and result.suites[0].in_process_tier == 0, result.suites[0]
+
+
+def test_a_module_s_own_dir_lists_its_lazy_attributes(gate: Gate) -> None:
+    # PEP 562: a package that loads its parts on first use lists them with a module-level __dir__ (six.moves).
+    lazy = (
+        RIGHT
+        + "\n\ndef __getattr__(name):\n    if name == 'triple':\n        return lambda x: x * 3\n    raise AttributeError(name)\n\n\ndef __dir__():\n    return ['double', 'half', 'triple']\n"
+    )
+    suite = gate.suite("hidden", {"test_lazy.py": (
+        "import calc\n\n\ndef test_listed():\n    assert dir(calc) == ['double', 'half', 'triple']\n\n\n"
+        "def test_used():\n    assert calc.triple(2) == 6\n"
+    )})  # fmt: skip
+    result = gate.run(gate.change({"calc/__init__.py": lazy + "\n"}, base={"calc/__init__.py": lazy}), suite)
+    assert result.status == "passed", result
+    assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0, result.suites[0]

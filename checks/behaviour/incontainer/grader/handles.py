@@ -367,7 +367,12 @@ class RemoteModule(types.ModuleType):
         delattr(object.__getattribute__(self, "_pg_handle"), name)
 
     def __dir__(self) -> list[str]:
-        return list(object.__getattribute__(self, "__all__"))
+        # The subject's dir() of the module: a module-level __dir__ (PEP 562 lazy attributes, six.moves)
+        # lists what it offers, as in one process; its star-import names when the subject is gone.
+        try:
+            return [str(n) for n in dir(object.__getattribute__(self, "_pg_handle"))]
+        except (SubjectGone, SubjectTimeout):
+            return list(object.__getattribute__(self, "__all__"))
 
 
 _MODULE_OWN = frozenset({"__builtins__", "__getattr__", "__wrapped__", "__path__", "__test__", "__class__"})
