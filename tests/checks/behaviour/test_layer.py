@@ -610,3 +610,20 @@ def test_a_module_s_own_dir_lists_its_lazy_attributes(gate: Gate) -> None:
     result = gate.run(gate.change({"calc/__init__.py": lazy + "\n"}, base={"calc/__init__.py": lazy}), suite)
     assert result.status == "passed", result
     assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0, result.suites[0]
+
+
+def test_a_submodule_the_change_s_package_maps_elsewhere_is_what_it_maps(gate: Gate) -> None:
+    # six.moves' shape: the package names standard-library modules as its own submodules in sys.modules.
+    aliased = (
+        RIGHT
+        + "\nimport sys as _sys\nimport json as _json\n\n_sys.modules[__name__ + '.compat_json'] = compat_json = _json\n"
+    )
+    suite = gate.suite("hidden", {"test_alias.py": (
+        "import importlib\n\n\ndef test_imported():\n    import calc.compat_json\n\n    assert calc.compat_json.dumps([1]) == '[1]'\n\n\n"
+        "def test_dunder_import():\n    __import__('calc.compat_json')\n    assert importlib.import_module('calc.compat_json').loads('2') == 2\n"
+    )})  # fmt: skip
+    result = gate.run(
+        gate.change({"calc/__init__.py": aliased + "\n"}, base={"calc/__init__.py": aliased}), suite
+    )
+    assert result.status == "passed", result
+    assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0, result.suites[0]

@@ -353,7 +353,9 @@ class RemoteModule(types.ModuleType):
         if name.startswith("__") and name.endswith("__"):
             object.__setattr__(self, name, value)
             return
-        if isinstance(value, types.ModuleType) and value.__name__ == f"{self.__name__}.{name}":
+        child = f"{self.__name__}.{name}"
+        named = isinstance(value, types.ModuleType) and value.__name__ == child
+        if named or (isinstance(value, types.ModuleType) and sys.modules.get(child) is value):
             if type(value) is not RemoteModule:
                 # Base's test support, imported here (names.Support): the package reads it here too.
                 object.__setattr__(self, name, value)

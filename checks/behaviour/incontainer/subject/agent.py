@@ -17,6 +17,7 @@ import os
 import pickle
 import signal
 import socket
+import sys
 import threading
 import time
 import types
@@ -262,7 +263,10 @@ class Agent:
     def _serve_import(self, request: dict[str, Any]) -> Any:
         name = str(request["name"])
         module = importlib.import_module(name)
-        tree.check(module, name, self.repo)
+        top = name.partition(".")[0]
+        # The top-level package must be the tree's; what that package makes of its own submodule names
+        # (six.moves' lazy modules are the standard library's) is the change's, as in one process.
+        tree.check(module if top == name else sys.modules.get(top), top, self.repo)
         return self.encode(module)
 
     def _serve_reload(self, request: dict[str, Any]) -> Any:
