@@ -47,6 +47,11 @@ _TAKE_OVER_S = 0.005
 _IDLE_S = 0.002
 
 
+# Whether this process was forked since it started: only then can a channel be another process's.
+_FORKED: list[bool] = []
+os.register_at_fork(after_in_child=lambda: _FORKED.append(True))
+
+
 class PeerGone(Exception):
     """The other side is gone or broke the protocol; the channel is unusable from now on."""
 
@@ -91,17 +96,22 @@ class Peer:
             wire.send(self.sock, message)
 
     def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
-        """Send ``message`` and return its answer, serving the requests nested in it meanwhile."""
+        """Send ``message`` and return its answer, serving the requests nested in it meanwhile.
+
+        ``message`` is the caller's to give, made for this request: it is marked with the request's
+        number, not copied.
+        """
         if self.broken is not None:
             raise PeerGone(self.broken)
-        if os.getpid() != self._pid:
+        if _FORKED and os.getpid() != self._pid:
             # A forked child (multiprocessing) has our socket but not our reader thread.
             raise PeerGone("the channel belongs to the process that opened it, not to a forked child")
         seq = next(self._seq)
         box: Box = queue.SimpleQueue()
         with self._lock:
             self._waiting[seq] = box
-        outgoing = {**message, "q": seq}
+        outgoing = message  # the caller's own, made for this request: marked, not copied
+        outgoing["q"] = seq
         serving = self._serving()
         if serving:
             outgoing["in"] = serving[-1]
@@ -145,10 +155,8 @@ class Peer:
             self._waiting_count += 1
         try:
             while True:
-                try:
+                if not box.empty():  # only this thread takes from its box
                     return box.get_nowait()
-                except queue.Empty:
-                    pass
                 left = _POLL_S if deadline is None else min(deadline - time.monotonic(), _POLL_S)
                 if left <= 0:
                     return _EMPTY
@@ -196,7 +204,8 @@ class Peer:
             answer = self.handler(incoming)
         finally:
             stack.pop()
-        self._send_or_break({**answer, "r": incoming.get("q")})
+        answer["r"] = incoming.get("q")  # the handler's own, made for this answer
+        self._send_or_break(answer)
 
     def _send_or_break(self, message: dict[str, Any]) -> None:
         try:
