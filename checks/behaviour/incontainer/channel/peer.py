@@ -47,7 +47,8 @@ _TAKE_OVER_S = 0.005
 _IDLE_S = 0.002
 
 
-# Whether this process was forked since it started: only then can a channel be another process's.
+# Whether this process was forked since this module was imported: only then can a Peer be another process's
+# (os.getpid is a system call on every request otherwise).
 _FORKED: list[bool] = []
 os.register_at_fork(after_in_child=lambda: _FORKED.append(True))
 
@@ -98,8 +99,8 @@ class Peer:
     def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send ``message`` and return its answer, serving the requests nested in it meanwhile.
 
-        ``message`` is the caller's to give, made for this request: it is marked with the request's
-        number, not copied.
+        ``message`` is left as it was: what is sent is a copy marked with the request's number (a
+        caller may reuse its dict, from another thread too; a copy costs ~0.1 us of a ~60 us round trip).
         """
         if self.broken is not None:
             raise PeerGone(self.broken)
@@ -110,8 +111,7 @@ class Peer:
         box: Box = queue.SimpleQueue()
         with self._lock:
             self._waiting[seq] = box
-        outgoing = message  # the caller's own, made for this request: marked, not copied
-        outgoing["q"] = seq
+        outgoing = {**message, "q": seq}
         serving = self._serving()
         if serving:
             outgoing["in"] = serving[-1]
@@ -204,8 +204,9 @@ class Peer:
             answer = self.handler(incoming)
         finally:
             stack.pop()
-        answer["r"] = incoming.get("q")  # the handler's own, made for this answer
-        self._send_or_break(answer)
+        # A copy: the handler's dict may be shared (a constant, a cached answer) and served at once on
+        # another thread, which would send this request's number with its own.
+        self._send_or_break({**answer, "r": incoming.get("q")})
 
     def _send_or_break(self, message: dict[str, Any]) -> None:
         try:

@@ -40,17 +40,27 @@ FREE_THREADS = 8
 _MAIN_THREAD = threading.main_thread().ident
 
 
-_OTHER: Any = object()
+# The longest list ``encode`` takes by its fast path: far inside the codec's limit on a value's parts
+# (a list of n items is n + 1 of them), past which the encoder refuses it and it goes as a handle.
+FAST_ITEMS = 1024
 
 
-def _plain(item: object) -> Any:
-    """``item`` encoded when it is a handle or an exact int, str, bool or None; else ``_OTHER``."""
-    kind = type(item)
-    if kind is int or kind is str or kind is bool or item is None:
-        return item
-    if is_handle(item):
-        return {codec.TYPE: "obj", "side": "s", "id": handles.number(item)}
-    return _OTHER
+def _fast(items: list[Any]) -> list[Any] | None:
+    """``items`` encoded when each is a handle or an exact int, str, bool or None; else None.
+
+    What the encoder gives for such a list, without a pass of it: an exact value type is written as
+    itself, and a handle goes to ``ref`` (``Bridge._ref``), which tags it as below.
+    """
+    encoded: list[Any] = []
+    for item in items:
+        kind = type(item)
+        if kind is int or kind is str or kind is bool or item is None:
+            encoded.append(item)
+        elif is_handle(item):
+            encoded.append({codec.TYPE: "obj", "side": "s", "id": handles.number(item)})
+        else:
+            return None
+    return encoded
 
 
 class Bridge:
@@ -138,18 +148,21 @@ class Bridge:
         return mirrors.raised_here(exc, self.handed.keep(exc), self.encode)
 
     def encode(self, value: object) -> Any:
-        if type(value) is list:
-            # The arguments of most requests: handles and plain scalars, encoded as the encoder would.
-            fast = [_plain(item) for item in value]
-            if _OTHER not in fast:
+        if type(value) is list and len(value) <= FAST_ITEMS:
+            # The arguments of most requests: handles and plain scalars, as the encoder would write them.
+            fast = _fast(value)
+            if fast is not None:
                 return fast
         try:
-            encoder = codec.Encoder(
-                self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub, handle=is_handle
-            )
-            return encoder(value)
+            return self.encoder()(value)
         except codec.Unserializable:
-            return self._ref(value)  # cyclic or too deep: a handle, whose identities hold
+            return self._ref(value)  # cyclic, too deep or too large: a handle, whose identities hold
+
+    def encoder(self) -> codec.Encoder:
+        """Return a fresh pass of the codec as ``encode`` runs it (its fast path gives the same)."""
+        return codec.Encoder(
+            self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub, handle=is_handle
+        )
 
     def decode(self, data: Any) -> Any:
         return codec.decode(data, self._resolve)
