@@ -39,6 +39,30 @@ _SUBJECT_MARGIN_S = 1.0
 FREE_THREADS = 8
 # How much of a test object's class name reaches its stand-in's type (a real name is far shorter).
 _TYPE_NAME_CHARS = 200
+_MAIN_THREAD = threading.main_thread().ident
+
+
+# The longest list ``encode`` takes by its fast path: far inside the codec's limit on a value's parts
+# (a list of n items is n + 1 of them), past which the encoder refuses it and it goes as a handle.
+FAST_ITEMS = 1024
+
+
+def _fast(items: list[Any]) -> list[Any] | None:
+    """``items`` encoded when each is a handle or an exact int, str, bool or None; else None.
+
+    What the encoder gives for such a list, without a pass of it: an exact value type is written as
+    itself, and a handle goes to ``ref`` (``Bridge._ref``), which tags it as below.
+    """
+    encoded: list[Any] = []
+    for item in items:
+        kind = type(item)
+        if kind is int or kind is str or kind is bool or item is None:
+            encoded.append(item)
+        elif is_handle(item):
+            encoded.append({codec.TYPE: "obj", "side": "s", "id": handles.number(item)})
+        else:
+            return None
+    return encoded
 
 
 class Bridge:
@@ -78,7 +102,7 @@ class Bridge:
         left = max(left, 0.5)
         message: dict[str, Any] = {"op": op, **fields, "deadline": max(left - _SUBJECT_MARGIN_S, 0.25)}
         # From a test's own thread: served at once on a thread of the subject, not after the main line.
-        message["main"] = threading.current_thread() is threading.main_thread()
+        message["main"] = threading.get_ident() == _MAIN_THREAD
         iteration.forget()  # no list()'s iter()-then-length pair has a request between the two
         with self._lock:
             self._outbound.add(message, self.encode)
@@ -137,13 +161,21 @@ class Bridge:
         return mirrors.raised_here(exc, self.handed.keep(exc), self.encode)
 
     def encode(self, value: object) -> Any:
+        if type(value) is list and len(value) <= FAST_ITEMS:
+            # The arguments of most requests: handles and plain scalars, as the encoder would write them.
+            fast = _fast(value)
+            if fast is not None:
+                return fast
         try:
-            encoder = codec.Encoder(
-                self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub, handle=is_handle
-            )
-            return encoder(value)
+            return self.encoder()(value)
         except codec.Unserializable:
-            return self._ref(value)  # cyclic or too deep: a handle, whose identities hold
+            return self._ref(value)  # cyclic, too deep or too large: a handle, whose identities hold
+
+    def encoder(self) -> codec.Encoder:
+        """Return a fresh pass of the codec as ``encode`` runs it (its fast path gives the same)."""
+        return codec.Encoder(
+            self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub, handle=is_handle
+        )
 
     def decode(self, data: Any) -> Any:
         return codec.decode(data, self._resolve)

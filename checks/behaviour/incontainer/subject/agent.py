@@ -218,11 +218,14 @@ class Agent:
                 ambient.apply(request, self.decode)
                 self.objects.release(request.get("release"))
                 self._arm(request.get("deadline"))
-            with capture.during() if outer else contextlib.nullcontext():
-                try:
-                    answer: dict[str, Any] = {"ok": self._dispatch(request)}
-                except BaseException as exc:  # the change's code may raise anything, SystemExit too
-                    answer = {"raise": self.raised(exc)}
+                saved = capture.start()
+            try:
+                answer: dict[str, Any] = {"ok": self._dispatch(request)}
+            except BaseException as exc:  # the change's code may raise anything, SystemExit too
+                answer = {"raise": self.raised(exc)}
+            finally:
+                if outer:
+                    capture.stop(saved)
         finally:
             if outer:
                 self._disarm()

@@ -102,9 +102,13 @@ class _Stream(io.TextIOWrapper):
         self.seek(0)
         self.truncate()
 
+    def written(self) -> bool:
+        """Whether anything was written since the last reset (write-through: it is in the buffer)."""
+        return self._saved is not None or bool(self.buffer.tell())  # type: ignore[attr-defined]
+
     def text(self) -> str:
         """What the request wrote, either way; the descriptor is the process's own again."""
-        if self._saved is None and not self.tell():
+        if not self.written():
             return ""
         self.flush()
         data = self.buffer.getvalue()  # type: ignore[attr-defined]
@@ -130,28 +134,41 @@ class Capture:
         self.caught: list[warnings.WarningMessage] = []
 
     def reset(self) -> None:
-        if self.out.tell():
+        if self.out.written():
             self.out.reset()
-        if self.err.tell():
+        if self.err.written():
             self.err.reset()
-        self.caught = []
+        if self.caught:
+            self.caught = []
 
-    @contextlib.contextmanager
-    def during(self) -> Iterator[None]:
+    def start(self) -> tuple[Any, Any]:
+        """Take the process's streams and warnings for this request; return the streams to put back."""
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = self.out, self.err
         _CAPTURING[:] = [self]
+        return saved
+
+    def stop(self, saved: tuple[Any, Any]) -> None:
+        _CAPTURING[:] = []
+        sys.stdout, sys.stderr = saved
+
+    @contextlib.contextmanager
+    def during(self) -> Iterator[None]:
+        saved = self.start()
         try:
             yield
         finally:
-            _CAPTURING[:] = []
-            sys.stdout, sys.stderr = saved
+            self.stop(saved)
 
     def fields(self, encode: Callable[[object], Any]) -> dict[str, Any]:
+        """What the request printed and warned, for its answer (nothing when it did neither)."""
         found: list[dict[str, Any]] = []
         for w in self.caught[:MAX_WARNINGS]:
             with contextlib.suppress(Exception):  # a category we cannot describe is left out
                 found.append({"category": encode(w.category), "message": str(w.message)[:2000],
                               "filename": str(w.filename), "lineno": int(w.lineno)})  # fmt: skip
-        out = {"out": self.out.text()[:CAPTURE_CHARS], "err": self.err.text()[:CAPTURE_CHARS]}
-        return {**out, "warnings": found} if found else out
+        out: dict[str, Any] = {key: stream.text()[:CAPTURE_CHARS] for key, stream in
+                               (("out", self.out), ("err", self.err)) if stream.written()}  # fmt: skip
+        if found:
+            out["warnings"] = found
+        return out
