@@ -580,10 +580,10 @@ def test_the_change_s_functions_are_functions_to_a_test_s_introspection(gate: Ga
 
 def test_a_test_object_s_class_is_named_as_the_test_named_it(gate: Gate) -> None:
     # click's _is_jupyter_kernel_output reads stream.__class__.__module__; libraries name type(x) in errors.
-    base: Files = {"calc/__init__.py": (
+    source = (
         "def describe(x):\n    return f'{type(x).__name__} {type(x).__qualname__} from {x.__class__.__module__}'\n\n\n"
         "def check(x):\n    if not isinstance(x, int):\n        raise TypeError(f'expected int, got {type(x).__name__}')\n    return x\n"
-    )}  # fmt: skip
+    )
     suite = gate.suite("hidden", {"test_names.py": (
         "import pytest\n\nfrom calc import check, describe\n\n\nclass Widget:\n    pass\n\n\n"
         "def test_foreign_module():\n    class Stream:\n        pass\n\n    Stream.__module__ = 'ipykernel.faked'\n"
@@ -592,7 +592,9 @@ def test_a_test_object_s_class_is_named_as_the_test_named_it(gate: Gate) -> None
         "def test_own_module_and_function():\n    assert describe(Widget()) == 'Widget Widget from test_names'\n"
         "    assert describe(len) == 'builtin_function_or_method builtin_function_or_method from builtins'\n"
     )})  # fmt: skip
-    result = gate.run(gate.change({"calc/__init__.py": base["calc/__init__.py"] + "\n"}, base=base), suite)
+    result = gate.run(
+        gate.change({"calc/__init__.py": source + "\n"}, base={"calc/__init__.py": source}), suite
+    )
     assert result.status == "passed", result
     assert numbers(result.suites[0]) == (3, 3) and result.suites[0].in_process_tier == 0, result.suites[0]
 
