@@ -280,7 +280,7 @@ def test_a_tier_test_flaky_on_head_is_excused_only_by_base_s_own_tier_runs(
         ids=frozenset({"test_t.py::test_b"}),
         base=tier_view("base (in-process tier)", True),
         heads=(tier_view("head 1 (in-process tier)", True), tier_view("head 2 (in-process tier)", False)),
-        again=None if base_again is None else tier_view("base 2 (in-process tier)", not base_again),
+        again=() if base_again is None else (tier_view("base 2 (in-process tier)", not base_again),),
     )
     g = grade_runs(suite, [*plans, *again], results, trees, POLICY, tier=tier).grade
     assert g is not None
