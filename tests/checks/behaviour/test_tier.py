@@ -107,12 +107,12 @@ def _tier_log(nonce: str, outcome: str) -> bytes:
 @pytest.mark.parametrize(
     ("heads", "again", "runs"),
     [
-        (("passed", "failed"), ("failed",), 4),
+        (("passed", "failed"), ("failed", "passed"), 5),
         (("passed", "passed"), (), 3),
-        # Base shows its instability on its third run: no fourth.
-        (("failed", "passed"), ("passed", "failed", "passed"), 5),
-        # Base never shows it: three more runs at most, and the test counts.
-        (("passed", "failed"), ("passed", "passed", "passed", "failed"), 6),
+        # Base shows its instability in its second pair of runs: no third pair.
+        (("failed", "passed"), ("passed", "passed", "passed", "failed"), 7),
+        # Base never shows it: four more runs at most, and the test counts.
+        (("passed", "failed"), ("passed", "passed", "passed", "passed", "failed"), 7),
     ],
 )
 def test_base_runs_the_tier_again_only_when_a_tier_test_s_head_runs_disagree(
@@ -139,7 +139,7 @@ def test_base_runs_the_tier_again_only_when_a_tier_test_s_head_runs_disagree(
 
     tier = measure(staging, trees, ["test_a.py::test_t"], run_all)
     assert tier is not None and len(planned) == runs
-    assert [p.tree for p in planned] == ["base", "head", "head", "base", "base", "base"][:runs]
+    assert [p.tree for p in planned] == ["base", "head", "head", "base", "base", "base", "base"][:runs]
     # A base run failed where the first passed: base's own flakiness, which grade.py excuses.
     shown = "failed" in again[: runs - 3]
     assert tier.unstable_on_base() == (frozenset({"test_a.py::test_t"}) if shown else frozenset())
