@@ -578,25 +578,33 @@ def test_the_change_s_functions_are_functions_to_a_test_s_introspection(gate: Ga
     assert numbers(result.suites[0]) == (3, 3) and result.suites[0].in_process_tier == 0, result.suites[0]
 
 
+def passes_isolated(gate: Gate, source: str, tests: dict[str, str], count: int) -> None:
+    """A change adding a comment to ``calc/__init__.py`` (``source`` on base) passes all ``count`` tests,
+    every one of them isolated (none in the in-process tier)."""
+    result = gate.run(
+        gate.change({"calc/__init__.py": source + "\n"}, base={"calc/__init__.py": source}),
+        gate.suite("hidden", tests),
+    )
+    assert result.status == "passed", result
+    assert numbers(result.suites[0]) == (count, count) and result.suites[0].in_process_tier == 0, (
+        result.suites[0]
+    )
+
+
 def test_a_test_object_s_class_is_named_as_the_test_named_it(gate: Gate) -> None:
     # click's _is_jupyter_kernel_output reads stream.__class__.__module__; libraries name type(x) in errors.
     source = (
         "def describe(x):\n    return f'{type(x).__name__} {type(x).__qualname__} from {x.__class__.__module__}'\n\n\n"
         "def check(x):\n    if not isinstance(x, int):\n        raise TypeError(f'expected int, got {type(x).__name__}')\n    return x\n"
     )
-    suite = gate.suite("hidden", {"test_names.py": (
+    passes_isolated(gate, source, {"test_names.py": (
         "import pytest\n\nfrom calc import check, describe\n\n\nclass Widget:\n    pass\n\n\n"
         "def test_foreign_module():\n    class Stream:\n        pass\n\n    Stream.__module__ = 'ipykernel.faked'\n"
         "    assert describe(Stream()) == 'Stream test_foreign_module.<locals>.Stream from ipykernel.faked'\n\n\n"
         "def test_suite_class_named_in_an_error():\n    with pytest.raises(TypeError, match='got Widget$'):\n        check(Widget())\n\n\n"
         "def test_own_module_and_function():\n    assert describe(Widget()) == 'Widget Widget from test_names'\n"
         "    assert describe(len) == 'builtin_function_or_method builtin_function_or_method from builtins'\n"
-    )})  # fmt: skip
-    result = gate.run(
-        gate.change({"calc/__init__.py": source + "\n"}, base={"calc/__init__.py": source}), suite
-    )
-    assert result.status == "passed", result
-    assert numbers(result.suites[0]) == (3, 3) and result.suites[0].in_process_tier == 0, result.suites[0]
+    )}, 3)  # fmt: skip
 
 
 def test_a_module_s_own_dir_lists_its_lazy_attributes(gate: Gate) -> None:
@@ -605,13 +613,10 @@ def test_a_module_s_own_dir_lists_its_lazy_attributes(gate: Gate) -> None:
         RIGHT
         + "\n\ndef __getattr__(name):\n    if name == 'triple':\n        return lambda x: x * 3\n    raise AttributeError(name)\n\n\ndef __dir__():\n    return ['double', 'half', 'triple']\n"
     )
-    suite = gate.suite("hidden", {"test_lazy.py": (
+    passes_isolated(gate, lazy, {"test_lazy.py": (
         "import calc\n\n\ndef test_listed():\n    assert dir(calc) == ['double', 'half', 'triple']\n\n\n"
         "def test_used():\n    assert calc.triple(2) == 6\n"
-    )})  # fmt: skip
-    result = gate.run(gate.change({"calc/__init__.py": lazy + "\n"}, base={"calc/__init__.py": lazy}), suite)
-    assert result.status == "passed", result
-    assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0, result.suites[0]
+    )}, 2)  # fmt: skip
 
 
 def test_a_submodule_the_change_s_package_maps_elsewhere_is_what_it_maps(gate: Gate) -> None:
@@ -620,12 +625,7 @@ def test_a_submodule_the_change_s_package_maps_elsewhere_is_what_it_maps(gate: G
         RIGHT
         + "\nimport sys as _sys\nimport json as _json\n\n_sys.modules[__name__ + '.compat_json'] = compat_json = _json\n"
     )
-    suite = gate.suite("hidden", {"test_alias.py": (
+    passes_isolated(gate, aliased, {"test_alias.py": (
         "import importlib\n\n\ndef test_imported():\n    import calc.compat_json\n\n    assert calc.compat_json.dumps([1]) == '[1]'\n\n\n"
         "def test_dunder_import():\n    __import__('calc.compat_json')\n    assert importlib.import_module('calc.compat_json').loads('2') == 2\n"
-    )})  # fmt: skip
-    result = gate.run(
-        gate.change({"calc/__init__.py": aliased + "\n"}, base={"calc/__init__.py": aliased}), suite
-    )
-    assert result.status == "passed", result
-    assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0, result.suites[0]
+    )}, 2)  # fmt: skip
