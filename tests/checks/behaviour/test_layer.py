@@ -629,3 +629,12 @@ def test_a_submodule_the_change_s_package_maps_elsewhere_is_what_it_maps(gate: G
         "import importlib\n\n\ndef test_imported():\n    import calc.compat_json\n\n    assert calc.compat_json.dumps([1]) == '[1]'\n\n\n"
         "def test_dunder_import():\n    __import__('calc.compat_json')\n    assert importlib.import_module('calc.compat_json').loads('2') == 2\n"
     )}, 2)  # fmt: skip
+
+
+def test_a_module_s_namespace_is_written_as_the_module(gate: Gate) -> None:
+    # six's tests clean up with `del six.moves.__dict__["spam"]`, expecting KeyError when it is gone.
+    passes_isolated(gate, RIGHT, {"test_namespace.py": (
+        "import pytest\n\nimport calc\n\n\ndef test_written():\n    calc.__dict__['extra'] = 5\n    assert calc.extra == 5\n"
+        "    del calc.__dict__['extra']\n    assert not hasattr(calc, 'extra')\n    with pytest.raises(KeyError):\n"
+        "        del calc.__dict__['extra']\n"
+    )}, 1)  # fmt: skip

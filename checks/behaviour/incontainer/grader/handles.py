@@ -16,7 +16,7 @@ import operator
 import pickle
 import sys
 import types
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from ..channel import signatures
@@ -380,8 +380,9 @@ class RemoteModule(types.ModuleType):
 _MODULE_OWN = frozenset({"__builtins__", "__getattr__", "__wrapped__", "__path__", "__test__", "__class__"})
 
 
-class _Namespace(Mapping[str, Any]):
-    """A module's namespace in the subject, read by request."""
+class _Namespace(MutableMapping[str, Any]):
+    """A module's namespace in the subject, read and written by request (``del mod.__dict__[name]``,
+    as six's tests clean up after themselves, is the module's ``delattr``)."""
 
     def __init__(self, handle: Remote) -> None:
         self._handle = handle
@@ -394,3 +395,11 @@ class _Namespace(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(_op("vars_keys")(self._handle))
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        setattr(self._handle, name, value)
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        delattr(self._handle, name)
