@@ -216,13 +216,25 @@ def stage_support(found: Iterable[SupportModule], dest: Path) -> dict[str, str]:
 
 def edited_support(found: Iterable[SupportModule], changed: Iterable[ChangedFile]) -> list[str]:
     """Name each support module the change edits outside the test paths (head runs keep those as head's)."""
-    by_path = {m.path: m.name for m in found}
+    # By module name, not path: the grader imports base's copy by its name, so a change that moves the
+    # module (a package of it, under src/) or adds another file of that name is untested all the same.
+    names = {m.name for m in found}
     reasons = []
     for f in changed:
-        dotted = by_path.get(f.path)
+        dotted = next((d for d in map(_module_name, (f.path, f.old_path)) if d in names), None)
         if dotted is not None and not is_test_path(f.path):
             reasons.append(
                 f"the change edits {f.path}, test support the suite's classes derive from: the tests "
                 f"run base's {dotted}, so the change's edits to it are not tested"
             )
     return reasons
+
+
+def _module_name(path: str | None) -> str | None:
+    """The dotted module name of a tree path (root or ``src/``), None for a path no import names."""
+    if path is None or not path.endswith(".py"):
+        return None
+    parts = path.removeprefix("src/")[:-3].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None

@@ -119,3 +119,22 @@ def test_a_change_to_support_outside_the_test_paths_is_named(tmp_path: Path) -> 
     ]
     (reason,) = edited_support(found, changed)
     assert "pkg/testing.py" in reason and "not tested" in reason
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        # A module made a package: the grader still imports base's pkg/testing.py as pkg.testing.
+        ChangedFile(path="pkg/testing/__init__.py", status="renamed", old_path="pkg/testing.py"),
+        # Moved under src/: the same module.
+        ChangedFile(path="src/pkg/testing.py", status="renamed", old_path="pkg/testing.py"),
+        # Added beside base's, where the subject's import finds it first.
+        ChangedFile(path="pkg/testing/__init__.py", status="added"),
+    ],
+    ids=["made-a-package", "moved-under-src", "package-added-beside"],
+)
+def test_a_change_to_support_under_another_path_is_named_too(changed: ChangedFile) -> None:
+    # What the tests run is base's module of that name: a change to the module, by any path, is untested.
+    found = [SupportModule("pkg.testing", "pkg/testing.py", b"")]
+    (reason,) = edited_support(found, [changed])
+    assert "pkg.testing" in reason and "not tested" in reason
