@@ -419,3 +419,21 @@ def test_a_function_of_the_change_named_like_a_test_is_never_collected_as_one(ga
     result = gate.run(gate.change({"calc/__init__.py": hostile}), gate.suite("hidden", suite))
     assert result.status == "passed", result
     assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0
+
+
+def test_a_function_of_the_change_named_like_a_hook_never_becomes_one(gate: Gate) -> None:
+    # A conftest's star import puts the change's functions in a plugin's namespace; pytest takes every
+    # routine named pytest_* there for a hook. Taken, the change's code would read every test id and
+    # rewrite the reports the recorder reads.
+    suite = {
+        "conftest.py": "from calc import *\n",
+        "test_calc.py": "from calc import half\n\n\ndef test_half():\n    assert half(4) == 2\n\n\n"
+                        "def test_zz_nothing_taken():\n    import calc\n    assert not hasattr(calc, 'STOLEN')\n",
+    }  # fmt: skip
+    hostile = WRONG + (
+        "\n\ndef pytest_collection_modifyitems(items):\n    global STOLEN\n    STOLEN = [i.nodeid for i in items]\n"
+        "\n\ndef pytest_runtest_logreport(report):\n    report.outcome = 'passed'\n"
+    )
+    result = gate.run(gate.change({"calc/__init__.py": hostile}), gate.suite("hidden", suite))
+    assert result.status == "failed", result
+    assert numbers(result.suites[0]) == (1, 2), [(f.id, f.message) for f in result.suites[0].failures]

@@ -16,6 +16,7 @@ values are decoded by ``codec``, exceptions rebuilt by ``proxy``.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import secrets
@@ -31,6 +32,7 @@ from ..channel import rendezvous
 from ..channel.peer import Peer
 from . import lines, tempfiles
 from .bridge import Bridge
+from .classes import RemoteClass
 from .errors import SubjectGone, SubjectTimeout
 from .handles import is_handle
 from .names import Importer, Owners, SuiteImports, Support, importable, runner_names
@@ -95,6 +97,28 @@ class ChangeNotCollected:
         return [] if is_handle(obj) else None
 
 
+def _of_the_change(value: object) -> bool:
+    return is_handle(value) or isinstance(value, RemoteClass)
+
+
+def no_hooks_of_the_change() -> None:
+    """Never take the change's objects for pytest hooks: a conftest's names include what it imports
+    (``from lib import *``), and pytest registers every routine there named ``pytest_*`` - the change's
+    code would run as the runner's own, handed every test item (held-out ids) and every report."""
+    parse = pytest.PytestPluginManager.parse_hookimpl_opts
+
+    def parse_hookimpl_opts(self: pytest.PytestPluginManager, plugin: object, name: str) -> Any:
+        if _of_the_change(plugin):  # a module or object of the change's registered as a plugin
+            return None
+        try:
+            found = inspect.getattr_static(plugin, name)
+        except AttributeError:
+            found = None
+        return None if _of_the_change(found) else parse(self, plugin, name)
+
+    pytest.PytestPluginManager.parse_hookimpl_opts = parse_hookimpl_opts  # type: ignore[method-assign]
+
+
 def main(argv: list[str]) -> int:
     """Wait for the subject, then run pytest with the repository's modules as proxies."""
     plan_path, *rest = argv
@@ -131,6 +155,7 @@ def main(argv: list[str]) -> int:
     if paths and args and args[-1] == plan["suite_root"]:
         args = [*args[:-1], *paths]
     args = [*(a for o in plan.get("pytest_options") or [] for a in ("-o", o)), *args]
+    no_hooks_of_the_change()
     code = int(pytest.main(args, plugins=[recorder, deadlines, ChangeNotCollected()]))
     if executable:
         bridge.deadline_at = None
