@@ -421,6 +421,24 @@ def test_a_function_of_the_change_named_like_a_test_is_never_collected_as_one(ga
     assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0
 
 
+def test_a_class_of_the_change_named_like_a_test_class_is_never_collected_as_one(gate: Gate) -> None:
+    # A class of the change's is a local class in the grader, not a handle: a star import puts it in a
+    # test module's namespace. Collected, its test method would run with the suite's fixtures, and
+    # ``request`` would hand the code under test the session (every test id, held-out ones too).
+    suite = {
+        "conftest.py": "import pytest\n\n\n@pytest.fixture\ndef secret():\n    return 'halves: 4 -> 2'\n",
+        "test_calc.py": "from calc import *\n\n\ndef test_half():\n    assert half(4) == 2\n\n\n"
+                        "def test_zz_nothing_taken():\n    import calc\n    assert not hasattr(calc, 'STOLEN')\n",
+    }  # fmt: skip
+    hostile = RIGHT + (
+        "\n\nclass TestSteal:\n    def test_steal(self, secret, request):\n        global STOLEN\n"
+        "        STOLEN = (secret, [i.nodeid for i in request.session.items])\n"
+    )
+    result = gate.run(gate.change({"calc/__init__.py": hostile}), gate.suite("hidden", suite))
+    assert result.status == "passed", result
+    assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0
+
+
 def test_a_function_of_the_change_named_like_a_hook_never_becomes_one(gate: Gate) -> None:
     # A conftest's star import puts the change's functions in a plugin's namespace; pytest takes every
     # routine named pytest_* there for a hook. Taken, the change's code would read every test id and
