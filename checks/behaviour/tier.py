@@ -28,10 +28,11 @@ there can only reach the tier's own outcomes (the isolated runs are over).
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import shutil
 import tempfile
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,14 +164,28 @@ def stage_tier(suite: Suite, dest: Path, keep: Collection[str]) -> Path:
     # A test module the tier's modules import (a base class of theirs) stays, stripped of its tests.
     imported = _imported(modules, by_module)
     needed = _inherited(modules, by_module)
+    staged: dict[str, ast.Module] = {}
     for rel in suite.pytest_files:
-        path = dest / rel
-        if rel not in by_module and rel not in imported:
-            path.unlink()
-            continue
-        stripped = _strip(trees[rel], by_module.get(rel, set()), modules, rel, suite.options, needed=needed,
-                          kept_modules=by_module)  # fmt: skip
-        path.write_text(ast.unparse(stripped) + "\n", encoding="utf-8")
+        if rel in by_module:
+            staged[rel] = _strip(trees[rel], by_module[rel], modules, rel, suite.options, needed=needed,
+                                 kept_modules=by_module)  # fmt: skip
+    # A module kept only to be imported keeps the test classes the staged code names (an import, a base
+    # class), to a fixed point: not the others, whose names are test ids (a held-out suite's too).
+    only_imported = [rel for rel in suite.pytest_files if rel in imported and rel not in by_module]
+    named: set[str] | None = None
+    while True:
+        now = {n for tree in staged.values() for n in _identifiers(tree)}
+        if now == named:
+            break
+        named = now
+        for rel in only_imported:
+            staged[rel] = _strip(copy.deepcopy(trees[rel]), set(), modules, rel, suite.options, needed=needed,
+                                 kept_modules=by_module, named=named)  # fmt: skip
+    for rel in suite.pytest_files:
+        if rel in staged:
+            (dest / rel).write_text(ast.unparse(staged[rel]) + "\n", encoding="utf-8")
+        else:
+            (dest / rel).unlink()
     for p in [dest, *dest.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
     return dest
@@ -210,10 +225,12 @@ def _inherited(modules: Modules, by_module: Mapping[str, set[str]]) -> dict[tupl
 def _strip(
     tree: ast.Module, keep: set[str], modules: Modules, rel: str, options: PytestOptions, *,
     needed: Mapping[tuple[str, str], set[str]], kept_modules: Collection[str],
+    named: Collection[str] = (),
 ) -> ast.Module:  # fmt: skip
     """Drop every test of the module but ``keep`` (``test_a``, ``TestX::test_b``) and the methods the
     tier's classes inherit (``needed``); keep the rest. A test class with none left stays, empty of
-    tests: a class of the tier may derive from it."""
+    tests, when a class of the tier derives from it or (a module kept only to be imported) the staged
+    code ``named`` it."""
     kept_top = {k.split("::", 1)[0] for k in keep}
     body: list[ast.stmt] = []
     for node in tree.body:
@@ -226,8 +243,8 @@ def _strip(
             key = (modules.names[rel], node.name)
             methods |= needed.get(key, set())
             # Gone unless it holds a test of the tier, a class of the tier derives from it, or the module
-            # is here only for another to import from.
-            if not methods and key not in needed and rel in kept_modules:
+            # is here only for another to import from and the staged code names it.
+            if not methods and key not in needed and (rel in kept_modules or node.name not in named):
                 continue
             node.body = [
                 n for n in node.body
@@ -237,6 +254,17 @@ def _strip(
         body.append(node)
     tree.body = body
     return tree
+
+
+def _identifiers(tree: ast.Module) -> Iterator[str]:
+    """Every name ``tree`` reads or imports (a class it derives from, ``from m import X``, ``m.X``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.attr
+        elif isinstance(node, ast.alias):
+            yield node.name.rpartition(".")[2]
 
 
 def _fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -64,10 +64,11 @@ def test_staging_the_tier_keeps_what_its_tests_derive_from_and_import(tmp_path: 
     root.mkdir()
     (root / "test_base.py").write_text(
         "import unittest\n\n\nclass Blocks(unittest.TestCase):\n    def test_inherited(self):\n        pass\n\n"
-        "    def test_other(self):\n        assert 1 == 91\n\n\nclass TestUnrelated:\n    def test_x(self):\n        assert 1 == 92\n"
+        "    def test_other(self):\n        assert 1 == 91\n\n\nclass TestUnrelated:\n    def test_x(self):\n        assert 1 == 92\n\n\n"
+        "class TestNamed:\n    limit = 90\n\n    def test_y(self):\n        assert 1 == 96\n"
     )
     (root / "test_sub.py").write_text(
-        "import unittest\n\nfrom test_base import Blocks\n\n\nclass Local(unittest.TestCase):\n"
+        "import unittest\n\nfrom test_base import Blocks, TestNamed\n\n\nclass Local(unittest.TestCase):\n"
         "    def test_inherited(self):\n        assert 1 == 93\n\n    def test_local(self):\n        pass\n\n\n"
         "class Sub(Blocks):\n    def test_own(self):\n        assert 1 == 94\n\n\n"
         "class Deeper(Local):\n    def test_more(self):\n        assert 1 == 95\n"
@@ -79,9 +80,10 @@ def test_staging_the_tier_keeps_what_its_tests_derive_from_and_import(tmp_path: 
     )
     assert not (staged / "test_unused.py").exists()
     base_text, sub_text = (staged / "test_base.py").read_text(), (staged / "test_sub.py").read_text()
-    # Kept only to be imported: its classes stay, with the tests the tier inherits from them alone.
-    assert "def test_inherited" in base_text and "class TestUnrelated" in base_text
-    assert not any(n in base_text for n in ("91", "92"))
+    # Kept only to be imported: the classes the tier imports stay, with the tests it inherits from them
+    # alone; another test class is gone, name and body (a held-out suite's test ids, its data).
+    assert "def test_inherited" in base_text and "class TestNamed" in base_text and "90" in base_text
+    assert "TestUnrelated" not in base_text and not any(n in base_text for n in ("91", "92", "96"))
     # In the tier's own module: Local keeps what Deeper inherits, Sub and Deeper lose their own tests.
     assert "def test_local" in sub_text and not any(n in sub_text for n in ("93", "94", "95"))
     # And the staged suite imports: pytest collects the tier's tests from it.
