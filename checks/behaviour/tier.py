@@ -161,14 +161,15 @@ def stage_tier(suite: Suite, dest: Path, keep: Collection[str]) -> Path:
         rel: parse_python((suite.root / rel).read_bytes()) for rel in sources if "__pycache__" not in rel
     }
     modules = Modules(trees, suite.support)
-    # A test module the tier's modules import (a base class of theirs) stays, stripped of its tests.
-    imported = _imported(modules, by_module)
     needed = _inherited(modules, by_module)
     staged: dict[str, ast.Module] = {}
     for rel in suite.pytest_files:
         if rel in by_module:
-            staged[rel] = _strip(trees[rel], by_module[rel], modules, rel, suite.options, needed=needed,
-                                 kept_modules=by_module)  # fmt: skip
+            staged[rel] = _strip(copy.deepcopy(trees[rel]), by_module[rel], modules, rel, suite.options,
+                                 needed=needed, kept_modules=by_module)  # fmt: skip
+    # A test module the tier's modules import (a base class of theirs) stays, stripped of its tests: what
+    # their staged code imports, not an import in a test of theirs the tier dropped.
+    imported = _imported(modules, by_module, staged)
     # A module kept only to be imported keeps the test classes the staged code names (an import, a base
     # class), to a fixed point: not the others, whose names are test ids (a held-out suite's too).
     only_imported = [rel for rel in suite.pytest_files if rel in imported and rel not in by_module]
@@ -191,8 +192,11 @@ def stage_tier(suite: Suite, dest: Path, keep: Collection[str]) -> Path:
     return dest
 
 
-def _imported(modules: Modules, by_module: Mapping[str, set[str]]) -> set[str]:
-    """The suite's modules the tier's modules import, directly or through each other."""
+def _imported(
+    modules: Modules, by_module: Mapping[str, set[str]], staged: Mapping[str, ast.Module]
+) -> set[str]:
+    """The suite's modules the tier's modules import (``staged``: theirs as staged), directly or through
+    each other."""
     by_name = {name: rel for rel, name in modules.names.items()}
     found: set[str] = set()
     todo = list(by_module)
@@ -200,7 +204,7 @@ def _imported(modules: Modules, by_module: Mapping[str, set[str]]) -> set[str]:
         rel = todo.pop()
         name = modules.names[rel]
         package = name if rel.endswith("__init__.py") else name.rpartition(".")[0]
-        for dotted in imported(modules.trees[rel], package):
+        for dotted in imported(staged.get(rel, modules.trees[rel]), package):
             other = by_name.get(dotted)
             if other is not None and other not in found and other not in by_module:
                 found.add(other)

@@ -70,7 +70,7 @@ def test_staging_the_tier_keeps_what_its_tests_derive_from_and_import(tmp_path: 
     (root / "test_sub.py").write_text(
         "import unittest\n\nfrom test_base import Blocks, TestNamed\n\n\nclass Local(unittest.TestCase):\n"
         "    def test_inherited(self):\n        assert 1 == 93\n\n    def test_local(self):\n        pass\n\n\n"
-        "class Sub(Blocks):\n    def test_own(self):\n        assert 1 == 94\n\n\n"
+        "class Sub(Blocks):\n    def test_own(self):\n        import test_unused\n        assert 1 == 94\n\n\n"
         "class Deeper(Local):\n    def test_more(self):\n        assert 1 == 95\n"
     )
     (root / "test_unused.py").write_text("def test_elsewhere():\n    assert 3 == 97\n")
@@ -78,6 +78,7 @@ def test_staging_the_tier_keeps_what_its_tests_derive_from_and_import(tmp_path: 
     staged = stage_tier(
         suite, tmp_path / "staged", ["test_sub.py::Sub::test_inherited", "test_sub.py::Deeper::test_local"]
     )
+    # Imported by a test the tier drops only: gone.
     assert not (staged / "test_unused.py").exists()
     base_text, sub_text = (staged / "test_base.py").read_text(), (staged / "test_sub.py").read_text()
     # Kept only to be imported: the classes the tier imports stay, with the tests it inherits from them
