@@ -407,34 +407,31 @@ def test_a_change_cannot_skip_a_subtest_base_ran(gate: Gate) -> None:
     assert "test_doubles.py::TestDoubles::test_doubles" in {f.id for f in hidden.failures}
 
 
-def test_a_function_of_the_change_named_like_a_test_is_never_collected_as_one(gate: Gate) -> None:
-    # The change's functions are functions to a test's introspection; a test module's star import puts
-    # them in its namespace. Collected, test_steal would run in the grader with the suite's fixture.
-    suite = {
-        "conftest.py": "import pytest\n\n\n@pytest.fixture\ndef secret():\n    return 'halves: 4 -> 2'\n",
-        "test_calc.py": "from calc import *\n\n\ndef test_half():\n    assert half(4) == 2\n\n\n"
-                        "def test_zz_nothing_taken():\n    import calc\n    assert not hasattr(calc, 'STOLEN')\n",
-    }  # fmt: skip
-    hostile = RIGHT + "\n\ndef test_steal(secret):\n    global STOLEN\n    STOLEN = secret\n"
-    result = gate.run(gate.change({"calc/__init__.py": hostile}), gate.suite("hidden", suite))
-    assert result.status == "passed", result
-    assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0
+# A star import puts the change's objects in a test module's namespace. A function named test_* (a
+# handle: it passes inspect.isfunction) or a class named Test* (a local class in the grader, not a
+# handle), collected, would run in the grader with the suite's fixtures, and ``request`` would hand the
+# code under test the session (every test id, held-out ones too).
+STAR_IMPORTED_SUITE = {
+    "conftest.py": "import pytest\n\n\n@pytest.fixture\ndef secret():\n    return 'halves: 4 -> 2'\n",
+    "test_calc.py": "from calc import *\n\n\ndef test_half():\n    assert half(4) == 2\n\n\n"
+                    "def test_zz_nothing_taken():\n    import calc\n    assert not hasattr(calc, 'STOLEN')\n",
+}  # fmt: skip
 
 
-def test_a_class_of_the_change_named_like_a_test_class_is_never_collected_as_one(gate: Gate) -> None:
-    # A class of the change's is a local class in the grader, not a handle: a star import puts it in a
-    # test module's namespace. Collected, its test method would run with the suite's fixtures, and
-    # ``request`` would hand the code under test the session (every test id, held-out ones too).
-    suite = {
-        "conftest.py": "import pytest\n\n\n@pytest.fixture\ndef secret():\n    return 'halves: 4 -> 2'\n",
-        "test_calc.py": "from calc import *\n\n\ndef test_half():\n    assert half(4) == 2\n\n\n"
-                        "def test_zz_nothing_taken():\n    import calc\n    assert not hasattr(calc, 'STOLEN')\n",
-    }  # fmt: skip
-    hostile = RIGHT + (
-        "\n\nclass TestSteal:\n    def test_steal(self, secret, request):\n        global STOLEN\n"
-        "        STOLEN = (secret, [i.nodeid for i in request.session.items])\n"
-    )
-    result = gate.run(gate.change({"calc/__init__.py": hostile}), gate.suite("hidden", suite))
+@pytest.mark.parametrize(
+    "stealing",
+    [
+        "def test_steal(secret):\n    global STOLEN\n    STOLEN = secret\n",
+        "class TestSteal:\n    def test_steal(self, secret, request):\n        global STOLEN\n"
+        "        STOLEN = (secret, [i.nodeid for i in request.session.items])\n",
+    ],
+    ids=["function", "class"],
+)
+def test_an_object_of_the_change_named_like_a_test_is_never_collected_as_one(
+    gate: Gate, stealing: str
+) -> None:
+    hostile = RIGHT + "\n\n" + stealing
+    result = gate.run(gate.change({"calc/__init__.py": hostile}), gate.suite("hidden", STAR_IMPORTED_SUITE))
     assert result.status == "passed", result
     assert numbers(result.suites[0]) == (2, 2) and result.suites[0].in_process_tier == 0
 
