@@ -239,8 +239,7 @@ def head_plan(image: str, tree: Path, suite_root: Path, work: Path) -> RunPlan:
         messages=True,
         modules=modules,
         # Base's test support the suite imports, as the layer stages it (the tree is base here).
-        support=stage_support(suite.support, work / "support"),
-        support_dir=work / "support" if suite.support else None,
+        support_dir=stage_support(suite.support, work / "support"),
     )
     return plan_one(staging, "pytest", "head 1", "head", tree)
 

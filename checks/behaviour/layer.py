@@ -146,7 +146,6 @@ def start_behaviour(
                 outcomes[kind] = _config_error(kind, str(exc))
             # else: base's test folders hold no test pytest would collect: there is no such suite
             continue
-        support_dir = work / f"support-{kind}"
         staging = Staging(
             suite=suite,
             image=ctx.image,
@@ -162,8 +161,7 @@ def start_behaviour(
             modules=modules,
             # Changed-line coverage is the subject's own report: measured for the suite of the strength.
             lines=executable if kind == strongest else {},
-            support=stage_support(suite.support, support_dir),
-            support_dir=support_dir if suite.support else None,
+            support_dir=stage_support(suite.support, work / f"support-{kind}"),
         )
         untested += edited_support(suite.support, ws.changed)
         stagings[kind] = staging

@@ -185,9 +185,8 @@ class Staging:
     lines: Mapping[str, list[int]] = field(default_factory=dict)
     # The image head runs use when the change's dependencies differ from base's; empty: ``image``.
     head_image: str = ""
-    # Base's test-support modules this suite imports (``support.py``): dotted name -> path under
-    # ``support_dir``, a private copy of base's files for the grader.
-    support: Mapping[str, str] = field(default_factory=dict)
+    # A private copy of base's test-support modules this suite imports (``suite.support``, written by
+    # ``support.stage_support``) for the grader; None when it imports none.
     support_dir: Path | None = None
 
     def image_of(self, tree: Tree) -> str:
@@ -220,13 +219,15 @@ def plan_one(
     if part == "pytest" and staging.suite.in_process:
         return _in_process(label, tree, root, staging, nonce=nonce, limits=limits, messages=messages,
                            overlay=overlay)  # fmt: skip
+    # Base's test support, for a pytest part that imports some: the grader's copy and where each module is.
+    support_dir = staging.support_dir if part == "pytest" else None
     private = write_private(
         staging.work / f"private-{secrets.token_hex(8)}", staging.suite, part, nonce=nonce,
         messages=messages, modules=list(staging.modules), policy=policy,
         # Changed-line coverage is the subject's own report: measured for the suite of the strength
         # figures only (the layer gives the others no lines: never a held-out one).
         lines=dict(staging.lines) if tree == "head" and staging.suite.kind != "held_out" else {},
-        support=staging.support if part == "pytest" else None,
+        support={m.name: m.staged for m in staging.suite.support} if support_dir is not None else None,
     )  # fmt: skip
     # One hash seed for both sides: a test comparing str hashes or set orders sees the subject's agree.
     seed = {"PYTHONHASHSEED": str(secrets.randbelow(2**32))}
@@ -236,8 +237,8 @@ def plan_one(
     else:
         grader_argv, env = (*LAUNCH, "cases", GRADER_PLAN), dict(seed)
     private_mounts = [Mount(staging.staged, GRADER_SUITE), Mount(private, GRADER_PLAN)]
-    if part == "pytest" and staging.support and staging.support_dir is not None:
-        private_mounts.append(Mount(staging.support_dir, GRADER_SUPPORT))
+    if support_dir is not None:
+        private_mounts.append(Mount(support_dir, GRADER_SUPPORT))
     grader = Grader(
         argv=grader_argv,
         private=tuple(private_mounts),

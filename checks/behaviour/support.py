@@ -34,6 +34,7 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from checks.behaviour.refactor import module_name
 from checks.testinfra.files import is_test_path
 from checks.workspace import ChangedFile
 from sandbox.pyparse import parse_python
@@ -59,22 +60,25 @@ def tree_modules(base: Path, names: Collection[str]) -> dict[str, str]:
             if not package.is_dir() or package.is_symlink():
                 continue
             for rel, entry in walk(package):
-                if not rel.endswith(".py") or not entry.is_file(follow_symlinks=False):
-                    continue
-                parts = rel[:-3].split("/")
-                if parts[-1] == "__init__":
-                    parts.pop()
-                if all(p.isidentifier() for p in parts):
-                    found.setdefault(".".join([name, *parts]), f"{prefix}{name}/{rel}")
+                path = f"{prefix}{name}/{rel}"
+                dotted = module_name(path) if entry.is_file(follow_symlinks=False) else None
+                if dotted is not None:
+                    found.setdefault(dotted, path)
     return found
 
 
-def _parse(path: Path) -> ast.Module | None:
+def _read(path: Path) -> bytes | None:
+    """A module's source, None past MAX_SOURCE_BYTES or unreadable (nothing we look for is that big)."""
     try:
-        if path.stat().st_size > MAX_SOURCE_BYTES:
-            return None
-        return parse_python(path.read_bytes(), str(path))
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return path.read_bytes() if path.stat().st_size <= MAX_SOURCE_BYTES else None
+    except OSError:
+        return None
+
+
+def _parse(source: bytes | None, name: str) -> ast.Module | None:
+    try:
+        return parse_python(source, name) if source is not None else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
@@ -142,11 +146,13 @@ class SupportModule:
     def package(self) -> bool:
         return self.path.endswith("/__init__.py")
 
+    @property
+    def staged(self) -> str:
+        """Where the grader's copy lives under its support folder: by its dotted name."""
+        return self.name.replace(".", "/") + ("/__init__.py" if self.package else ".py")
+
     def parsed(self) -> ast.Module | None:
-        try:
-            return parse_python(self.source, self.path)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        return _parse(self.source, self.path)
 
 
 def find_support(base: Path, suite_root: Path, names: Collection[str]) -> tuple[SupportModule, ...]:
@@ -156,62 +162,56 @@ def find_support(base: Path, suite_root: Path, names: Collection[str]) -> tuple[
     suite's own and the reserved ones).
     """
     modules = tree_modules(base, names)
-    if not modules:
-        return ()
-    candidates: dict[str, ast.Module | None] = {}
+    # A test path's source is read when the suite uses it; a TestCase module's now (None: not read yet).
+    candidates: dict[str, bytes | None] = {}
+    parsed: dict[str, ast.Module] = {}
     for dotted, rel in modules.items():
         if is_test_path(rel):
-            candidates[dotted] = None  # parsed if the suite uses it
+            candidates[dotted] = None
             continue
-        path = base / rel
-        try:
-            # Cheap first: a module that never names a TestCase cannot define one.
-            if path.stat().st_size > MAX_SOURCE_BYTES or b"TestCase" not in path.read_bytes():
-                continue
-        except OSError:
-            continue
-        tree = _parse(path)
-        if tree is not None and defines_test_case(tree):
-            candidates[dotted] = tree
+        source = _read(base / rel)
+        # Cheap first: a module that never names a TestCase cannot define one.
+        if source is not None and b"TestCase" in source:
+            tree = _parse(source, rel)
+            if tree is not None and defines_test_case(tree):
+                candidates[dotted], parsed[dotted] = source, tree
     if not candidates:
         return ()
     wanted: set[str] = set()
     for rel, entry in walk(suite_root):
         if rel.endswith(".py") and entry.is_file(follow_symlinks=False):
-            tree = _parse(suite_root / rel)
+            tree = _parse(_read(suite_root / rel), rel)
             if tree is not None:
                 wanted.update(imported(tree))
-    found: dict[str, str] = {}
+    found: dict[str, SupportModule] = {}
     todo = sorted(wanted & candidates.keys())
     while todo:
         dotted = todo.pop()
         if dotted in found:
             continue
-        found[dotted] = modules[dotted]
-        tree = candidates[dotted] or _parse(base / modules[dotted])
-        if tree is None:
-            continue
-        is_package = modules[dotted].endswith("/__init__.py")
-        package = dotted if is_package else dotted.rpartition(".")[0]
-        todo += sorted(set(imported(tree, package)) & candidates.keys() - found.keys())
-    out = []
-    for dotted, rel in sorted(found.items()):
+        source = candidates[dotted]
         try:
-            out.append(SupportModule(dotted, rel, (base / rel).read_bytes()))
+            module = SupportModule(dotted, modules[dotted], source or (base / modules[dotted]).read_bytes())
         except OSError:
             continue
-    return tuple(out)
+        found[dotted] = module
+        # What it imports of the candidates is support too (a module past MAX_SOURCE_BYTES imports none).
+        small = len(module.source) <= MAX_SOURCE_BYTES
+        tree = parsed.get(dotted) or (_parse(module.source, module.path) if small else None)
+        if tree is not None:
+            package = dotted if module.package else dotted.rpartition(".")[0]
+            todo += sorted(set(imported(tree, package)) & candidates.keys() - found.keys())
+    return tuple(found[d] for d in sorted(found))
 
 
-def stage_support(found: Iterable[SupportModule], dest: Path) -> dict[str, str]:
-    """Write base's support modules to ``dest`` by their dotted names; return name -> path under ``dest``."""
-    staged: dict[str, str] = {}
+def stage_support(found: Iterable[SupportModule], dest: Path) -> Path | None:
+    """Write base's support modules under ``dest`` (``SupportModule.staged``); None when there are none."""
+    wrote = False
     for module in found:
-        target = module.name.replace(".", "/") + ("/__init__.py" if module.package else ".py")
-        (dest / target).parent.mkdir(parents=True, exist_ok=True)
-        (dest / target).write_bytes(module.source)
-        staged[module.name] = target
-    return staged
+        (dest / module.staged).parent.mkdir(parents=True, exist_ok=True)
+        (dest / module.staged).write_bytes(module.source)
+        wrote = True
+    return dest if wrote else None
 
 
 def edited_support(found: Iterable[SupportModule], changed: Iterable[ChangedFile]) -> list[str]:
@@ -221,20 +221,10 @@ def edited_support(found: Iterable[SupportModule], changed: Iterable[ChangedFile
     names = {m.name for m in found}
     reasons = []
     for f in changed:
-        dotted = next((d for d in map(_module_name, (f.path, f.old_path)) if d in names), None)
+        dotted = next((d for d in map(module_name, filter(None, (f.path, f.old_path))) if d in names), None)
         if dotted is not None and not is_test_path(f.path):
             reasons.append(
                 f"the change edits {f.path}, test support the suite's classes derive from: the tests "
                 f"run base's {dotted}, so the change's edits to it are not tested"
             )
     return reasons
-
-
-def _module_name(path: str | None) -> str | None:
-    """The dotted module name of a tree path (root or ``src/``), None for a path no import names."""
-    if path is None or not path.endswith(".py"):
-        return None
-    parts = path.removeprefix("src/")[:-3].split("/")
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None

@@ -101,8 +101,10 @@ def test_a_test_package_is_staged_as_a_package(tmp_path: Path) -> None:
     suite = write(tmp_path / "suite", {"test_a.py": "from pkg.tests.helpers import Y\n"})
     found = find_support(base, suite, {"pkg"})
     assert paths(found) == {"pkg.tests": "pkg/tests/__init__.py", "pkg.tests.helpers": "pkg/tests/helpers.py"}
-    staged = stage_support(found, tmp_path / "staged")
+    assert stage_support(found, tmp_path / "staged") == tmp_path / "staged"
+    staged = {m.name: m.staged for m in found}
     assert staged == {"pkg.tests": "pkg/tests/__init__.py", "pkg.tests.helpers": "pkg/tests/helpers.py"}
+    assert stage_support((), tmp_path / "none") is None and not (tmp_path / "none").exists()
     assert (tmp_path / "staged/pkg/tests/helpers.py").read_text() == "Y = 2\n"
     assert not (tmp_path / "staged/pkg/__init__.py").exists()  # the package itself stays the subject's
 

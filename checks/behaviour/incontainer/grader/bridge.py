@@ -47,11 +47,16 @@ _MAIN_THREAD = threading.main_thread().ident
 FAST_ITEMS = 1024
 
 
+def _handle_tag(value: object) -> dict[str, Any]:
+    """How one of our handles is written: the subject's object by its number."""
+    return {codec.TYPE: "obj", "side": "s", "id": handles.number(value)}
+
+
 def _fast(items: list[Any]) -> list[Any] | None:
     """``items`` encoded when each is a handle or an exact int, str, bool or None; else None.
 
     What the encoder gives for such a list, without a pass of it: an exact value type is written as
-    itself, and a handle goes to ``ref`` (``Bridge._ref``), which tags it as below.
+    itself, and a handle goes to ``ref`` (``Bridge._ref``), which tags it with ``_handle_tag`` too.
     """
     encoded: list[Any] = []
     for item in items:
@@ -59,7 +64,7 @@ def _fast(items: list[Any]) -> list[Any] | None:
         if kind is int or kind is str or kind is bool or item is None:
             encoded.append(item)
         elif is_handle(item):
-            encoded.append({codec.TYPE: "obj", "side": "s", "id": handles.number(item)})
+            encoded.append(_handle_tag(item))
         else:
             return None
     return encoded
@@ -128,7 +133,7 @@ class Bridge:
         if value is ambient.ENVIRONMENT.environ:
             return {codec.TYPE: ENVIRON}
         if is_handle(value):
-            return {codec.TYPE: "obj", "side": "s", "id": handles.number(value)}
+            return _handle_tag(value)
         if isinstance(value, RemoteClass) and "_pgc_id" in vars(value):
             return {codec.TYPE: "obj", "side": "s", "id": vars(value)["_pgc_id"]}
         if type(value) is BoundRemote:  # handed on as a value: the subject's own bound method

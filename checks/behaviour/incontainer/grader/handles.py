@@ -354,8 +354,8 @@ class RemoteModule(types.ModuleType):
             object.__setattr__(self, name, value)
             return
         child = f"{self.__name__}.{name}"
-        named = isinstance(value, types.ModuleType) and value.__name__ == child
-        if named or (isinstance(value, types.ModuleType) and sys.modules.get(child) is value):
+        submodule = isinstance(value, types.ModuleType)
+        if submodule and (value.__name__ == child or sys.modules.get(child) is value):
             if type(value) is not RemoteModule:
                 # Base's test support, imported here (names.Support): the package reads it here too.
                 object.__setattr__(self, name, value)
