@@ -19,9 +19,8 @@ from dataclasses import dataclass
 
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.pytestconfig import PytestOptions
-from checks.behaviour.support import SupportModule
+from checks.behaviour.support import TEST_CASES, UNITTEST_MODULES, SupportModule
 
-_UNITTEST_BASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
 # The suite's classes a class derives from that are read for its tests; a real hierarchy is a few.
 MAX_ANCESTORS = 64
 
@@ -62,7 +61,7 @@ class Modules:
     def is_testcase(self, cls: _Class) -> bool:
         """Whether ``cls`` derives from unittest's TestCase through the suite's classes."""
         return any(
-            module in ("unittest", "unittest.case", "unittest.async_case") and name in _UNITTEST_BASES
+            module in UNITTEST_MODULES and name in TEST_CASES
             for klass in self.ancestry(cls)
             for module, name in klass.bases
         )

@@ -42,9 +42,10 @@ from sandbox.trees import walk
 
 # A module larger than this is not read for its imports or classes (nothing we look for is that big).
 MAX_SOURCE_BYTES = 2 << 20
-# The classes of unittest a test class may derive from to be collected as a TestCase.
-_TEST_CASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
-_UNITTEST = ("unittest", "unittest.case")
+# The classes of unittest a test class may derive from to be collected as a TestCase, and the modules
+# that define them (collection.py reads a suite's classes by the same two).
+TEST_CASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
+UNITTEST_MODULES = frozenset({"unittest", "unittest.case", "unittest.async_case"})
 
 
 def tree_modules(base: Path, names: Collection[str]) -> dict[str, str]:
@@ -89,17 +90,17 @@ def defines_test_case(tree: ast.Module) -> bool:
     for node in tree.body:
         if isinstance(node, ast.Import):
             unittest_names |= {a.asname or a.name for a in node.names if a.name == "unittest"}
-        elif isinstance(node, ast.ImportFrom) and node.module in _UNITTEST and not node.level:
-            cases |= {a.asname or a.name for a in node.names if a.name in _TEST_CASES}
+        elif isinstance(node, ast.ImportFrom) and node.module in UNITTEST_MODULES and not node.level:
+            cases |= {a.asname or a.name for a in node.names if a.name in TEST_CASES}
         elif isinstance(node, ast.ClassDef):
             for b in node.bases:
                 named = isinstance(b, ast.Name) and b.id in cases
-                dotted = (isinstance(b, ast.Attribute) and b.attr in _TEST_CASES
+                dotted = (isinstance(b, ast.Attribute) and b.attr in TEST_CASES
                           and isinstance(b.value, ast.Name) and b.value.id in unittest_names)  # fmt: skip
                 if named or dotted:
                     cases.add(node.name)
                     break
-    return bool(cases - _TEST_CASES)
+    return bool(cases - TEST_CASES)
 
 
 def imported(tree: ast.Module, package: str = "") -> Iterator[str]:

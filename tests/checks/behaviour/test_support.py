@@ -37,6 +37,7 @@ def write(root: Path, files: dict[str, str]) -> Path:
         # Through a class of its own, under another name.
         ("from unittest import TestCase as TC\n\nclass A(TC):\n    pass\n\nclass B(A):\n    pass\n", True),
         ("from unittest.case import TestCase\n\nclass A(object, TestCase):\n    pass\n", True),
+        ("from unittest.async_case import IsolatedAsyncioTestCase as C\n\nclass A(C):\n    pass\n", True),
         # Importing it is not defining one; nor is a TestCase of another library's, nor one in a function.
         ("from unittest import TestCase\n", False),
         ("from django.test import TestCase\n\nclass A(TestCase):\n    pass\n", False),
