@@ -26,6 +26,7 @@ dropped. ``{"dead": reason}`` says the sender is going away.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import queue
@@ -202,6 +203,14 @@ class Peer:
         stack.append(incoming.get("q"))
         try:
             answer = self.handler(incoming)
+        except BaseException as exc:
+            # A handler that fails leaves its request unanswered, and the other side would wait for
+            # it for ever: the channel is declared dead instead, so every waiter on both sides learns.
+            why = f"serving a request failed: {type(exc).__name__}: {exc}"[:300]
+            with contextlib.suppress(OSError):
+                self.send({"dead": why})
+            self._close(why)
+            raise PeerGone(why) from exc
         finally:
             stack.pop()
         # A copy: the handler's dict may be shared (a constant, a cached answer) and served at once on

@@ -43,7 +43,6 @@ class Agent:
     def __init__(self, sock: socket.socket, repo: str) -> None:
         self.repo = repo
         self.objects = Objects()
-        self.peer = Peer(sock, self.handle, free_threads=FREE_THREADS, mainline=True)
         # Items of a test's iterators the grader lent ahead; what was taken goes with every message.
         self.readahead = ReadAhead(lambda standin, size: self.callback("take", standin, size))
         self.standins = Standins(self)
@@ -60,6 +59,8 @@ class Agent:
         self._capture = ambient.Capture()
         ambient.install_warning_hook()
         self._deadline = 0.0
+        # Last: the peer serves requests from its first line on, and they need all of the above.
+        self.peer = Peer(sock, self.handle, free_threads=FREE_THREADS, mainline=True)
 
     # -- encoding -------------------------------------------------------------------------------
 

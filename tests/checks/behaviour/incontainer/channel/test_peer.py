@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from checks.behaviour.incontainer.channel.peer import Handler, Peer
+from checks.behaviour.incontainer.channel.peer import Handler, Peer, PeerGone
 
 
 @pytest.fixture
@@ -63,3 +63,29 @@ def test_the_caller_s_message_is_left_as_it_was_and_may_be_sent_again(connect: A
     assert (first["ok"], second["ok"]) == (first["r"], second["r"])
     assert first["r"] != second["r"]
     assert [request["op"] for request in seen] == ["get", "get"]
+
+
+def test_a_handler_that_fails_breaks_the_channel_on_both_sides_instead_of_leaving_a_request_unanswered(
+    connect: Any,
+) -> None:
+    def handler(request: dict[str, Any]) -> dict[str, Any]:
+        raise AttributeError("'Agent' object has no attribute '_local'")
+
+    client = connect(handler)
+    # Without a deadline: before, the serving thread died and this waited for ever.
+    outcome: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            client.request({"op": "get"})
+        except BaseException as exc:
+            outcome.append(exc)
+
+    asker = threading.Thread(target=ask, daemon=True)
+    asker.start()
+    asker.join(30)
+    assert not asker.is_alive(), "the request waited for ever"
+    assert [type(exc) for exc in outcome] == [PeerGone]
+    assert "AttributeError" in str(outcome[0])
+    with pytest.raises(PeerGone):
+        client.request({"op": "get"}, timeout=10)
