@@ -40,7 +40,7 @@ def pack_copy_in(
     FIFO in a PR tree is dropped, never recreated. Raises TreeBoundExceeded when
     a source breaks a bound (``sandbox.trees``): the fault of whoever wrote it.
     """
-    _share(scratch, uid, 0o755)
+    open_inbox(scratch, uid)
     plan: list[str] = []
     for index, mount in enumerate(copy_in):
         source = mount.source
@@ -53,6 +53,11 @@ def pack_copy_in(
         _share(archive, uid, 0o644)
         plan += [f"{INBOX}/{archive.name}", str(_destination(mount))]
     return plan
+
+
+def open_inbox(folder: Path, uid: int) -> None:
+    """Let ``uid`` read the folder a container's copy-in tarballs arrive in (bind-mounted at INBOX)."""
+    _share(folder, uid, 0o755)
 
 
 def _destination(mount: Mount) -> PurePosixPath:

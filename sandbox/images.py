@@ -136,20 +136,22 @@ def image_exists(client: docker.DockerClient, image: str) -> bool:
     return True
 
 
-def image_id(image: str) -> str:
+def image_id(image: str, client: docker.DockerClient | None = None) -> str:
     """Return the content id of ``image`` (``sha256:...``): a tag rebuilt from the same recipe gets a new one.
 
-    Raises ImageMissing when it is not in the engine's image store.
+    Raises ImageMissing when it is not in the engine's image store. Without ``client``, asks
+    the engine over a connection of its own.
     """
     from sandbox.engine import docker_client
 
-    client = docker_client()
+    engine = client if client is not None else docker_client()
     try:
-        found = client.images.get(image)
+        found = engine.images.get(image)
     except ImageNotFound:
         raise ImageMissing(image, BUILD_COMMAND) from None
     finally:
-        client.close()
+        if client is None:
+            engine.close()
     return str(found.id)
 
 

@@ -43,10 +43,10 @@ log = logging.getLogger(__name__)
 
 def default_runner(runtime: str | None = None) -> Runner:
     """Build the production sandbox (imported late: the web process never needs Docker)."""
-    from sandbox.docker import DockerSandbox
+    from sandbox.docker import WARM_PER_SHAPE, DockerSandbox
 
     # The worker's LimitedRunner (PATCHGATE_MAX_SANDBOXES) is the bound; this one only stops a runaway.
-    return DockerSandbox(max_concurrency=64, runtime=runtime)
+    return DockerSandbox(max_concurrency=64, runtime=runtime, warm=WARM_PER_SHAPE)
 
 
 class Worker:

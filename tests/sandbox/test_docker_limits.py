@@ -15,6 +15,7 @@ import pytest
 from sandbox.docker import DockerSandbox
 from sandbox.execution import HOST_GRACE_S, KILL_GRACE_S, Execution
 from sandbox.host import run_process
+from sandbox.images import image_id
 from sandbox.reaper import remove_container
 from sandbox.spec import Limits, MiB, RunResult, RunSpec
 
@@ -241,7 +242,8 @@ def test_host_kills_the_container_when_nothing_else_works(
     client = sandbox.client()
     name = f"patchgate-test-{uuid.uuid4().hex[:12]}"
     try:
-        container = sandbox._start(client, spec, name, tmp_path)
+        options = sandbox._options(spec, image_id(spec.image, client))
+        container = sandbox._start(client, options, name, tmp_path)
         result = _RefusedSweep(client, container, spec, []).run()
     finally:
         remove_container(client, name)

@@ -81,7 +81,7 @@ def _gate_example(example: Path, args: argparse.Namespace, judge: Any) -> list[t
     from checks.pipeline import Given
     from checks.quality.inputs import Task
     from checks.report import Report
-    from sandbox.docker import DockerSandbox
+    from sandbox.docker import WARM_PER_SHAPE, DockerSandbox
 
     print(f"\n##### example {example.name} #####", flush=True)
     with tempfile.TemporaryDirectory(prefix="patchgate-demo-") as tmp:
@@ -91,7 +91,7 @@ def _gate_example(example: Path, args: argparse.Namespace, judge: Any) -> list[t
         except ExampleError as exc:
             raise _DemoError(str(exc)) from exc
         suites = example_suites(example)
-        runner = DockerSandbox()
+        runner = DockerSandbox(warm=WARM_PER_SHAPE)
         results: list[tuple[str, str, str]] = []
         reports: dict[str, Report] = {}
         for pr in prs:
@@ -103,6 +103,7 @@ def _gate_example(example: Path, args: argparse.Namespace, judge: Any) -> list[t
             record_local_run(args.database, f"example/{example.name}", pr.branch, report)
             results.append((pr.branch, pr.expected, report.conclusion))
             reports[pr.branch] = report
+        runner.close()  # what it made ahead for this example's runs (at exit too, should a run fail)
         issues = {pr.closes for pr in prs}
         if len(prs) > 1 and len(issues) == 1 and None not in issues:
             # The PRs compete for one issue: best of k, by execution.

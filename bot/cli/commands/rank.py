@@ -64,7 +64,7 @@ def command(args: argparse.Namespace) -> int:
     from bot.cli.stdout import emit, to_stderr
     from checks.pipeline import Given
     from checks.workspace import WorkspaceError
-    from sandbox.docker import DockerSandbox
+    from sandbox.docker import WARM_PER_SHAPE, DockerSandbox
     from sandbox.errors import SandboxError
 
     try:
@@ -79,8 +79,8 @@ def command(args: argparse.Namespace) -> int:
         author=args.author, database=args.database,
     )  # fmt: skip
     try:
-        with to_stderr():  # only the ranking reaches stdout
-            ranking, _reports = rank_local(run, heads, DockerSandbox(), target=args.target)
+        with to_stderr(), DockerSandbox(warm=WARM_PER_SHAPE) as sandbox:  # only the ranking reaches stdout
+            ranking, _reports = rank_local(run, heads, sandbox, target=args.target)
     except WorkspaceError as exc:
         print(f"patchgate rank: {exc}", file=sys.stderr)
         return 2

@@ -215,7 +215,7 @@ def command(args: argparse.Namespace) -> int:
     from bot.cli.stdout import emit, to_stderr
     from checks.pipeline import Given
     from checks.workspace import WorkspaceError
-    from sandbox.docker import DockerSandbox
+    from sandbox.docker import WARM_PER_SHAPE, DockerSandbox
     from sandbox.errors import SandboxError
 
     try:
@@ -237,8 +237,8 @@ def command(args: argparse.Namespace) -> int:
     )
     try:
         # Only the report reaches stdout, whatever the judge's library prints on a failure.
-        with to_stderr():
-            report = run_local(run, DockerSandbox(), on_progress=progress_printer(args.progress))
+        with to_stderr(), DockerSandbox(warm=WARM_PER_SHAPE) as sandbox:
+            report = run_local(run, sandbox, on_progress=progress_printer(args.progress))
     except WorkspaceError as exc:
         print(f"patchgate run: {exc}", file=sys.stderr)
         return 2
