@@ -37,7 +37,10 @@ beside each figure: other work on the machine shows in both sides.
 alternating, baseline first, ``--rounds`` times.
 
 Usage: .venv/bin/python bench/gate_overhead.py [--project demo,boltons,boltons-in-process]
-       [--sdists DIR] [--keep DIR] [--baseline REV] [--rounds 1]
+       [--sdists DIR] [--keep DIR] [--baseline REV] [--rounds 1] [--warm 0,1]
+
+``--warm 0,1`` gates each project twice per turn, without and with containers
+made ahead of need (sandbox/pool.py; `patchgate run` keeps one per shape).
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ from checks.behaviour.plan import CONTAINER_SUITE  # noqa: E402
 from checks.behaviour.suites import Suites  # noqa: E402
 from checks.pipeline import Given  # noqa: E402
 from checks.runner import Runner  # noqa: E402
-from sandbox.docker import DockerSandbox  # noqa: E402
+from sandbox.docker import WARM_PER_SHAPE, DockerSandbox  # noqa: E402
 from sandbox.envimage import ensure_env_image  # noqa: E402
 from sandbox.host import run_process  # noqa: E402
 from sandbox.spec import RunResult, RunSpec  # noqa: E402
@@ -249,13 +252,15 @@ def export(repo: Path, ref: str, dest: Path) -> None:
     run_process(("tar", "-x", "-C", str(dest)), stdin=archive.stdout, check=True, timeout=120, what="untar")
 
 
-def gate(case: Case, keep: Path, slots: int) -> tuple[float, Recorder, dict[str, float], str]:
+def gate(case: Case, keep: Path, slots: int, warm: int) -> tuple[float, Recorder, dict[str, float], str]:
     """Gate the change as `patchgate run` does; return its wall time, the runs and the report's timings."""
-    recorder = Recorder(DockerSandbox(max_concurrency=slots), keep)
+    sandbox = DockerSandbox(max_concurrency=slots, warm=warm)
+    recorder = Recorder(sandbox, keep)
     suites = Suites(hidden=case.suites.get("hidden"), held_out=case.suites.get("held_out"))
     started = time.perf_counter()
     report = run_local(LocalRun(case.repo, case.base, case.head, Given(suites)), recorder)
     wall = time.perf_counter() - started - recorder.own
+    sandbox.close()  # what `patchgate run` leaves to its exit: not part of the verdict's wall time
     return wall, recorder, dict(report.timings), f"{report.conclusion} ({'; '.join(report.reasons)[:120]})"
 
 
@@ -282,16 +287,16 @@ def bare(case: Case, recorder: Recorder, image: str, keep: Path) -> list[dict[st
 TOOLS = ("ruff", "mypy", "bandit", "semgrep")
 
 
-def measure(case: Case, keep: Path, slots: int = 2) -> float:
+def measure(case: Case, keep: Path, slots: int = 2, warm: int = WARM_PER_SHAPE) -> float:
     """Gate one change, repeat its work bare, print both and the profile; return the ratio."""
     trees = keep / "trees"
     export(case.repo, case.base, trees / "base")
     export(case.repo, case.head, trees / "head")
     image = ensure_env_image(trees / "base")  # a first run builds it; both sides use it
-    wall, recorder, timings, conclusion = gate(case, keep, slots)
-    print(f"  patchgate run: {wall:7.1f} s  -> {conclusion}  ({load()})", flush=True)
+    wall, recorder, timings, conclusion = gate(case, keep, slots, warm)
+    print(f"  patchgate run (warm={warm}): {wall:7.1f} s  -> {conclusion}  ({load()})", flush=True)
     steps = bare(case, recorder, image, keep)
-    bare_s = sum(float(s["seconds"]) for s in steps)  # type: ignore[arg-type]
+    bare_s = sum((float(s["seconds"]) for s in steps), 0.0)  # type: ignore[arg-type]
     print(f"  bare:          {bare_s:7.1f} s  ({len(steps)} steps, one container)  ({load()})")
     ratio = wall / bare_s
     print(
@@ -327,6 +332,11 @@ def main() -> None:
     )
     parser.add_argument("--baseline", help="alternate with this revision's in-container harness")
     parser.add_argument("--rounds", type=int, default=1, help="alternations with --baseline")
+    parser.add_argument(
+        "--warm",
+        default=str(WARM_PER_SHAPE),
+        help="containers made ahead per shape, comma-separated to alternate (e.g. 0,1; `patchgate run`: 1)",
+    )
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; target: patchgate run <= {TARGET:.1f}x the same work bare")
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="patchgate-overhead-"))
@@ -345,10 +355,13 @@ def main() -> None:
                 else:
                     case = boltons_case(work, args.sdists, in_process=name == "boltons-in-process")
                 print(f"{case.name}, harness: {label} ({load()})", flush=True)
-                keep = work / "bench"
-                keep.mkdir()
-                with harness.using(package):
-                    ratios[f"{name} ({label}, turn {number + 1})"] = measure(case, keep, args.slots)
+                for warm in (int(w) for w in args.warm.split(",")):
+                    keep = work / f"bench-warm{warm}"
+                    keep.mkdir()
+                    with harness.using(package):
+                        ratios[f"{name} ({label}, warm={warm}, turn {number + 1})"] = measure(
+                            case, keep, args.slots, warm
+                        )
     finally:
         if args.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -10,8 +10,13 @@
 Runs follow one another as a layer's do: a container's removal, which ends after
 run() returns, overlaps the next run.
 
+``--warm 0,1`` measures 1 and 2 once per value, alternating ``--rounds`` times:
+without and with containers made ahead of need (sandbox/pool.py; `patchgate run`
+keeps one per shape), beside each other in one run.
+
 Usage: .venv/bin/python bench/sandbox_overhead.py [--repeat 10] [--parallel 20]
        [--concurrency 4] [--requirement six==1.16.0] [--index-url URL]
+       [--warm 1] [--rounds 1]
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sandbox.copyin import CONTAINER_TMP  # noqa: E402 - after the path set-up above
-from sandbox.docker import DockerSandbox  # noqa: E402
+from sandbox.docker import WARM_PER_SHAPE, DockerSandbox  # noqa: E402
 from sandbox.engine import docker_client  # noqa: E402
 from sandbox.envimage import ensure_env_image  # noqa: E402
 from sandbox.host import run_process  # noqa: E402
@@ -56,36 +61,21 @@ def timed(action: object) -> float:
     return time.perf_counter() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--parallel", type=int, default=20)
-    parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--requirement", default="six==1.16.0", help="what the env image installs")
-    parser.add_argument("--index-url", default=None, help="package index for the env image build")
-    args = parser.parse_args()
-
-    image = ensure_base_image()
-    box = DockerSandbox(max_concurrency=args.concurrency)
-    spec = RunSpec(image=image, argv=TRIVIAL, limits=LIMITS)
-    box.run(spec)  # warm the engine's caches and the client connection
+def lifecycle(box: DockerSandbox, image: str, spec: RunSpec, host_med: float, repeat: int) -> None:
+    """Print sections 1 and 2 for ``box``: runs one after another, as a layer's."""
+    box.run(spec)  # the first run of a shape makes its own (and, warm, the next one's)
 
     def one() -> None:
         result = box.run(spec)
         assert result.ok, result
 
-    # The host's interpreter itself, not a launcher shim in front of it.
-    host_argv = (sys.executable, *TRIVIAL[1:])
-    host = [timed(lambda: run_process(host_argv, check=True)) for _ in range(args.repeat)]
-    boxed = [timed(one) for _ in range(args.repeat)]
-    host_med, box_med = statistics.median(host), statistics.median(boxed)
-    print(f"python3 -c pass, median of {args.repeat}:")
-    print(f"  host     {host_med * 1000:8.1f} ms")
-    print(f"  sandbox  {box_med * 1000:8.1f} ms   (min {min(boxed) * 1000:.1f}, max {max(boxed) * 1000:.1f})")
-    print(f"  overhead {(box_med - host_med) * 1000:8.1f} ms per run, ratio {box_med / host_med:.1f}x")
-
+    boxed = [timed(one) for _ in range(repeat)]
+    box_med = statistics.median(boxed)
+    print(f"  python3 -c pass, median of {repeat}:")
+    print(
+        f"    sandbox  {box_med * 1000:8.1f} ms   (min {min(boxed) * 1000:.1f}, max {max(boxed) * 1000:.1f})"
+    )
+    print(f"    overhead {(box_med - host_med) * 1000:8.1f} ms per run, ratio {box_med / host_med:.1f}x")
     with tempfile.TemporaryDirectory() as scratch:
         plan = Path(scratch) / "plan"
         plan.write_text("the plan\n")
@@ -102,16 +92,50 @@ def main() -> None:
         )
         box.run(graded)
         totals, outside = [], []
-        for _ in range(args.repeat):
+        for _ in range(repeat):
             started = time.perf_counter()
             result = box.run(graded)
             totals.append(time.perf_counter() - started)
             outside.append(totals[-1] - result.wall_s)
             assert result.ok, result
             assert result.files == {"/grader/report": b"the plan\n"}, result
-    print(f"a run with a grader, median of {args.repeat}:")
-    print(f"  run      {statistics.median(totals) * 1000:8.1f} ms   (min {min(totals) * 1000:.1f})")
-    print(f"  outside the grader's wall time {statistics.median(outside) * 1000:8.1f} ms")
+    print(f"  a run with a grader, median of {repeat}:")
+    print(f"    run      {statistics.median(totals) * 1000:8.1f} ms   (min {min(totals) * 1000:.1f})")
+    print(f"    outside the grader's wall time {statistics.median(outside) * 1000:8.1f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--parallel", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--requirement", default="six==1.16.0", help="what the env image installs")
+    parser.add_argument("--index-url", default=None, help="package index for the env image build")
+    parser.add_argument("--warm", default=str(WARM_PER_SHAPE), help="containers made ahead, e.g. 0,1")
+    parser.add_argument("--rounds", type=int, default=1, help="alternations of the --warm values")
+    args = parser.parse_args()
+
+    image = ensure_base_image()
+    box = DockerSandbox(max_concurrency=args.concurrency)
+    spec = RunSpec(image=image, argv=TRIVIAL, limits=LIMITS)
+    box.run(spec)  # warm the engine's caches and the client connection
+
+    def one() -> None:
+        result = box.run(spec)
+        assert result.ok, result
+
+    # The host's interpreter itself, not a launcher shim in front of it.
+    host_argv = (sys.executable, *TRIVIAL[1:])
+    host = [timed(lambda: run_process(host_argv, check=True)) for _ in range(args.repeat)]
+    host_med = statistics.median(host)
+    print(f"python3 -c pass on the host, median of {args.repeat}: {host_med * 1000:8.1f} ms")
+    for round_number in range(args.rounds):
+        for warm in (int(w) for w in args.warm.split(",")):
+            print(f"round {round_number + 1}, warm={warm} (containers made ahead per shape):")
+            with DockerSandbox(max_concurrency=args.concurrency, warm=warm) as turn:
+                lifecycle(turn, image, spec, host_med, args.repeat)
 
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
         started = time.perf_counter()
