@@ -19,7 +19,9 @@ What keeps "a fresh container per run" (docs/sandbox.md):
   margin beyond the longest run of that shape.
 
 The pool never delays a run: a run that finds no container makes one as before, and the
-pool's refills happen on threads of their own.
+pool's refills happen on threads of their own. A shape is made ahead from its second run
+on: a job's one-off runs (a tool with limits of its own) would leave a container nobody
+claims, made for nothing on a machine whose cores the runs themselves need.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ log = logging.getLogger(__name__)
 
 # Well inside the waiter's margin (sandbox.docker.WAITER_MARGIN_S, 600 s) past a run's own limits.
 MAX_IDLE_S = 240.0
+# Shapes whose runs are counted (the most recently asked for), to make ahead only those that recur.
+REMEMBERED_SHAPES = 64
 
 
 @dataclass
@@ -75,6 +79,7 @@ class WarmPool:
         self._clock = clock
         self._lock = threading.Lock()
         self._idle: OrderedDict[str, list[Warm]] = OrderedDict()
+        self._asked: OrderedDict[str, int] = OrderedDict()  # claims per shape, most recent last
         self._making: dict[str, int] = {}
         self._threads: set[threading.Thread] = set()
         self.closed = False
@@ -84,6 +89,9 @@ class WarmPool:
         stale: list[Warm] = []
         found = None
         with self._lock:
+            self._asked[shape] = self._asked.pop(shape, 0) + 1
+            while len(self._asked) > REMEMBERED_SHAPES:
+                self._asked.popitem(last=False)
             idle = self._idle.get(shape, [])
             while idle and found is None:
                 warm = idle.pop(0)
@@ -97,8 +105,13 @@ class WarmPool:
         return found
 
     def refill(self, shape: str, make: Callable[[], Warm]) -> None:
-        """Make one more container of ``shape`` on a thread of its own, unless enough are idle or coming."""
+        """Make one more container of ``shape`` on a thread of its own, once the shape has recurred.
+
+        Nothing is made for a shape claimed fewer than twice, nor when enough are idle or coming.
+        """
         with self._lock:
+            if self._asked.get(shape, 0) < 2:
+                return
             if self.closed or len(self._idle.get(shape, [])) + self._making.get(shape, 0) >= self.per_shape:
                 return
             self._making[shape] = self._making.get(shape, 0) + 1
