@@ -53,7 +53,7 @@ def stdlib_name(value: object) -> tuple[str, str] | None:
         name = value.__name__
         stdlib = name.partition(".")[0] in sys.stdlib_module_names and sys.modules.get(name) is value
         return (name, "") if stdlib else None
-    if not isinstance(value, _NAMEABLE):
+    if not issubclass(type(value), _NAMEABLE):  # its type, never the ``__class__`` it claims
         return None
     module = getattr(value, "__module__", None)
     if module is None:  # a method of a built-in type: str.lower

@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import collections.abc
 import copy
+import inspect
 import io
 import itertools
 import numbers
@@ -157,9 +158,22 @@ SELF_ITERATORS = SEQUENCE_ITERATORS | frozenset({
 _OFFERED_BY_DUNDER = {name: dunder for name, dunder in CAPABILITIES.items() if name != "get"}
 
 
+# What a plain function's code makes of a call (its ``co_flags``): said with its handle, so that
+# ``inspect.isgeneratorfunction`` answers on the other side as it would on the owner's.
+CODE_KINDS = {"genfunc": inspect.CO_GENERATOR, "corofunc": inspect.CO_COROUTINE,
+              "asyncgenfunc": inspect.CO_ASYNC_GENERATOR}  # fmt: skip
+
+
 def caps(value: object) -> list[str]:
-    """Name what ``value``'s type offers beyond a plain object's, for the other side's stand-in."""
-    return caps_of_type(type(value))
+    """Name what ``value``'s type offers beyond a plain object's, for the other side's stand-in.
+
+    A plain function's also says what kind of code it runs (``CODE_KINDS``).
+    """
+    found = caps_of_type(type(value))
+    if type(value) is types.FunctionType:
+        flags = value.__code__.co_flags
+        found = [*found, *(kind for kind, flag in CODE_KINDS.items() if flags & flag)]
+    return found
 
 
 def caps_of_type(t: type) -> list[str]:

@@ -12,6 +12,7 @@ stand-in while one is alive, so ``iter(it) is it`` holds.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import pickle
 import types
@@ -72,6 +73,49 @@ def _attribute(name: str) -> property:
 
 def _signature(self: GraderObject) -> inspect.Signature:
     return signatures.rebuild(self._pg_agent.callback("signature", self))
+
+
+def _function_class(self: GraderObject) -> type:
+    # A test's plain function says it is one: inspect.isfunction, and so isgeneratorfunction, ask
+    # ``__class__`` (type() still tells a stand-in, and our own code asks type()).
+    return types.FunctionType
+
+
+_CODE_KINDS = {
+    "genfunc": ("def", "    yield\n"), "corofunc": ("async def", "    pass\n"),
+    "asyncgenfunc": ("async def", "    yield\n"),
+}  # fmt: skip
+_STUB_FILE = "<patchgate: a test's function>"
+_STARS: dict[inspect._ParameterKind, str] = {
+    inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**",
+}  # fmt: skip
+
+
+def _stub_code(self: GraderObject, kind: str | None) -> types.CodeType:
+    """A code object with the test function's name, parameters and kind, and an empty body.
+
+    What inspection reads of ``__code__`` (``co_flags``, ``co_argcount``, ``co_varnames``, the name):
+    never the test's own code, which stays on the grader's side.
+    """
+    sig = _signature(self)
+    name = self._pg_agent.callback("getattr", self, "__name__")
+    keyword, body = _CODE_KINDS.get(kind or "", ("def", "    pass\n"))
+    kinds = inspect.Parameter
+    values = list(sig.parameters.values())
+    params: list[str] = []
+    starred = False
+    for i, p in enumerate(values):
+        if p.kind is kinds.KEYWORD_ONLY and not starred:
+            params.append("*")
+        starred = starred or p.kind in (kinds.KEYWORD_ONLY, kinds.VAR_POSITIONAL)
+        params.append(_STARS.get(p.kind, "") + p.name)
+        if p.kind is kinds.POSITIONAL_ONLY and (i + 1 == len(values) or values[i + 1].kind is not p.kind):
+            params.append("/")
+    try:
+        made = compile(f"{keyword} {name}({', '.join(params)}):\n{body}", _STUB_FILE, "exec")
+    except (SyntaxError, TypeError, ValueError):  # a name that is a keyword, not an identifier
+        made = compile(f"{keyword} function(*args, **kwargs):\n{body}", _STUB_FILE, "exec")
+    return next(c for c in made.co_consts if isinstance(c, types.CodeType))
 
 
 def _bind(self: GraderObject, instance: object, owner: object = None) -> Any:
@@ -163,6 +207,10 @@ def standin_class(caps: object, names: object = None) -> type[GraderObject]:
             namespace.update(_METHODS.get(cap, {}))
             if cap.startswith("-"):
                 namespace.update(dict.fromkeys(_METHODS.get(cap[1:], {}), None))
+        if "method" in wanted:  # a plain function of the test's
+            kind = next((k for k in sorted(wanted) if k in _CODE_KINDS), None)
+            namespace["__class__"] = property(_function_class)
+            namespace["__code__"] = property(functools.partial(_stub_code, kind=kind))
         if "selfiter" in wanted and "iter" in wanted:
             namespace["__iter__"] = lambda self: self  # a built-in iterator is its own: no request
         if "seqiter" in wanted and "next" in wanted:

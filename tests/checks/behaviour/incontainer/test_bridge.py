@@ -237,9 +237,12 @@ def test_callbacks_run_here_but_never_open_the_tests_internals(bridge: Bridge) -
         return x * 2 + 0 * len(secret)
 
     assert calc.apply(double, 21) == 42
-    for name in ("__globals__", "__code__", "__closure__", "_private"):
+    for name in ("__globals__", "__closure__", "_private"):
         with pytest.raises(AttributeError, match="may not read"):
             calc.peek(double, name)
+    # Its __code__ is a stand-in's: the name and parameters, an empty body (nothing of ours in it).
+    code = calc.peek(double, "__code__")
+    assert (code.co_name, code.co_varnames, code.co_names, code.co_consts) == ("double", ("x",), (), (None,))
 
 
 def test_no_module_or_frame_of_the_test_side_ever_reaches_the_subject(bridge: Bridge) -> None:
