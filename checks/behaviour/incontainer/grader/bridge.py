@@ -28,7 +28,7 @@ from .classes import Classes, RemoteClass
 from .errors import SubjectGone
 from .handed import NEVER_HANDED, Handed, Sealed
 from .handles import Remote, RemoteModule, is_handle, remote_class
-from .members import BoundRemote
+from .members import BoundRemote, own_dict
 
 __all__ = ["Bridge"]
 
@@ -134,8 +134,8 @@ class Bridge:
             return {codec.TYPE: ENVIRON}
         if is_handle(value):
             return _handle_tag(value)
-        if isinstance(value, RemoteClass) and "_pgc_id" in vars(value):
-            return {codec.TYPE: "obj", "side": "s", "id": vars(value)["_pgc_id"]}
+        if isinstance(value, RemoteClass) and "_pgc_id" in own_dict(value):
+            return {codec.TYPE: "obj", "side": "s", "id": own_dict(value)["_pgc_id"]}
         if type(value) is BoundRemote:  # handed on as a value: the subject's own bound method
             return self._ref(value.materialize())
         if isinstance(value, NEVER_HANDED):

@@ -40,7 +40,7 @@ from ..channel.protocol import OPERATORS
 from . import handles
 from .aliases import Aliases
 from .handles import Requester, remote_class
-from .members import RemoteClassMethod, RemoteMethod, class_id, request_of
+from .members import RemoteClassMethod, RemoteMethod, class_id, own_dict, request_of
 
 VALUE_TYPES: dict[str, type] = {
     "int": int, "float": float, "complex": complex, "str": str, "bytes": bytes, "tuple": tuple,
@@ -80,6 +80,18 @@ class RemoteClass(type):
                 type.__getattribute__(parent, "_pgc_registry").subclass(cls, bases, namespace)
         return cls
 
+    @property  # type: ignore[misc]
+    def __dict__(cls) -> Any:  # type: ignore[override]
+        """A library's class's namespace is the subject's, a test's subclass's its own.
+
+        monkeypatch and mock.patch read ``Cls.__dict__`` to know what to put back: ours alone would
+        say a static method of the subject's class is not its own, and the undo would delete it.
+        """
+        own = own_dict(cls)
+        if "_pgc_made" not in own:
+            return own
+        return request_of(cls, "getattr", obj=class_id(cls), name="__dict__")
+
     def __getattr__(cls, name: str) -> Any:
         if name.startswith("_pgc_") or name in ("__wrapped__", "__signature__", "__test__"):
             raise AttributeError(name)
@@ -93,12 +105,12 @@ class RemoteClass(type):
         # that name, if any, goes, so that a later lookup finds what the subject now holds.
         bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
         bridge.request("setattr", obj=class_id(cls), name=name, value=bridge.encode(value))
-        if isinstance(vars(cls).get(name), RemoteMethod):
+        if isinstance(own_dict(cls).get(name), RemoteMethod):
             type.__delattr__(cls, name)
 
     def __delattr__(cls, name: str) -> None:
         request_of(cls, "delattr", obj=class_id(cls), name=name)
-        if isinstance(vars(cls).get(name), RemoteMethod):
+        if isinstance(own_dict(cls).get(name), RemoteMethod):
             type.__delattr__(cls, name)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
@@ -185,6 +197,7 @@ class Classes:
         bases = tuple(b for b in (decode(x) for x in tag.get("bases") or []) if isinstance(b, RemoteClass))
         value = VALUE_TYPES.get(str(tag.get("value")))
         namespace: dict[str, Any] = {
+            "_pgc_made": True,  # a library's class (a test's subclass is made elsewhere, without it)
             "__module__": str(tag.get("module") or "?"),
             "__qualname__": str(tag.get("qualname") or tag.get("name")),
             "__doc__": tag.get("doc") if isinstance(tag.get("doc"), str) else None,
@@ -254,7 +267,7 @@ class Classes:
         for base in reversed(
             [b for b in cls.__mro__[1:] if not isinstance(b, RemoteClass) and b is not object]
         ):
-            given.update({k: v for k, v in vars(base).items() if not k.startswith("__")})
+            given.update({k: v for k, v in own_dict(base).items() if not k.startswith("__")})
         given.update(namespace)
         encode = self.bridge.encode
         entries: dict[str, Any] = {}

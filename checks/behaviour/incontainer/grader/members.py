@@ -12,6 +12,7 @@ See classes.py for the classes these live on.
 from __future__ import annotations
 
 import types
+from collections.abc import Mapping
 from typing import Any
 
 from . import handles
@@ -40,6 +41,15 @@ class _Member:
         self.owner = owner
 
 
+_OWN_DICT = type.__dict__["__dict__"]
+
+
+def own_dict(cls: type) -> Mapping[str, Any]:
+    """The namespace ``cls`` holds here: for a library's class, never the subject's (RemoteClass.__dict__)."""
+    found: Mapping[str, Any] = _OWN_DICT.__get__(cls)
+    return found
+
+
 class RemoteMethod(_Member):
     """A plain function of a class of the subject's: called through an instance, one request."""
 
@@ -52,7 +62,7 @@ class RemoteMethod(_Member):
             return request_of(cls, "getattr", obj=class_id(cls), name=self.name)
         # Found first in the instance's own class order: an ordinary call (the attribute is read in the
         # subject, an instance attribute of that name included); found later: super(), this class's own.
-        first = next((k for k in type(instance).__mro__ if self.name in vars(k)), None)
+        first = next((k for k in type(instance).__mro__ if self.name in own_dict(k)), None)
         return BoundRemote(instance, self, explicit=first is not cls)
 
 

@@ -945,3 +945,56 @@ def test_an_instance_s_own_docstring_is_the_subject_s_word(load: Load) -> None:
     g = lib.curry(f)
     assert (g.__doc__, g(3)) == ("A docstring", 3)
     assert lib.curry.__doc__ == " Curry a callable function "
+
+
+PATCHED = """
+class Shell:
+    @staticmethod
+    def _check_version():
+        raise RuntimeError("no such shell here")
+
+    @classmethod
+    def name(cls):
+        return "shell:" + cls.__name__
+
+    def complete(self):
+        self._check_version()
+        return "completed"
+
+def restored():
+    return type(Shell.__dict__["_check_version"]).__name__, type(Shell.__dict__["name"]).__name__
+"""
+
+
+def test_patching_a_library_class_s_static_method_twice_puts_it_back_each_time(load: Load) -> None:
+    # click's _patch_for_completion fixture: monkeypatch.setattr("...BashComplete._check_version", ...)
+    # in each of 9 tests. monkeypatch reads Cls.__dict__ to know what to restore; a library's class's
+    # namespace here lacked the static method, so the first undo deleted it and the next 8 errored.
+    from unittest import mock
+
+    lib = load(PATCHED)
+    for _ in range(2):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("lib.Shell._check_version", lambda self: None)  # click's own
+            assert lib.Shell().complete() == "completed"
+        assert lib.restored() == ("staticmethod", "classmethod")
+        with pytest.raises(RuntimeError, match="no such shell"):
+            lib.Shell().complete()
+    # mock.patch.object reads the same namespace, and puts back the static method itself.
+    def quiet(self: object) -> None:
+        return None
+
+    with mock.patch.object(lib.Shell, "_check_version", quiet):
+        assert lib.Shell().complete() == "completed"
+    assert lib.restored() == ("staticmethod", "classmethod")
+    assert "_check_version" in lib.Shell.__dict__ and "complete" in lib.Shell.__dict__
+
+    # A test's own subclass keeps its own namespace.
+    class Quiet(lib.Shell):  # type: ignore[misc, name-defined]
+        @staticmethod
+        def _check_version() -> None:
+            return None
+
+    assert set(Quiet.__dict__) >= {"_check_version"} and "complete" not in Quiet.__dict__
+    assert Quiet().complete() == "completed"
+    assert Quiet.name() == "shell:Quiet"
