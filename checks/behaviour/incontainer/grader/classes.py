@@ -80,6 +80,12 @@ class RemoteClass(type):
                 type.__getattribute__(parent, "_pgc_registry").subclass(cls, bases, namespace)
         return cls
 
+    @property
+    def __module__(cls) -> str:  # type: ignore[override]
+        """The class's module (``type``'s own getter would hand out the ``_Module`` of a library's class)."""
+        found = own_dict(cls).get("__module__")
+        return found.module if isinstance(found, _Module) else str(found)
+
     @property  # type: ignore[misc]
     def __dict__(cls) -> Any:  # type: ignore[override]
         """A library's class's namespace is the subject's, a test's subclass's its own.
@@ -141,6 +147,20 @@ def _value_op(name: str) -> Callable[..., Any]:
 
     apply.__name__ = f"__{name}__"
     return apply
+
+
+class _Module:
+    """A local class's ``__module__``: the class's module on the class (RemoteClass.__module__), the
+    subject's word on an instance (toolz's ``curry`` keeps the module of what it wraps, and a test may
+    set it: ``f.__module__ = "newmodule"``)."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None:
+            return self.module
+        return handles.remote_attribute(instance, "__module__")
 
 
 class _Doc:
@@ -226,6 +246,7 @@ class Classes:
         else:
             namespace["__slots__"] = ()
             namespace["__doc__"] = _Doc(namespace["__doc__"])
+            namespace["__module__"] = _Module(namespace["__module__"])
             if tag.get("container") in ("list", "dict", "set"):
                 namespace.update(handles.CONTENTS_COMPARED)
             offered = remote_class(tag.get("caps"))

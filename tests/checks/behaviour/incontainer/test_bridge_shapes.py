@@ -998,3 +998,24 @@ def test_patching_a_library_class_s_static_method_twice_puts_it_back_each_time(l
     assert set(Quiet.__dict__) >= {"_check_version"} and "complete" not in Quiet.__dict__
     assert Quiet().complete() == "completed"
     assert Quiet.name() == "shell:Quiet"
+
+
+WRAPPER = """
+class Curry:
+    '''Curry a function.'''
+
+    def __init__(self, module):
+        self.__module__ = module  # toolz.curry: the module of the function it wraps
+"""
+
+
+def test_an_instance_s_own_module_is_the_subject_s_word_and_the_class_keeps_its_own(load: Load) -> None:
+    # toolz test_curry_module and test_curry_attributes_writable: the class's __module__ shadowed it.
+    lib = load(WRAPPER)
+    curried = lib.Curry("toolz.curried.exceptions")
+    assert curried.__module__ == "toolz.curried.exceptions"
+    curried.__module__ = "newmodule"
+    assert curried.__module__ == "newmodule"
+    assert lib.Curry.__module__ == type(curried).__module__ == "lib"
+    assert lib.Curry.__doc__ == "Curry a function."
+    assert type(lib.Curry).__name__ == "RemoteClass"
