@@ -403,3 +403,7 @@ class _Namespace(MutableMapping[str, Any]):
         if name not in self:
             raise KeyError(name)
         delattr(self._handle, name)
+
+    def copy(self) -> dict[str, Any]:
+        """A plain dict of the namespace, as ``dict.copy`` gives (doctest: the globals of its examples)."""
+        return {name: self[name] for name in self}

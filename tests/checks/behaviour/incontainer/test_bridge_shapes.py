@@ -980,6 +980,7 @@ def test_patching_a_library_class_s_static_method_twice_puts_it_back_each_time(l
         assert lib.restored() == ("staticmethod", "classmethod")
         with pytest.raises(RuntimeError, match="no such shell"):
             lib.Shell().complete()
+
     # mock.patch.object reads the same namespace, and puts back the static method itself.
     def quiet(self: object) -> None:
         return None
@@ -1019,3 +1020,24 @@ def test_an_instance_s_own_module_is_the_subject_s_word_and_the_class_keeps_its_
     assert lib.Curry.__module__ == type(curried).__module__ == "lib"
     assert lib.Curry.__doc__ == "Curry a function."
     assert type(lib.Curry).__name__ == "RemoteClass"
+
+
+DOCTESTED = '''
+def add(a, b):
+    """Add two numbers.
+
+    >>> add(1, 2)
+    3
+    """
+    return a + b
+'''
+
+
+def test_a_module_s_doctests_run_against_the_change(load: Load) -> None:
+    # toolz's test_curried_doctests: doctest copies module.__dict__ for the examples' globals.
+    import doctest
+
+    lib = load(DOCTESTED)
+    namespace = vars(lib).copy()
+    assert type(namespace) is dict and namespace["add"] is lib.add
+    assert doctest.testmod(lib) == (0, 1)
