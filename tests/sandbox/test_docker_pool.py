@@ -92,6 +92,16 @@ def _wait_idle(pool: WarmPool) -> None:
         thread.join(60)
 
 
+def _made_ahead(sandbox: DockerSandbox, spec: RunSpec) -> Warm:
+    """Run ``spec``'s shape twice (a shape is made ahead from its second run) and return the one waiting."""
+    assert sandbox.pool is not None
+    for _ in range(2):
+        assert sandbox.run(spec).ok
+    _wait_idle(sandbox.pool)
+    (waiting,) = [w for idle in sandbox.pool._idle.values() for w in idle]
+    return waiting
+
+
 def test_the_next_run_starts_in_a_container_made_ahead_that_holds_nothing_of_the_last_one(
     box: tuple[DockerSandbox, Claims, str], base_image: str, tmp_path: Path
 ) -> None:
@@ -121,12 +131,8 @@ def test_a_run_of_another_shape_never_gets_it(
     box: tuple[DockerSandbox, Claims, str], base_image: str, tmp_path: Path
 ) -> None:
     sandbox, claims, _ = box
-    assert sandbox.pool is not None
     tree = _tree(tmp_path, "one", {"one.py": ""})
-    for _ in range(2):
-        assert sandbox.run(_spec(base_image, tree, "print(1)")).ok
-    _wait_idle(sandbox.pool)
-    assert list(sandbox.pool.idle().values()) == [1]
+    _made_ahead(sandbox, _spec(base_image, tree, "print(1)"))
     more = Limits(timeout_s=30, memory_mb=320, tmpfs_mb=16)
     program = (  # cgroup v2, else v1
         "import pathlib; v2 = pathlib.Path('/sys/fs/cgroup/memory.max'); "
@@ -144,10 +150,7 @@ def test_a_container_idle_past_its_time_is_removed_and_the_run_makes_its_own(
     sandbox, claims, marker = box
     assert sandbox.pool is not None
     tree = _tree(tmp_path, "one", {"one.py": ""})
-    for _ in range(2):
-        assert sandbox.run(_spec(base_image, tree, "print(1)")).ok
-    _wait_idle(sandbox.pool)
-    (stale,) = [w for idle in sandbox.pool._idle.values() for w in idle]
+    stale = _made_ahead(sandbox, _spec(base_image, tree, "print(1)"))
     sandbox.pool.max_idle_s = 0.0
     assert sandbox.run(_spec(base_image, tree, "print(2)")).stdout == b"2\n"
     assert claims.got[-1] is None
