@@ -366,6 +366,9 @@ class RemoteModule(types.ModuleType):
         setattr(object.__getattribute__(self, "_pg_handle"), name, value)
 
     def __delattr__(self, name: str) -> None:
+        if name.startswith("__") and name.endswith("__"):
+            object.__delattr__(self, name)  # set here, as __setattr__ does (doctest's __test__)
+            return
         delattr(object.__getattribute__(self, "_pg_handle"), name)
 
     def __dir__(self) -> list[str]:

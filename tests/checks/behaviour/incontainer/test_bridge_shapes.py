@@ -1040,4 +1040,8 @@ def test_a_module_s_doctests_run_against_the_change(load: Load) -> None:
     lib = load(DOCTESTED)
     namespace = vars(lib).copy()
     assert type(namespace) is dict and namespace["add"] is lib.add
+    lib.__test__ = {"more": ">>> 2 + 2\n4\n"}  # toolz names more doctests, then removes them
+    assert doctest.testmod(lib) == (0, 2)
+    del lib.__test__
+    assert not hasattr(lib, "__test__")
     assert doctest.testmod(lib) == (0, 1)
