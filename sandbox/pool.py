@@ -7,9 +7,11 @@ name and the inbox) finds its container already started while the current one ru
 
 What keeps "a fresh container per run" (docs/sandbox.md):
 
-- a pooled container is made exactly as a run would make it, and holds nothing of any change
-  until a run claims it: its inbox (the folder its copy-in tarballs arrive in) is empty, no
-  exec has run in it, the grader's private files are copied in after the claim;
+- a pooled container is made exactly as a run would make it, and until a run claims it, it
+  runs nothing but its waiter and holds nothing but its shape's read-only mounts (the same
+  job's trees, which only a run of that shape sees): its inbox (the folder its copy-in
+  tarballs arrive in) is empty, no exec has run in it, the grader's private files are copied
+  in after the claim;
 - a claim takes it out of the pool for good: it is never handed to a second run, and it is
   removed after its run as every run's container is;
 - it is given to a run of the same shape only (the shape names the image by id, so a rebuilt
