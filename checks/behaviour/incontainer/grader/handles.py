@@ -366,8 +366,10 @@ class RemoteModule(types.ModuleType):
         setattr(object.__getattribute__(self, "_pg_handle"), name, value)
 
     def __delattr__(self, name: str) -> None:
-        if name.startswith("__") and name.endswith("__"):
-            object.__delattr__(self, name)  # set here, as __setattr__ does (doctest's __test__)
+        # A dunder held here (one a test set, as __setattr__ keeps them: doctest's __test__) goes here;
+        # anything else is the subject's to delete.
+        if name.startswith("__") and name.endswith("__") and name in _MODULE_DICT.__get__(self):
+            object.__delattr__(self, name)
             return
         delattr(object.__getattribute__(self, "_pg_handle"), name)
 
@@ -380,6 +382,7 @@ class RemoteModule(types.ModuleType):
             return list(object.__getattribute__(self, "__all__"))
 
 
+_MODULE_DICT = vars(types.ModuleType)["__dict__"]  # a module's own namespace, never RemoteModule's property
 _MODULE_OWN = frozenset({"__builtins__", "__getattr__", "__wrapped__", "__path__", "__test__", "__class__"})
 
 

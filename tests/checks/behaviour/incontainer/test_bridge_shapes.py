@@ -1023,6 +1023,8 @@ def test_an_instance_s_own_module_is_the_subject_s_word_and_the_class_keeps_its_
 
 
 DOCTESTED = '''
+__version__ = "1.0"
+
 def add(a, b):
     """Add two numbers.
 
@@ -1045,3 +1047,6 @@ def test_a_module_s_doctests_run_against_the_change(load: Load) -> None:
     del lib.__test__
     assert not hasattr(lib, "__test__")
     assert doctest.testmod(lib) == (0, 1)
+    # A dunder of the module's own, not set here, is the subject's to delete.
+    del lib.__version__
+    assert not hasattr(lib, "__version__")
