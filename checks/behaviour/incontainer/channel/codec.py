@@ -84,6 +84,8 @@ class Encoder:
         self.nodes = 0
         # How many parts a value may have (a differential check's timed results may have more).
         self.max_nodes = MAX_NODES
+        # A container kept in step on both sides goes by its number (``kept.py``); None: nothing is kept.
+        self.kept: Callable[[object, Encoder], dict[str, Any] | None] | None = None
 
     def __call__(self, value: object, depth: int = 0) -> Any:
         self.nodes += 1
@@ -91,6 +93,10 @@ class Encoder:
             raise Unserializable(f"the value has more than {self.max_nodes} parts")
         if depth > MAX_DEPTH:
             raise Unserializable(f"the value is nested deeper than {MAX_DEPTH} levels (or is cyclic)")
+        if self.kept is not None and type(value) in _KEEPABLE:
+            tag = self.kept(value, self)
+            if tag is not None:
+                return tag
         exact = _EXACT.get(id(type(value)))  # by identity: a metaclass's __eq__ or __hash__ is not asked
         if exact is not None and (self.extended or exact[1]):
             # Exactly a value type (never a handle: each side's ``handle`` claims classes of its own).
@@ -259,6 +265,14 @@ def _exact_builtin_subclass(value: object) -> bool:
 
 
 _MUTABLE = (list, dict, set)
+_KEEPABLE = frozenset({list, dict, set, bytearray})
+
+
+def encode_base(encoder: Encoder, value: object) -> Any:
+    """``value`` (exactly a list, dict, set or bytearray) as its type writes it, whatever hooks say of it."""
+    return _BY_BASE[type(value)](encoder, value, 1)
+
+
 _PLAIN_CLASS = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__",
                           "__init__", "__annotations__", "__orig_bases__", "__parameters__"})  # fmt: skip
 

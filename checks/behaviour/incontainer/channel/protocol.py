@@ -10,7 +10,8 @@ vocabulary once:
   carrying a value: ``obj`` (a handle, ``side`` ``s`` or ``g``), ``sexc`` /
   ``gexc`` (an exception raised on that side), ``stdlib`` / ``builtin``
   (named, and taken as the receiving side's own), ``environ`` (``os.environ``,
-  each side's own);
+  each side's own), ``kept`` (a test's container handed to the change, one
+  object on each side: ``kept.py``);
 - ``OPERATORS``: each operator by its wire name, the function the serving
   side applies to its own object, and the special method that *offers* it
   when a type defines it (a capability: ``caps`` names what a type offers,
@@ -58,6 +59,7 @@ GRADER_EXC = "gexc"  # an exception a test's callback raised, handed to the subj
 STDLIB = "stdlib"  # a standard-library module, class or function, by name
 BUILTIN = "builtin"  # a built-in, by name
 ENVIRON = "environ"  # os.environ: each side's own (the test's changes reach the subject's by request)
+KEPT = "kept"  # a test's container kept in step on both sides, by the grader's number (kept.py)
 SUBJECT, GRADER = "s", "g"
 
 # -- operators ------------------------------------------------------------------------------------

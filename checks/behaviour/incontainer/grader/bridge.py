@@ -20,14 +20,16 @@ import weakref
 from typing import Any
 
 from ..channel import byname, codec
+from ..channel.kept import Kept
 from ..channel.peer import Peer, PeerGone
-from ..channel.protocol import ENVIRON, caps
+from ..channel.protocol import ENVIRON, KEPT, caps
 from . import ambient, handles, iteration, mirrors
 from .aliases import Aliases
 from .classes import Classes, RemoteClass
 from .errors import SubjectGone
 from .handed import NEVER_HANDED, Handed, Sealed
 from .handles import Remote, RemoteModule, is_handle, remote_class
+from .kept import ProcessState, candidates
 from .members import BoundRemote, own_dict
 
 __all__ = ["Bridge"]
@@ -85,6 +87,9 @@ class Bridge:
         self.released: list[list[int]] = []
         # Items of the subject's iterators fetched ahead for a consumer that takes them whole.
         self.batches: dict[int, iteration.Batch] = {}
+        # A test's containers handed to the change, kept in step with the subject's objects for them.
+        self.kept = Kept()
+        self._state = ProcessState(suite_root.rstrip("/") + "/" if suite_root else "")
         self.deadline_at: float | None = None
         self.default_deadline_s = DEFAULT_DEADLINE_S
         self._outbound = ambient.Outbound()
@@ -113,6 +118,7 @@ class Bridge:
             self._outbound.add(message, self.encode)
             if self.released:
                 message["release"], self.released = self.released, []
+        self.kept.outbound(message, self.encoder)
         try:
             answer = self.peer.request(message, timeout=left + _ANSWER_GRACE_S)
         except PeerGone as exc:
@@ -122,10 +128,21 @@ class Bridge:
         # Interrupted while the subject works (a test's timeout): the answer, when it comes, finds no
         # one waiting and is dropped; the subject's own deadline for the request ends it soon after.
         ambient.deliver(answer, self.decode, self._warned)
-        if "raise" in answer:
-            raise self.mirrors.exception(answer["raise"])
-        # A suite name that went out as an alias comes back as itself (functools.wraps of a callback).
-        return self.handed.aliases.restore_in(self.decode(answer.get("ok")))
+        try:
+            if "raise" in answer:
+                raise self.mirrors.exception(answer["raise"])
+            # A suite name that went out as an alias comes back as itself (functools.wraps of a callback).
+            return self.handed.aliases.restore_in(self.decode(answer.get("ok")))
+        finally:
+            # After the answer is read (it may name a container the subject lets go of in this message),
+            # before the test's code runs again.
+            self.kept.inbound(answer, self.decode)
+
+    def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A call's arguments encoded; a test's containers among them are kept in step (kept.py)."""
+        for value in candidates(self._state, [*args, *kwargs.values()]):
+            self.kept.keep(value)
+        return {"args": self.encode(list(args)), "kwargs": self.encode(kwargs)}
 
     # -- values ---------------------------------------------------------------------------------
 
@@ -166,7 +183,7 @@ class Bridge:
         return mirrors.raised_here(exc, self.handed.keep(exc), self.encode)
 
     def encode(self, value: object) -> Any:
-        if type(value) is list and len(value) <= FAST_ITEMS:
+        if type(value) is list and len(value) <= FAST_ITEMS and not (self.kept and self.kept.holds(value)):
             # The arguments of most requests: handles and plain scalars, as the encoder would write them.
             fast = _fast(value)
             if fast is not None:
@@ -178,9 +195,12 @@ class Bridge:
 
     def encoder(self) -> codec.Encoder:
         """Return a fresh pass of the codec as ``encode`` runs it (its fast path gives the same)."""
-        return codec.Encoder(
+        encoder = codec.Encoder(
             self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub, handle=is_handle
         )
+        if self.kept:
+            encoder.kept = self.kept.tag
+        return encoder
 
     def decode(self, data: Any) -> Any:
         return codec.decode(data, self._resolve)
@@ -190,6 +210,8 @@ class Bridge:
             return self.mirrors.exception(tag)
         if tag.get(codec.TYPE) == "stdlib":  # collections.defaultdict is ours too (value classes only)
             return byname.from_stdlib(tag, safe_classes=True)
+        if tag.get(codec.TYPE) == KEPT:  # a test's own container, back as itself
+            return self.kept.resolve(tag, self.decode, make=False)
         number = tag.get("id")
         if tag.get(codec.TYPE) != "obj" or not isinstance(number, int):
             raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
@@ -233,10 +255,11 @@ class Bridge:
 
     def _serve(self, request: dict[str, Any]) -> dict[str, Any]:
         self.handed.lent.settle(request.get("took"))  # before a test's callback can see its iterators
+        self.kept.inbound(request, self.decode)  # what the change wrote so far, before the callback reads
         try:
             found = self.handed.serve(request, self.decode)
-            if request.get("op") == "take":  # each item encoded already, as it would cross alone
-                return {"ok": found}
-            return {"ok": self.encode(found)}
+            answer = {"ok": found} if request.get("op") == "take" else {"ok": self.encode(found)}
         except BaseException as exc:  # a test's callback may raise anything; it goes back as such
-            return {"raise": {"gexc": self._my_exception(exc)}}
+            answer = {"raise": {"gexc": self._my_exception(exc)}}
+        self.kept.outbound(answer, self.encoder)
+        return answer

@@ -121,7 +121,7 @@ class RemoteClass(type):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
-        encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
+        encoded = bridge.arguments(args, kwargs)
         return bridge.request("call", obj=class_id(cls), **encoded)
 
     def __repr__(cls) -> str:

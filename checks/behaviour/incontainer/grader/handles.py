@@ -37,6 +37,8 @@ class Requester(Protocol):
 
     def encode(self, value: object) -> Any: ...
 
+    def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]: ...
+
 
 def is_handle(value: object) -> bool:
     """Whether ``value`` is one of our handles (by its exact type: nothing can claim to be one)."""
@@ -188,7 +190,7 @@ class Remote:
 
 def _call(self: Remote, *args: Any, **kwargs: Any) -> Any:
     bridge = _bridge(self)
-    encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
+    encoded = bridge.arguments(args, kwargs)
     return bridge.request("call", obj=number(self), **encoded)
 
 

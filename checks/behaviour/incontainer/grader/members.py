@@ -83,7 +83,7 @@ class RemoteClassMethod(_Member):
         name = self.name
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
+            encoded = bridge.arguments(args, kwargs)
             return bridge.request("call_classmethod", cls=class_id(cls), name=name, bind=bridge.encode(bind),
                                   **encoded)  # fmt: skip
 
@@ -107,7 +107,7 @@ class BoundRemote:
         cls = method.owner
         assert cls is not None  # noqa: S101 - set when the class was made
         bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
-        encoded = {"args": bridge.encode(list(args)), "kwargs": bridge.encode(kwargs)}
+        encoded = bridge.arguments(args, kwargs)
         target = handles.number(instance)
         if object.__getattribute__(self, "_pg_explicit"):
             return bridge.request("call_on", cls=class_id(cls), name=method.name, obj=target, **encoded)

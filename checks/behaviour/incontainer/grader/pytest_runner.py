@@ -63,6 +63,7 @@ class Deadlines:
             return (yield)
         finally:
             self.bridge.deadline_at = None
+            self.bridge.kept.reset()  # a test's containers are followed while it runs, no longer
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:

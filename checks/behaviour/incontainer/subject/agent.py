@@ -25,8 +25,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..channel import byname, codec
+from ..channel.kept import Kept
 from ..channel.peer import Peer, PeerGone
-from ..channel.protocol import CONTENTS, ENVIRON, OPERATORS, SUBJECT_SERVES, caps
+from ..channel.protocol import CONTENTS, ENVIRON, KEPT, OPERATORS, SUBJECT_SERVES, caps
 from . import ambient, calls, cases, classes, iteration, tracer, tree
 from .objects import Objects
 from .readahead import ReadAhead
@@ -54,6 +55,8 @@ class Agent:
         self.grader_class_ids: dict[type, int] = {}
         # Items a batch took that did not fit in its answer: the next request on that iterator gets them.
         self.held = iteration.Held()
+        # A test's containers handed over, one object each, kept in step with the grader's (kept.py).
+        self.kept = Kept()
         self._busy_since: float | None = None
         # The main thread's outermost requests, one at a time, share one capture (reset for each).
         self._capture = ambient.Capture()
@@ -125,11 +128,17 @@ class Agent:
         if kind is int or kind is str or kind is bool or value is None:  # as they are, the most common answer
             return value
         try:
-            return codec.Encoder(self._ref, extended=True, handle=classes.proxied_instance)(value)
+            return self.encoder()(value)
         except codec.Unserializable:
             # Cyclic or deeper than the codec goes (boltons' LRU links, a self-referencing list):
             # the grader gets a handle, and the identities inside it hold.
             return self._ref(value)
+
+    def encoder(self) -> codec.Encoder:
+        encoder = codec.Encoder(self._ref, extended=True, handle=classes.proxied_instance)
+        if self.kept:
+            encoder.kept = self.kept.tag
+        return encoder
 
     def decode(self, data: Any) -> Any:
         return codec.decode(data, self._resolve)
@@ -147,6 +156,8 @@ class Agent:
             return byname.from_stdlib(tag)
         if tag.get(codec.TYPE) == ENVIRON:  # a test's os.environ: ours, with the test's changes in it
             return os.environ
+        if tag.get(codec.TYPE) == KEPT:  # a test's container: ours for it, made the first time it crosses
+            return self.kept.resolve(tag, self.decode, make=True)
         raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
 
     def _grader_class(self, number: int, tag: dict[str, Any]) -> type[BaseException]:
@@ -213,6 +224,7 @@ class Agent:
         # nested in a callback from one of the change's own threads is served on that thread.
         outer = depth == 1 and threading.current_thread() is threading.main_thread()
         capture = self._capture
+        self.kept.inbound(request, self.decode)  # what the test changed, before its arguments are read
         try:
             if outer:
                 capture.reset()
@@ -233,6 +245,8 @@ class Agent:
             self._local.depth = depth - 1
         if outer:
             answer.update(capture.fields(self.encode))
+        # After the outermost request on this thread: what nothing of ours holds now is let go of.
+        self.kept.outbound(answer, self.encoder, let_go=depth == 1)
         took = self.readahead.settle()
         if took:
             answer["took"] = took
@@ -386,7 +400,8 @@ class Agent:
             # A container set on a test's object stays ours, held there by handle: the code under test
             # goes on changing it through the attribute (click appends each option to a function's
             # __click_params__ list it set), which a copy would lose.
-            held = self._ref(value) if type(value) in CONTENTS else self.encode(value)
+            mine = type(value) in CONTENTS and not self.kept.holds(value)
+            held = self._ref(value) if mine else self.encode(value)
             request = {"op": "setattr", "obj": self.encode(target), "name": name, "value": held}
         elif kind == "take":
             target, size = parts
@@ -400,10 +415,12 @@ class Agent:
         took = self.readahead.settle()
         if took:
             request["took"] = took
+        self.kept.outbound(request, self.encoder)  # what the change wrote, before the test's code runs
         try:
             answer = self.peer.request(request)
         except PeerGone as exc:
             raise RuntimeError(f"patchgate: the grader is gone ({exc})") from None
+        self.kept.inbound(answer, self.decode)
         if "raise" in answer:
             info = answer["raise"]
             raise self._grader_exception(info.get("gexc", info) if isinstance(info, dict) else {})

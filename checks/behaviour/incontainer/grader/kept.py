@@ -1,0 +1,67 @@
+"""Which of a test's containers the grader keeps in step with the subject (``channel/kept.py``).
+
+Kept: an exact ``list``, ``dict``, ``set`` or ``bytearray`` a test hands as
+an argument of a call into the change - its data, which one process would
+let the change's code fill, sort, empty or hold on to.
+
+Never kept, whoever hands it over, because writing into it would reach the
+grader's own process rather than a test's data: the namespace of any module
+(a test's ``globals()`` too: the change would rebind the test's names), and
+every container a module outside the suite holds at its top level -
+``sys.path``, ``sys.modules``, ``sys.meta_path``, ``warnings.filters``,
+pytest's and patchgate's own registries. Those cross by value, as every
+container did before: the change gets a copy, and its changes stay with it.
+A suite module's top-level data (``CASES = [...]``) is the test's and may be
+kept. ``sys``'s own attributes are read at each decision (a test may have
+replaced ``sys.path`` with a list of its own); the rest is read again
+whenever a module was imported since.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from ..channel.kept import keepable
+
+_KEPT_TYPES = (list, dict, set, bytearray)
+
+
+class ProcessState:
+    """The containers that are the grader process's state, not a test's data."""
+
+    def __init__(self, suite_prefix: str) -> None:
+        self.suite_prefix = suite_prefix
+        self._ids: frozenset[int] = frozenset()
+        self._modules = -1
+        self._lock = threading.Lock()
+
+    def owns(self, value: object) -> bool:
+        if any(item is value for item in list(vars(sys).values())):
+            return True
+        with self._lock:
+            if len(sys.modules) != self._modules:
+                self._modules = len(sys.modules)
+                self._ids = self._scan()
+            return id(value) in self._ids
+
+    def _scan(self) -> frozenset[int]:
+        found: set[int] = set()
+        for module in list(sys.modules.values()):
+            try:
+                namespace = object.__getattribute__(module, "__dict__")
+            except Exception:  # noqa: S112 - a lazy module object (six.moves) may refuse; it holds nothing
+                continue
+            if type(namespace) is not dict:
+                continue
+            found.add(id(namespace))
+            origin = namespace.get("__file__")
+            if self.suite_prefix and isinstance(origin, str) and origin.startswith(self.suite_prefix):
+                continue  # the suite's own module: its top-level data is the test's
+            found.update(id(v) for v in list(namespace.values()) if type(v) in _KEPT_TYPES)
+        return frozenset(found)
+
+
+def candidates(state: ProcessState, values: list[object]) -> list[object]:
+    """Which of a call's arguments may be kept: a test's own containers, small enough to follow."""
+    return [v for v in values if keepable(v) and not state.owns(v)]

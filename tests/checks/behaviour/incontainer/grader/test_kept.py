@@ -1,0 +1,202 @@
+"""A test's containers handed to the change: one object on each side, kept in step (channel/kept.py).
+
+Each scenario runs on the module imported here (one process, the reference)
+and through the bridge against a real subject process; what the test sees
+must be the same. The hostile ones show what is never kept: the grader's own
+state (``sys.path``) and a module's namespace.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.checks.behaviour.incontainer.grader.test_iteration import bridge_of
+from tests.checks.behaviour.incontainer.test_bridge_shapes import Load, load
+
+pytestmark = pytest.mark.slow
+__all__ = ["load"]
+
+LIB = """
+def extend_into(items, *more):
+    items.extend(more)
+
+def sort_in_place(items):
+    items.sort()
+
+def fill(mapping, **pairs):
+    mapping.update(pairs)
+    mapping.pop("drop", None)
+
+def add_to(members, *more):
+    members.update(more)
+
+def append_byte(buffer, byte):
+    buffer.append(byte)
+
+def same(value):
+    return value
+
+def pair(value):
+    return [value, len(value)]
+
+def total(items):
+    return sum(items)
+
+def cached(cache):
+    # cachetools.cached's shape: the wrapper holds the test's dict and fills it on each call.
+    def decorator(func):
+        def wrapper(key):
+            if key in cache:
+                return cache[key]
+            value = cache[key] = func(key)
+            return value
+        return wrapper
+    return decorator
+
+class Holder:
+    def __init__(self, items):
+        self.items = items
+
+    def add(self, item):
+        self.items.append(item)
+
+    def seen(self):
+        return list(self.items)
+
+def fill_then_ask(items, ask):
+    items.append("before")
+    seen = ask()
+    items.append("after")
+    return seen
+
+def append_to(items, item):
+    items.append(item)
+
+def rebind(namespace):
+    namespace["helper"] = "rebound by the change"
+"""
+
+
+def bare() -> Any:
+    module = types.ModuleType("lib_bare")
+    exec(compile(LIB, "lib_bare.py", "exec"), module.__dict__)  # noqa: S102 - the test's own source
+    return module
+
+
+def both(load: Load, scenario: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """What ``scenario`` sees on the module here, and through the bridge."""
+    return scenario(bare()), scenario(load(LIB))
+
+
+def changed_in_the_call(lib: Any) -> Any:
+    items, mapping, members, buffer, unsorted = [1], {"drop": 0}, {1}, bytearray(b"a"), [3, 1, 2]
+    lib.extend_into(items, 2, 3)
+    lib.fill(mapping, a=1, b=[2])
+    lib.add_to(members, 2, 3)
+    lib.append_byte(buffer, 98)
+    lib.sort_in_place(unsorted)
+    return [items, mapping, members, bytes(buffer), unsorted]
+
+
+def test_what_the_change_does_to_a_test_s_containers_in_a_call_the_test_sees(load: Load) -> None:
+    expected, found = both(load, changed_in_the_call)
+    assert found == expected == [[1, 2, 3], {"a": 1, "b": [2]}, {1, 2, 3}, b"ab", [1, 2, 3]]
+
+
+def held_by_the_change(lib: Any) -> Any:
+    cache: dict[Any, Any] = {}
+    calls: list[int] = []
+
+    def square(n: int) -> int:
+        calls.append(n)
+        return n * n
+
+    wrapper = lib.cached(cache)(square)
+    seen = [wrapper(2), wrapper(2), len(cache), dict(cache)]
+    cache.clear()  # the test empties it: the change's next call misses
+    seen += [wrapper(2), calls, dict(cache)]
+    items: list[Any] = []
+    holder = lib.Holder(items)
+    holder.add("x")
+    items.append("y")  # the test's own change, seen by the change's next request
+    seen += [holder.seen(), items]
+    return seen
+
+
+def test_a_container_the_change_holds_stays_the_test_s_across_requests(load: Load) -> None:
+    expected, found = both(load, held_by_the_change)
+    assert found == expected == [4, 4, 1, {2: 4}, 4, [2, 2], {2: 4}, ["x", "y"], ["x", "y"]]
+
+
+def identities(lib: Any) -> Any:
+    items = [1, 2]
+    back = lib.same(items)
+    inside = lib.pair(items)[0]
+    return [back is items, inside is items, lib.same(items) is lib.same(items)]
+
+
+def test_a_test_s_container_the_change_returns_is_the_test_s_own(load: Load) -> None:
+    expected, found = both(load, identities)
+    assert found == expected == [True, True, True]
+
+
+def read_by_a_callback(lib: Any) -> Any:
+    items: list[str] = []
+    seen = lib.fill_then_ask(items, lambda: list(items))
+    return [seen, items]
+
+
+def test_a_test_s_callback_sees_what_the_change_wrote_before_calling_it(load: Load) -> None:
+    expected, found = both(load, read_by_a_callback)
+    assert found == expected == [["before"], ["before", "after"]]
+
+
+def test_a_container_the_change_does_not_keep_is_let_go_after_the_call(load: Load) -> None:
+    lib = load(LIB)
+    bridge = bridge_of(lib)
+    items = [1, 2, 3]
+    assert lib.total(items) == 6
+    assert len(bridge.kept) == 0  # the subject let go of its object and said so
+    holder = lib.Holder(items)
+    assert len(bridge.kept) == 1
+    bridge.kept.reset()  # the test ends: followed no longer, on either side
+    items.append(4)
+    holder.add(5)
+    assert items == [1, 2, 3, 4] and holder.seen() == [1, 2, 3, 5]
+
+
+def test_the_grader_s_own_state_is_never_written_by_the_change(load: Load) -> None:
+    # Hostile: were sys.path kept, the change would add a folder it can write to the grader's imports.
+    lib = load(LIB)
+    before = list(sys.path)
+    lib.append_to(sys.path, "/tmp/written-by-the-change")
+    assert sys.path == before
+    replaced = [*sys.path]
+    original, sys.path = sys.path, replaced  # a test's own list as sys.path: still the process's
+    try:
+        lib.append_to(sys.path, "/tmp/written-by-the-change")
+        assert sys.path == before
+    finally:
+        sys.path = original
+    assert len(bridge_of(lib).kept) == 0
+
+
+def test_a_module_s_namespace_is_never_written_by_the_change(load: Load) -> None:
+    # Hostile: were a module's namespace kept, the change could rebind the names its callers use.
+    lib = load(LIB)
+    module = types.ModuleType("patchgate_kept_target")
+    module.helper = "the module's own"  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    try:
+        lib.rebind(vars(module))
+        assert module.helper == "the module's own"
+    finally:
+        del sys.modules[module.__name__]
+    namespace: dict[str, Any] = {}
+    lib.rebind(namespace)  # a test's own dict: one process's answer
+    assert namespace == {"helper": "rebound by the change"}
