@@ -198,8 +198,9 @@ class Kept:
     def outbound(self, message: dict[str, Any], encoding: Encoding, *, let_go: bool = False) -> None:
         """Add what this side changed in kept containers (and forgot) since the last message.
 
-        ``let_go`` (the subject, after a request): then let go of what nothing but this registry holds
-        any more (a call that only read its argument), its last changes written first.
+        ``let_go`` (the subject): then let go of what nothing but this registry holds any more (a call
+        that only read its argument; a callback's result the change dropped), its last changes written
+        first. A count of references is exact: what nothing else holds, nothing can reach again.
         """
         if not self._entries and not self._dropped and not self._reset:
             return

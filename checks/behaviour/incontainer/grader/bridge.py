@@ -258,7 +258,14 @@ class Bridge:
         self.kept.inbound(request, self.decode)  # what the change wrote so far, before the callback reads
         try:
             found = self.handed.serve(request, self.decode)
-            answer = {"ok": found} if request.get("op") == "take" else {"ok": self.encode(found)}
+            if request.get("op") == "take":
+                answer = {"ok": found}
+            else:
+                # A test's container the change reached (``self.cache`` of a test's object, what a
+                # test's callback returned): the test's own, kept in step as an argument is.
+                for value in candidates(self._state, [found]):
+                    self.kept.keep(value)
+                answer = {"ok": self.encode(found)}
         except BaseException as exc:  # a test's callback may raise anything; it goes back as such
             answer = {"raise": {"gexc": self._my_exception(exc)}}
         self.kept.outbound(answer, self.encoder)

@@ -1,8 +1,10 @@
 """Which of a test's containers the grader keeps in step with the subject (``channel/kept.py``).
 
 Kept: an exact ``list``, ``dict``, ``set`` or ``bytearray`` a test hands as
-an argument of a call into the change - its data, which one process would
-let the change's code fill, sort, empty or hold on to.
+an argument of a call into the change, or that the change reaches through a
+test's object it was handed (an attribute, what a test's callback returns) -
+the test's data, which one process would let the change's code fill, sort,
+empty or hold on to.
 
 Never kept, whoever hands it over, because writing into it would reach the
 grader's own process rather than a test's data: the namespace of any module
@@ -32,7 +34,8 @@ class ProcessState:
 
     def __init__(self, suite_prefix: str) -> None:
         self.suite_prefix = suite_prefix
-        self._ids: frozenset[int] = frozenset()
+        # Each by its id, held: an object held cannot be freed, so its id is never another's.
+        self._held: dict[int, object] = {}
         self._modules = -1
         self._lock = threading.Lock()
 
@@ -42,11 +45,11 @@ class ProcessState:
         with self._lock:
             if len(sys.modules) != self._modules:
                 self._modules = len(sys.modules)
-                self._ids = self._scan()
-            return id(value) in self._ids
+                self._held = self._scan()
+            return self._held.get(id(value)) is value
 
-    def _scan(self) -> frozenset[int]:
-        found: set[int] = set()
+    def _scan(self) -> dict[int, object]:
+        found: dict[int, object] = {}
         for module in list(sys.modules.values()):
             try:
                 namespace = object.__getattribute__(module, "__dict__")
@@ -54,12 +57,12 @@ class ProcessState:
                 continue
             if type(namespace) is not dict:
                 continue
-            found.add(id(namespace))
+            found[id(namespace)] = namespace
             origin = namespace.get("__file__")
             if self.suite_prefix and isinstance(origin, str) and origin.startswith(self.suite_prefix):
                 continue  # the suite's own module: its top-level data is the test's
-            found.update(id(v) for v in list(namespace.values()) if type(v) in _KEPT_TYPES)
-        return frozenset(found)
+            found.update((id(v), v) for v in list(namespace.values()) if type(v) in _KEPT_TYPES)
+        return found
 
 
 def candidates(state: ProcessState, values: list[object]) -> list[object]:

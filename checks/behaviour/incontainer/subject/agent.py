@@ -245,8 +245,7 @@ class Agent:
             self._local.depth = depth - 1
         if outer:
             answer.update(capture.fields(self.encode))
-        # After the outermost request on this thread: what nothing of ours holds now is let go of.
-        self.kept.outbound(answer, self.encoder, let_go=depth == 1)
+        self.kept.outbound(answer, self.encoder, let_go=True)
         took = self.readahead.settle()
         if took:
             answer["took"] = took
@@ -415,7 +414,7 @@ class Agent:
         took = self.readahead.settle()
         if took:
             request["took"] = took
-        self.kept.outbound(request, self.encoder)  # what the change wrote, before the test's code runs
+        self.kept.outbound(request, self.encoder, let_go=True)  # what the change wrote, before the test reads
         try:
             answer = self.peer.request(request)
         except PeerGone as exc:

@@ -82,15 +82,16 @@ def rebind(namespace):
 """
 
 
-def bare() -> Any:
+def bare(source: str = LIB) -> Any:
+    """The library imported in this process: what one process does."""
     module = types.ModuleType("lib_bare")
-    exec(compile(LIB, "lib_bare.py", "exec"), module.__dict__)  # noqa: S102 - the test's own source
+    exec(compile(source, "lib_bare.py", "exec"), module.__dict__)  # noqa: S102 - the test's own source
     return module
 
 
-def both(load: Load, scenario: Callable[[Any], Any]) -> tuple[Any, Any]:
+def both(load: Load, scenario: Callable[[Any], Any], source: str = LIB) -> tuple[Any, Any]:
     """What ``scenario`` sees on the module here, and through the bridge."""
-    return scenario(bare()), scenario(load(LIB))
+    return scenario(bare(source)), scenario(load(source))
 
 
 def changed_in_the_call(lib: Any) -> Any:
@@ -200,3 +201,60 @@ def test_a_module_s_namespace_is_never_written_by_the_change(load: Load) -> None
     namespace: dict[str, Any] = {}
     lib.rebind(namespace)  # a test's own dict: one process's answer
     assert namespace == {"helper": "rebound by the change"}
+
+
+METHODS = """
+def cachedmethod(cache_of):
+    # cachetools.cachedmethod's shape: the cache is read off the test's object at each call.
+    def decorator(method):
+        def wrapper(self, key):
+            cache = cache_of(self)
+            if key not in cache:
+                cache[key] = method(self, key)
+            return cache[key]
+        return wrapper
+    return decorator
+
+def note_on(obj, item):
+    obj.seen.append(item)
+"""
+
+
+def reached_through_a_test_object(lib: Any) -> Any:
+    class Cached:
+        def __init__(self) -> None:
+            self.cache: dict[int, int] = {}
+            self.seen: list[int] = []
+
+        def compute(self, key: int) -> int:
+            return key * 10
+
+    get = lib.cachedmethod(lambda self: self.cache)(Cached.compute)
+    obj = Cached()
+    found = [get(obj, 1), get(obj, 1), dict(obj.cache)]
+    lib.note_on(obj, 5)
+    return [*found, obj.seen]
+
+
+def test_a_container_the_change_reaches_through_a_test_s_object_is_the_test_s(load: Load) -> None:
+    expected, found = both(load, reached_through_a_test_object, METHODS)
+    assert found == expected == [10, 10, {1: 10}, [5]]
+
+
+def test_a_container_that_took_a_replaced_module_value_s_place_is_a_test_s() -> None:
+    # A module-level dict replaced and freed: a test's new dict may be given its address (its id).
+    from checks.behaviour.incontainer.grader.kept import ProcessState
+
+    module = types.ModuleType("patchgate_kept_state")
+    module.table = {"a": 1}  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    try:
+        state = ProcessState("/nowhere/")
+        assert state.owns(module.table)
+        module.table = {}  # type: ignore[attr-defined]
+        fresh: list[dict[str, int]] = [
+            {} for _ in range(50)
+        ]  # one of these would take the freed dict's place
+        assert not any(state.owns(d) for d in fresh)
+    finally:
+        del sys.modules[module.__name__]
