@@ -119,7 +119,7 @@ class RemoteClass(type):
         if isinstance(own_dict(cls).get(name), RemoteMethod):
             type.__delattr__(cls, name)
 
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+    def __call__(cls, /, *args: Any, **kwargs: Any) -> Any:
         bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
         encoded = bridge.arguments(args, kwargs)
         return bridge.request("call", obj=class_id(cls), **encoded)

@@ -188,7 +188,7 @@ class Remote:
     __ge__ = _compare("ge")
 
 
-def _call(self: Remote, *args: Any, **kwargs: Any) -> Any:
+def _call(self: Remote, /, *args: Any, **kwargs: Any) -> Any:
     bridge = _bridge(self)
     encoded = bridge.arguments(args, kwargs)
     return bridge.request("call", obj=number(self), **encoded)

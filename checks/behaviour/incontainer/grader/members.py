@@ -101,7 +101,7 @@ class BoundRemote:
         object.__setattr__(self, "_pg_method", method)
         object.__setattr__(self, "_pg_explicit", explicit)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         method: RemoteMethod = object.__getattribute__(self, "_pg_method")
         instance = object.__getattribute__(self, "_pg_instance")
         cls = method.owner

@@ -146,7 +146,7 @@ def _op(name: str) -> Callable[..., Any]:
 # What a stand-in offers is what the grader serves on a test's object, where its type offers it.
 _SPECIAL: dict[str, dict[str, Callable[..., Any]]] = {
     "call": {
-        "__call__": lambda self, *a, **k: self._pg_agent.callback("call", self, a, k),
+        "__call__": lambda self, /, *a, **k: self._pg_agent.callback("call", self, a, k),
         "__signature__": property(_signature),  # type: ignore[dict-item]
     },
     "exit": {"__exit__": _exit},

@@ -1050,3 +1050,28 @@ def test_a_module_s_doctests_run_against_the_change(load: Load) -> None:
     # A dunder of the module's own, not set here, is the subject's to delete.
     del lib.__version__
     assert not hasattr(lib, "__version__")
+
+
+KEYWORDS = """
+def keywords(**kwargs):
+    return sorted(kwargs.items())
+
+class Made:
+    def __init__(self, /, **kwargs):
+        self.kwargs = kwargs
+
+    def method(self, /, **kwargs):
+        return sorted(kwargs.items())
+
+def call_back(callback):
+    return callback(self=1, cls=2)
+"""
+
+
+def test_a_keyword_named_self_or_cls_reaches_the_callee_both_ways(load: Load) -> None:
+    # cachetools' test_self_keyword: wrapper(self=1) on the change's function.
+    lib = load(KEYWORDS)
+    assert lib.keywords(self=1, cls=2) == [("cls", 2), ("self", 1)]
+    assert lib.Made(self=1).kwargs == {"self": 1}
+    assert lib.Made().method(self=3) == [("self", 3)]
+    assert lib.call_back(lambda **kwargs: sorted(kwargs)) == ["cls", "self"]
