@@ -89,6 +89,11 @@ class Mirrors:
         exc = _build(cls, args, text)
         if cls in MIRROR_IDS and handle is not None:
             exc.__dict__["_pg_ref"] = handle
+        # What ``raise ... from`` set in the subject (``raise`` here leaves both as they are).
+        if isinstance(info.get("cause"), dict):
+            exc.__cause__ = self.exception(info["cause"])
+        if info.get("suppress") is True:
+            exc.__suppress_context__ = True
         return exc
 
 

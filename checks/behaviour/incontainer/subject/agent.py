@@ -34,6 +34,10 @@ from .readahead import ReadAhead
 from .standins import GraderObject, Standins
 
 _WATCHDOG_GRACE_S = 5.0
+# How many links of an exception's ``__cause__`` chain the grader is told (a chain may be a cycle).
+_CAUSES = 4
+_CAUSE = BaseException.__dict__["__cause__"].__get__
+_SUPPRESS = BaseException.__dict__["__suppress_context__"].__get__
 # Threads serving calls from a test's own threads at once (more wait their turn).
 FREE_THREADS = 8
 
@@ -197,15 +201,19 @@ class Agent:
         exc._patchgate_gref = tag.get("gref")  # type: ignore[attr-defined]
         return exc
 
-    def raised(self, exc: BaseException) -> dict[str, Any]:
-        """Describe an exception for the grader: its class, arguments, text and a handle to it."""
+    def raised(self, exc: BaseException, chained: int = 0) -> dict[str, Any]:
+        """Describe an exception for the grader: its class, arguments, text and a handle to it.
+
+        With what ``raise ... from`` set on it (read through BaseException's own descriptors): its
+        cause, described the same way a few links deep, and whether its context is suppressed.
+        """
         gref = getattr(exc, "_patchgate_gref", None) if self._graders(exc) else None
         try:
             args = self.encode(tuple(BaseException.__dict__["args"].__get__(exc)))
         except Exception:
             args = None
         instance = {codec.TYPE: "obj", "side": "s", "id": self.objects.number(exc)}
-        return {
+        described = {
             "cls": self.encode(type(exc)),
             "args": args,
             "text": codec.exception_text(exc)[: codec.MESSAGE_CHARS * 10],
@@ -213,6 +221,12 @@ class Agent:
             "gref": gref if isinstance(gref, int) else None,
             "timeout": isinstance(exc, cases.CallTimeout),
         }
+        if _SUPPRESS(exc):
+            described["suppress"] = True
+        cause = _CAUSE(exc)
+        if isinstance(cause, BaseException) and chained < _CAUSES:
+            described["cause"] = self.raised(cause, chained + 1)
+        return described
 
     # -- requests from the grader -----------------------------------------------------------------
 

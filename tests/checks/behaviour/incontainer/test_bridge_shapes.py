@@ -1075,3 +1075,44 @@ def test_a_keyword_named_self_or_cls_reaches_the_callee_both_ways(load: Load) ->
     assert lib.Made(self=1).kwargs == {"self": 1}
     assert lib.Made().method(self=3) == [("self", 3)]
     assert lib.call_back(lambda **kwargs: sorted(kwargs)) == ["cls", "self"]
+
+
+CHAINED = """
+class ParseError(Exception):
+    pass
+
+def parse(text):
+    try:
+        return int(text)
+    except ValueError as exc:
+        raise ParseError(text) from exc
+
+def quiet(mapping):
+    try:
+        return mapping["missing"]
+    except KeyError:
+        raise LookupError("not there") from None
+
+def looped():
+    a, b = ValueError("a"), ValueError("b")
+    a.__cause__, b.__cause__ = b, a
+    raise a
+"""
+
+
+def test_an_exception_s_cause_and_suppressed_context_reach_the_test(load: Load) -> None:
+    # cachetools' test_popitem_exception_context; pytest.raises(...).value.__cause__ in many suites.
+    lib = load(CHAINED)
+    with pytest.raises(lib.ParseError) as caught:
+        lib.parse("x")
+    assert isinstance(caught.value.__cause__, ValueError) and caught.value.__suppress_context__
+    with pytest.raises(LookupError) as quiet:
+        lib.quiet({})
+    assert quiet.value.__cause__ is None and quiet.value.__suppress_context__
+    with pytest.raises(ValueError, match="a") as looped:  # a cycle of causes: a few links, no more
+        lib.looped()
+    links = 0
+    cause: BaseException | None = looped.value
+    while cause is not None:
+        links, cause = links + 1, cause.__cause__
+    assert 1 < links <= 5
