@@ -14,9 +14,11 @@ metadata it expects.
 
 from __future__ import annotations
 
+import operator
 import re
 import sys
 import threading
+from collections.abc import Callable
 
 # The names patchgate's own pytest configuration collects as tests (checks/behaviour/plan.py).
 _TEST_NAME = re.compile(r"^(test|Test)")
@@ -67,16 +69,26 @@ class Aliases:
         """An object's own name: kept, unless it is a test's."""
         return self._of(own, "n") if _TEST_NAME.match(own) else own
 
-    def restore_in(self, value: object) -> object:
-        """Return ``value`` with the real names back in every string it holds."""
+    def restore_in(self, value: object, kept: Callable[[object], bool] = lambda v: False) -> object:
+        """Return ``value`` with the real names back in every string it holds.
+
+        A container none of whose strings changed is returned as it is (its identity holds), and a
+        ``kept`` one (a test's own, ``channel/kept.py``) always is: it is the test's object.
+        """
         if not self._real:
             return value
         if type(value) is str:
             return self.restore(value)
-        if isinstance(value, list | tuple | set | frozenset) and type(value) in (list, tuple, set, frozenset):
-            return type(value)(self.restore_in(v) for v in value)
+        if kept(value):
+            return value
+        if type(value) in (list, tuple, set, frozenset):
+            items = [self.restore_in(v, kept) for v in value]  # type: ignore[attr-defined]
+            same = all(map(operator.is_, items, value))  # type: ignore[call-overload]
+            return value if same else type(value)(items)  # type: ignore[call-arg]
         if type(value) is dict:
-            return {self.restore_in(k): self.restore_in(v) for k, v in value.items()}
+            pairs = [(self.restore_in(k, kept), self.restore_in(v, kept)) for k, v in value.items()]
+            same = all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True))
+            return value if same else dict(pairs)
         return value
 
     def restore(self, text: str) -> str:

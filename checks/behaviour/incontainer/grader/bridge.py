@@ -132,7 +132,7 @@ class Bridge:
             if "raise" in answer:
                 raise self.mirrors.exception(answer["raise"])
             # A suite name that went out as an alias comes back as itself (functools.wraps of a callback).
-            return self.handed.aliases.restore_in(self.decode(answer.get("ok")))
+            return self.handed.aliases.restore_in(self.decode(answer.get("ok")), self.kept.holds)
         finally:
             # After the answer is read (it may name a container the subject lets go of in this message),
             # before the test's code runs again.
@@ -143,6 +143,12 @@ class Bridge:
         for value in candidates(self._state, [*args, *kwargs.values()]):
             self.kept.keep(value)
         return {"args": self.encode(list(args)), "kwargs": self.encode(kwargs)}
+
+    def attribute_value(self, value: object) -> Any:
+        """A value a test sets as an attribute of the change's object, encoded; a container is kept."""
+        for found in candidates(self._state, [value]):
+            self.kept.keep(found)
+        return self.encode(value)
 
     # -- values ---------------------------------------------------------------------------------
 

@@ -110,7 +110,7 @@ class RemoteClass(type):
         # monkeypatch.setattr(lib.Cls, "method", fake): the subject's class changes; our own method of
         # that name, if any, goes, so that a later lookup finds what the subject now holds.
         bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
-        bridge.request("setattr", obj=class_id(cls), name=name, value=bridge.encode(value))
+        bridge.request("setattr", obj=class_id(cls), name=name, value=bridge.attribute_value(value))
         if isinstance(own_dict(cls).get(name), RemoteMethod):
             type.__delattr__(cls, name)
 
@@ -188,7 +188,7 @@ def _value_setattr(self: Any, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
         return
     bridge: Requester = object.__getattribute__(self, "_pg_bridge")
-    bridge.request("setattr", obj=handles.number(self), name=name, value=bridge.encode(value))
+    bridge.request("setattr", obj=handles.number(self), name=name, value=bridge.attribute_value(value))
 
 
 class Classes:

@@ -39,6 +39,8 @@ class Requester(Protocol):
 
     def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]: ...
 
+    def attribute_value(self, value: object) -> Any: ...
+
 
 def is_handle(value: object) -> bool:
     """Whether ``value`` is one of our handles (by its exact type: nothing can claim to be one)."""
@@ -133,7 +135,8 @@ class Remote:
         return _bridge(self).request("getattr", obj=number(self), name=name)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        _bridge(self).request("setattr", obj=number(self), name=name, value=_bridge(self).encode(value))
+        bridge = _bridge(self)
+        bridge.request("setattr", obj=number(self), name=name, value=bridge.attribute_value(value))
 
     def __delattr__(self, name: str) -> None:
         _bridge(self).request("delattr", obj=number(self), name=name)

@@ -258,3 +258,36 @@ def test_a_container_that_took_a_replaced_module_value_s_place_is_a_test_s() -> 
         assert not any(state.owns(d) for d in fresh)
     finally:
         del sys.modules[module.__name__]
+
+
+SET = """
+class Cache:
+    def __init__(self):
+        self.data = {}
+
+    def bump(self):
+        self.stats["hits"] += 1
+"""
+
+
+def set_on_the_change_s_object(lib: Any) -> Any:
+    # cachetools' test_copy_attributes: a test's subclass sets self.stats = {...} on the library's object.
+    class Counting(lib.Cache):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stats = {"hits": 0}
+
+    cache = Counting()
+    stats = cache.stats
+    cache.bump()
+    plain = lib.Cache()
+    seen: list[int] = []
+    plain.stats = {"hits": 5}
+    plain.stats["hits"] += 0
+    plain.seen = seen
+    return [cache.stats is stats, stats, plain.seen is seen]
+
+
+def test_a_container_a_test_sets_on_the_change_s_object_is_the_test_s(load: Load) -> None:
+    expected, found = both(load, set_on_the_change_s_object, SET)
+    assert found == expected == [True, {"hits": 1}, True]
