@@ -272,7 +272,7 @@ class Cache:
 
 def set_on_the_change_s_object(lib: Any) -> Any:
     # cachetools' test_copy_attributes: a test's subclass sets self.stats = {...} on the library's object.
-    class Counting(lib.Cache):
+    class Counting(lib.Cache):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
             self.stats = {"hits": 0}
