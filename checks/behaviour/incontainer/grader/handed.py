@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 import types
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ..channel import codec, signatures
@@ -45,24 +45,45 @@ METADATA = frozenset({
 })  # fmt: skip
 
 
-class PublicNamespace(MutableMapping[str, Any]):
-    """A test object's ``__dict__`` as the change may use it: its public names, and the private
-    names the change itself put there (the same rule as ``setattr``: a new name, never the test's)."""
+class ClassNamespace(Mapping[str, Any]):
+    """A test class's ``__dict__`` as the change may read it: its public names, read-only.
+
+    What ``getattr`` of each public name already gives, as the class holds it (a descriptor reads
+    ``owner.__dict__[name]`` to find itself: cachetools' cachedmethod when copied or pickled). A
+    class is never written through it: a special method set there would change every instance.
+    """
 
     def __init__(self, target: object, handed: Handed) -> None:
         self._target = target
         self._handed = handed
+
+    def _names(self) -> Mapping[str, Any]:
+        return vars(self._target)
+
+    def _shown(self, name: object) -> bool:
+        return isinstance(name, str) and not name.startswith("_")
+
+    def __getitem__(self, name: str) -> Any:
+        if not self._shown(name):
+            raise KeyError(name)
+        return self._names()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([k for k in list(self._names()) if self._shown(k)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class PublicNamespace(ClassNamespace, MutableMapping[str, Any]):
+    """A test object's ``__dict__`` as the change may use it: its public names, and the private
+    names the change itself put there (the same rule as ``setattr``: a new name, never the test's)."""
 
     def _names(self) -> dict[str, Any]:
         return vars(self._target)
 
     def _shown(self, name: object) -> bool:
         return isinstance(name, str) and (not name.startswith("_") or self._handed.theirs(self._target, name))
-
-    def __getitem__(self, name: str) -> Any:
-        if not self._shown(name):
-            raise KeyError(name)
-        return self._names()[name]
 
     def __setitem__(self, name: str, value: Any) -> None:
         if not isinstance(name, str) or (name.startswith("_") and not self._handed.take(self._target, name)):
@@ -73,12 +94,6 @@ class PublicNamespace(MutableMapping[str, Any]):
         if not self._shown(name):
             raise KeyError(name)
         del self._names()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([k for k in list(self._names()) if self._shown(k)])
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
 
 
 class Sealed:
@@ -148,10 +163,12 @@ class Handed:
         target = self.target(request.get("obj"))
         if op == "getattr":
             name = self.aliases.restore(str(request.get("name")))
-            if name == "__dict__" and hasattr(target, "__dict__") and not isinstance(target, type):
+            if name == "__dict__" and hasattr(target, "__dict__"):
                 # What decorators copy (functools.update_wrapper) and caching descriptors write
-                # (boltons cachedproperty): the public attributes, and only those, as a live view.
-                return PublicNamespace(target, self)
+                # (boltons cachedproperty): the public attributes, and only those, as a live view;
+                # a class's, read-only.
+                kind = ClassNamespace if isinstance(target, type) else PublicNamespace
+                return kind(target, self)
             theirs = name in self._theirs.get(id(target), ())
             refused = name.startswith("_") and name not in METADATA and not theirs
             if refused or (isinstance(target, _FRAMED) and name.startswith(_FRAME_PREFIXES)):

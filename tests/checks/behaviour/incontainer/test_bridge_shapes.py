@@ -1116,3 +1116,49 @@ def test_an_exception_s_cause_and_suppressed_context_reach_the_test(load: Load) 
     while cause is not None:
         links, cause = links + 1, cause.__cause__
     assert 1 < links <= 5
+
+
+CLASS_NAMESPACE = """
+class Descriptor:
+    # cachetools' cachedmethod: it finds itself again through its owner's namespace when copied.
+    def __set_name__(self, owner, name):
+        self.owner, self.name = owner, name
+
+    def __get__(self, obj, objtype=None):
+        return self
+
+    def found_again(self):
+        return self.owner.__dict__[self.name] is self
+
+def names_of(cls):
+    return sorted(cls.__dict__)
+
+def write(cls, name):
+    try:
+        cls.__dict__[name] = "written by the change"
+    except Exception as exc:
+        return type(exc).__name__
+    return "written"
+
+def read(cls, name):
+    try:
+        return cls.__dict__[name]
+    except KeyError:
+        return "KeyError"
+"""
+
+
+def test_a_test_class_s_namespace_is_readable_public_and_read_only(load: Load) -> None:
+    lib = load(CLASS_NAMESPACE)
+
+    class Owner:
+        method = lib.Descriptor()
+        public = "shown"
+        _private = "hidden"
+
+    assert Owner.method.found_again() is True
+    assert lib.names_of(Owner) == ["method", "public"]
+    assert lib.read(Owner, "public") == "shown" and lib.read(Owner, "_private") == "KeyError"
+    # Hostile: the change may not change a test class through its namespace.
+    assert lib.write(Owner, "public") == "TypeError" and lib.write(Owner, "__eq__") == "TypeError"
+    assert Owner.public == "shown" and "__eq__" not in vars(Owner)
