@@ -452,3 +452,47 @@ def test_a_function_of_the_change_named_like_a_hook_never_becomes_one(gate: Gate
     result = gate.run(gate.change({"calc/__init__.py": hostile}), gate.suite("hidden", suite))
     assert result.status == "failed", result
     assert numbers(result.suites[0]) == (1, 2), [(f.id, f.message) for f in result.suites[0].failures]
+
+
+# pytest calls a test module's ``pytest_generate_tests`` (and a test class's) itself, outside its hooks,
+# with the Metafunc: the config and through it every plugin, the recorder too. Taken from the change (a
+# star import, a module ``__getattr__`` it exports; a base class of the change's: in-container,
+# grader/test_pytest_runner.py), the change's code would run as the runner's own.
+FORGING_GENERATOR = (
+    "def pytest_generate_tests(metafunc):\n"
+    "    global STOLEN\n"
+    "    STOLEN = metafunc.definition.nodeid\n"
+    "    for plugin in metafunc.config.pluginmanager.get_plugins():\n"
+    "        write = getattr(plugin, 'write', None)\n"
+    "        if callable(write):\n"
+    "            try:\n"
+    "                write({'kind': 'test', 'id': 'test_calc.py::test_half', 'outcome': 'passed'})\n"
+    "            except Exception:\n"
+    "                pass\n"
+)
+NOTHING_TAKEN = "def test_zz_nothing_taken():\n    import calc\n    assert not hasattr(calc, 'STOLEN')\n"
+
+
+@pytest.mark.parametrize(
+    ("hostile", "test_module"),
+    [
+        (FORGING_GENERATOR, "from calc import *\n\n\ndef test_half():\n    assert half(4) == 2\n"),
+        (
+            "__all__ = ['half', '__getattr__']\n\n\n"
+            + FORGING_GENERATOR.replace("def pytest_generate_tests", "def _generate")
+            + "\n\ndef __getattr__(name):\n    if name == 'pytest_generate_tests':\n        return _generate\n"
+            "    raise AttributeError(name)\n",
+            "from calc import *\n\n\ndef test_half():\n    assert half(4) == 2\n",
+        ),
+    ],
+    ids=["star-import", "module-getattr"],
+)
+def test_a_generator_of_the_change_is_never_called_as_the_suite_s(
+    gate: Gate, hostile: str, test_module: str
+) -> None:
+    suite = {"test_calc.py": test_module + "\n\n" + NOTHING_TAKEN}
+    result = gate.run(
+        gate.change({"calc/__init__.py": WRONG + "\n\n" + hostile}), gate.suite("hidden", suite)
+    )
+    assert result.status == "failed", result
+    assert numbers(result.suites[0]) == (1, 2), [(f.id, f.message) for f in result.suites[0].failures]

@@ -23,6 +23,7 @@ import secrets
 import stat
 import sys
 import time
+import types
 from collections.abc import Generator
 from typing import Any
 
@@ -35,6 +36,7 @@ from .bridge import Bridge
 from .classes import RemoteClass
 from .errors import SubjectGone, SubjectTimeout
 from .handles import is_handle
+from .members import own_dict
 from .names import Importer, Owners, SuiteImports, Support, importable, runner_names
 from .recorder import Recorder
 
@@ -99,7 +101,11 @@ class ChangeNotCollected:
 
 
 def _of_the_change(value: object) -> bool:
-    return is_handle(value) or isinstance(value, RemoteClass)
+    if is_handle(value) or isinstance(value, RemoteClass):
+        return True
+    # A proxy's own method taken off it (`from lib import *` with ``__all__`` naming ``__getattr__``
+    # takes the proxy module's, which asks the subject for every name).
+    return type(value) is types.MethodType and _of_the_change(value.__self__)
 
 
 def no_hooks_of_the_change() -> None:
@@ -118,6 +124,48 @@ def no_hooks_of_the_change() -> None:
         return None if _of_the_change(found) else parse(self, plugin, name)
 
     pytest.PytestPluginManager.parse_hookimpl_opts = parse_hookimpl_opts  # type: ignore[method-assign]
+
+
+# What pytest reads off a test module or class and calls as the suite's own, outside its hooks and
+# collection: ``pytest_generate_tests`` (handed the Metafunc: the config, every plugin, the recorder), and
+# a module's ``__getattr__`` (which answers every name pytest looks for). Taken from the change - a star
+# import, ``__all__ = ["__getattr__"]``, a test class deriving from one of the change's - they would run
+# the change's code as the runner's.
+_CALLED_OFF_A_MODULE = ("pytest_generate_tests", "__getattr__")
+
+
+def _of_the_change_class(klass: type) -> bool:
+    return isinstance(klass, RemoteClass) and bool(own_dict(klass).get("_pgc_made"))
+
+
+def _no_generated_tests(self: object, metafunc: object) -> None:
+    """The hook a test class inherits from the change's class instead of the change's own."""
+
+
+def _scrubbed(found: object) -> object:
+    """A test module or class as pytest gets it: nothing of the change's where pytest would call it."""
+    if inspect.ismodule(found):
+        namespace = vars(found)
+        for name in _CALLED_OFF_A_MODULE:
+            if name in namespace and _of_the_change(namespace[name]):
+                del namespace[name]
+    elif isinstance(found, type) and any(_of_the_change_class(k) for k in found.__mro__):
+        owner = next((k for k in found.__mro__ if "pytest_generate_tests" in own_dict(k)), None)
+        hook = own_dict(owner)["pytest_generate_tests"] if owner is not None else None
+        if owner is None or _of_the_change_class(owner) or _of_the_change(hook):
+            type.__setattr__(found, "pytest_generate_tests", _no_generated_tests)
+    return found
+
+
+def no_generators_of_the_change() -> None:
+    """Scrub each test module and class as pytest imports it (``_scrubbed``), before it reads either."""
+    for node in (pytest.Module, pytest.Class):
+        original = node._getobj
+
+        def _getobj(self: Any, original: Any = original) -> Any:
+            return _scrubbed(original(self))
+
+        node._getobj = _getobj  # type: ignore[method-assign]
 
 
 def main(argv: list[str]) -> int:
@@ -157,6 +205,7 @@ def main(argv: list[str]) -> int:
         args = [*args[:-1], *paths]
     args = [*(a for o in plan.get("pytest_options") or [] for a in ("-o", o)), *args]
     no_hooks_of_the_change()
+    no_generators_of_the_change()
     code = int(pytest.main(args, plugins=[recorder, deadlines, ChangeNotCollected()]))
     if executable:
         bridge.deadline_at = None
