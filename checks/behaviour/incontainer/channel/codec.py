@@ -85,7 +85,9 @@ class Encoder:
         # How many parts a value may have (a differential check's timed results may have more).
         self.max_nodes = MAX_NODES
         # A container kept in step on both sides goes by its number (``kept.py``); None: nothing is kept.
-        self.kept: Callable[[object, Encoder], dict[str, Any] | None] | None = None
+        self.kept: Callable[[object, Encoder, int], dict[str, Any] | None] | None = None
+        # What a pass that is abandoned (a later part could not be encoded) must take back.
+        self.undo: list[Callable[[], None]] = []
 
     def __call__(self, value: object, depth: int = 0) -> Any:
         self.nodes += 1
@@ -94,7 +96,7 @@ class Encoder:
         if depth > MAX_DEPTH:
             raise Unserializable(f"the value is nested deeper than {MAX_DEPTH} levels (or is cyclic)")
         if self.kept is not None and type(value) in _KEEPABLE:
-            tag = self.kept(value, self)
+            tag = self.kept(value, self, depth)
             if tag is not None:
                 return tag
         exact = _EXACT.get(id(type(value)))  # by identity: a metaclass's __eq__ or __hash__ is not asked
@@ -268,9 +270,9 @@ _MUTABLE = (list, dict, set)
 _KEEPABLE = frozenset({list, dict, set, bytearray})
 
 
-def encode_base(encoder: Encoder, value: object) -> Any:
+def encode_base(encoder: Encoder, value: object, depth: int = 0) -> Any:
     """``value`` (exactly a list, dict, set or bytearray) as its type writes it, whatever hooks say of it."""
-    return _BY_BASE[type(value)](encoder, value, 1)
+    return _BY_BASE[type(value)](encoder, value, depth + 1)
 
 
 _PLAIN_CLASS = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__",

@@ -109,9 +109,9 @@ _FITS: dict[type, tuple[type, ...]] = {
 }
 
 
-def contents(encoder: codec.Encoder, value: object) -> Any:
+def contents(encoder: codec.Encoder, value: object, depth: int = 0) -> Any:
     """``value``'s contents as the codec writes its base type (a tag for ``value`` itself is not asked)."""
-    return codec.encode_base(encoder, value)
+    return codec.encode_base(encoder, value, depth)
 
 
 class Kept:
@@ -155,7 +155,7 @@ class Kept:
 
     # -- both sides: encoding and decoding -------------------------------------------------------
 
-    def tag(self, value: object, encoder: codec.Encoder) -> dict[str, Any] | None:
+    def tag(self, value: object, encoder: codec.Encoder, depth: int = 0) -> dict[str, Any] | None:
         """The codec's hook: a kept container by its number (with its contents the first time)."""
         n = self._numbers.get(id(value))
         if n is None:
@@ -167,8 +167,10 @@ class Kept:
             return {codec.TYPE: KEPT, "n": n}
         entry[1] = _snapshot(value)
         entry[2] = True  # first: a container that holds itself names itself by number inside
+        # Sent only if the message is: a pass given up on (a later argument too large) takes it back.
+        encoder.undo.append(lambda: entry.__setitem__(2, False))
         try:
-            written = contents(encoder, value)
+            written = contents(encoder, value, depth)
         except BaseException:
             entry[2] = False
             raise
@@ -180,6 +182,8 @@ class Kept:
         if type(n) is not int:
             raise ValueError("a kept container needs its number")
         entry = self._entries.get(n)
+        if not make and "value" in tag:
+            raise ValueError("only the grader introduces a kept container")
         if entry is None:
             kind = KINDS.get(str(tag.get("kind")))
             if not make or kind is None or "value" not in tag:
@@ -243,7 +247,8 @@ class Kept:
                 self._numbers.clear()
         written = field.get("set")
         for key, data in written.items() if isinstance(written, dict) else []:
-            entry = self._entries.get(int(key)) if isinstance(key, str) and key.isdigit() else None
+            number = key.isascii() and key.isdigit() if isinstance(key, str) else False
+            entry = self._entries.get(int(key)) if number else None
             if entry is None:
                 continue  # one this side forgot, or never had: nothing of ours is named by it
             try:

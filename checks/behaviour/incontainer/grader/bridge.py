@@ -81,6 +81,7 @@ class Bridge:
         self.handles: weakref.WeakValueDictionary[int, Remote] = weakref.WeakValueDictionary()
         self.handed = Handed(Aliases(suite_root.rstrip("/") + "/" if suite_root else ""))
         self.handed.encode = self.encode  # items lent ahead go encoded, within a message's budget
+        self.handed.decode_held = self.decode_held
         self.modules: dict[int, RemoteModule] = {}
         self.mirrors = mirrors.Mirrors(self.decode, self.handed)
         self.classes = Classes(self, self.handed.aliases)
@@ -136,7 +137,7 @@ class Bridge:
         finally:
             # After the answer is read (it may name a container the subject lets go of in this message),
             # before the test's code runs again.
-            self.kept.inbound(answer, self.decode)
+            self.kept.inbound(answer, self.decode_held)
 
     def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """A call's arguments encoded; a test's containers among them are kept in step (kept.py)."""
@@ -194,9 +195,12 @@ class Bridge:
             fast = _fast(value)
             if fast is not None:
                 return fast
+        encoder = self.encoder()
         try:
-            return self.encoder()(value)
+            return encoder(value)
         except codec.Unserializable:
+            for undo in encoder.undo:  # a kept container this pass tagged never reaches the subject
+                undo()
             return self._ref(value)  # cyclic, too deep or too large: a handle, whose identities hold
 
     def encoder(self) -> codec.Encoder:
@@ -210,6 +214,17 @@ class Bridge:
 
     def decode(self, data: Any) -> Any:
         return codec.decode(data, self._resolve)
+
+    def decode_held(self, data: Any) -> Any:
+        """Decode what the subject puts in a test's object (a kept container's contents, an attribute
+        it sets): a sealed default it names stays sealed there, never the value it stands for."""
+        return codec.decode(data, self._resolve_held)
+
+    def _resolve_held(self, tag: dict[str, Any]) -> object:
+        number = tag.get("id")
+        if tag.get(codec.TYPE) == "obj" and tag.get("side") == "g" and type(number) is int:
+            return self.handed.held(number)
+        return self._resolve(tag)
 
     def _resolve(self, tag: dict[str, Any]) -> object:
         if tag.get(codec.TYPE) == "sexc":  # an exception of the subject's, handed to a test's callback
@@ -261,18 +276,35 @@ class Bridge:
 
     def _serve(self, request: dict[str, Any]) -> dict[str, Any]:
         self.handed.lent.settle(request.get("took"))  # before a test's callback can see its iterators
-        self.kept.inbound(request, self.decode)  # what the change wrote so far, before the callback reads
         try:
+            self.kept.inbound(request, self.decode_held)  # what the change wrote, before the callback reads
             found = self.handed.serve(request, self.decode)
             if request.get("op") == "take":
                 answer = {"ok": found}
             else:
-                # A test's container the change reached (``self.cache`` of a test's object, what a
-                # test's callback returned): the test's own, kept in step as an argument is.
-                for value in candidates(self._state, [found]):
-                    self.kept.keep(value)
+                if self._test_data(request, found):
+                    self.kept.keep(found)
                 answer = {"ok": self.encode(found)}
+            self.kept.outbound(answer, self.encoder)
         except BaseException as exc:  # a test's callback may raise anything; it goes back as such
             answer = {"raise": {"gexc": self._my_exception(exc)}}
-        self.kept.outbound(answer, self.encoder)
         return answer
+
+    def _test_data(self, request: dict[str, Any], found: object) -> bool:
+        """Whether the change reached a test's own container through a test's object: an attribute the
+        object itself holds, of a class of the suite's (``self.cache``), or what a function of the
+        suite's returned - never a class attribute or one of a library's objects (``BOOLEAN_STATES``
+        of a ``ConfigParser`` a test handed over is the grader's, for every test)."""
+        if not candidates(self._state, [found]):
+            return False
+        target = self.handed.by_number.get(request["obj"]["id"])  # served: it names one we hold
+        aliases = self.handed.aliases
+        if request.get("op") == "getattr":
+            try:
+                own = vars(target).get(aliases.restore(str(request.get("name")))) is found
+            except TypeError:  # no namespace of its own
+                return False
+            return own and aliases.suite_module(type.__dict__["__module__"].__get__(type(target)))
+        if request.get("op") == "call":
+            return aliases.suite_module(getattr(target, "__module__", None))
+        return False

@@ -64,12 +64,14 @@ class ClassNamespace(Mapping[str, Any]):
         return isinstance(name, str) and not name.startswith("_")
 
     def __getitem__(self, name: str) -> Any:
+        name = self._handed.aliases.restore(name) if isinstance(name, str) else name
         if not self._shown(name):
             raise KeyError(name)
         return self._names()[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter([k for k in list(self._names()) if self._shown(k)])
+        # A test's name (``test_*``) goes as its alias, as ``dir()`` gives it.
+        return iter([self._handed.aliases.name(k) for k in list(self._names()) if self._shown(k)])
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -122,6 +124,8 @@ class Handed:
         # encoded as they would cross alone (the bridge's encoder).
         self.lent = Lent()
         self.encode: Callable[[object], Any] = lambda value: value
+        # What the subject puts in a test's object, decoded with a sealed default left sealed (bridge.py).
+        self.decode_held: Callable[[Any], Any] = lambda data: data
 
     def keep(self, value: object) -> int:
         """Hold ``value`` for the subject; return its number."""
@@ -139,6 +143,12 @@ class Handed:
             if found is None:
                 found = self._seals[id(value)] = Sealed(value)
             return found
+
+    def held(self, number: int) -> object:
+        """The object a tag names, as held (a sealed default stays sealed)."""
+        if number not in self.by_number:
+            raise ValueError(f"no grader object number {number!r}")
+        return self.by_number[number]
 
     def resolve(self, number: object) -> object:
         """The object a tag names, as an argument (a sealed default is its value again)."""
@@ -182,7 +192,7 @@ class Handed:
                 raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test object")
             if op == "delattr":
                 return delattr(target, name)
-            setattr(target, name, decode(request.get("value")))
+            setattr(target, name, self.decode_held(request.get("value")))
             return None
         if op == "call":
             return target(*decode(request.get("args", [])), **decode(request.get("kwargs", {})))  # type: ignore[operator]

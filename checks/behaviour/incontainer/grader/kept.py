@@ -8,10 +8,14 @@ empty or hold on to.
 
 Never kept, whoever hands it over, because writing into it would reach the
 grader's own process rather than a test's data: the namespace of any module
-(a test's ``globals()`` too: the change would rebind the test's names), and
-every container a module outside the suite holds at its top level -
-``sys.path``, ``sys.modules``, ``sys.meta_path``, ``warnings.filters``,
-pytest's and patchgate's own registries. Those cross by value, as every
+(a test's ``globals()`` too: the change would rebind the test's names), every
+container a module outside the suite holds at its top level or in a class
+of its own - ``sys.path``, ``sys.modules``, ``sys.meta_path``,
+``warnings.filters``, ``ConfigParser.BOOLEAN_STATES``, pytest's and
+patchgate's own registries - and a suite module's ``__path__`` or
+``__all__``. What the change reaches through a test's object is kept only
+when it is that object's own attribute and the object's class is the
+suite's, or what a function of the suite's returned (``bridge.py``). Those cross by value, as every
 container did before: the change gets a copy, and its changes stay with it.
 A suite module's top-level data (``CASES = [...]``) is the test's and may be
 kept. ``sys``'s own attributes are read at each decision (a test may have
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import warnings
 
 from ..channel.kept import keepable
 
@@ -40,7 +45,9 @@ class ProcessState:
         self._lock = threading.Lock()
 
     def owns(self, value: object) -> bool:
-        if any(item is value for item in list(vars(sys).values())):
+        # Read at each decision: modules that rebind their containers while tests run (a test may
+        # replace sys.path; warnings.catch_warnings, entered around every test, rebinds filters).
+        if any(item is value for module in (sys, warnings) for item in list(vars(module).values())):
             return True
         with self._lock:
             if len(sys.modules) != self._modules:
@@ -58,10 +65,15 @@ class ProcessState:
             if type(namespace) is not dict:
                 continue
             found[id(namespace)] = namespace
-            origin = namespace.get("__file__")
-            if self.suite_prefix and isinstance(origin, str) and origin.startswith(self.suite_prefix):
-                continue  # the suite's own module: its top-level data is the test's
-            found.update((id(v), v) for v in list(namespace.values()) if type(v) in _KEPT_TYPES)
+            origin, prefix = namespace.get("__file__"), self.suite_prefix
+            suite = bool(prefix and isinstance(origin, str) and origin.startswith(prefix))
+            for name, value in list(namespace.items()):
+                # The suite's own module: its top-level data is the test's (not __path__ or __all__).
+                if type(value) in _KEPT_TYPES and (not suite or str(name).startswith("__")):
+                    found[id(value)] = value
+                elif not suite and isinstance(value, type) and value.__module__ == namespace.get("__name__"):
+                    # A library class's own containers (configparser's BOOLEAN_STATES): every instance's.
+                    found.update((id(v), v) for v in list(vars(value).values()) if type(v) in _KEPT_TYPES)
         return found
 
 

@@ -24,6 +24,10 @@ from .handed import Handed
 _FIXED_TEXT: dict[type[BaseException], type[BaseException]] = {}
 
 
+# How many links of a cause chain the subject may describe (it sends four).
+MAX_CAUSES = 4
+
+
 class Mirrors:
     """The subject's exception classes as ours, by the subject's number, and the exceptions it raises."""
 
@@ -57,8 +61,8 @@ class Mirrors:
         MIRROR_IDS[cls] = number
         return cls
 
-    def exception(self, info: Any) -> BaseException:
-        """Build the exception the subject raised, as the grader's own object."""
+    def exception(self, info: Any, chained: int = 0) -> BaseException:
+        """Build the exception the subject raised, as the grader's own object (its cause a few deep)."""
         if not isinstance(info, dict):
             return SubjectGone("the subject described an exception it raised in a form we do not read")
         # Decoded whatever comes next: each handle the subject sends is accounted for when it is dropped.
@@ -90,8 +94,8 @@ class Mirrors:
         if cls in MIRROR_IDS and handle is not None:
             exc.__dict__["_pg_ref"] = handle
         # What ``raise ... from`` set in the subject (``raise`` here leaves both as they are).
-        if isinstance(info.get("cause"), dict):
-            exc.__cause__ = self.exception(info["cause"])
+        if isinstance(info.get("cause"), dict) and chained < MAX_CAUSES:
+            exc.__cause__ = self.exception(info["cause"], chained + 1)
         if info.get("suppress") is True:
             exc.__suppress_context__ = True
         return exc

@@ -119,7 +119,7 @@ def test_the_receiver_writes_only_into_what_it_keeps_and_only_its_kind() -> None
     grader.inbound({"kept": {"drop": ["1", None, 99], "set": []}}, decode)
     assert len(grader) == 2
     with pytest.raises(ValueError, match="no kept container 5"):
-        grader.resolve({"__type__": "kept", "n": 5, "kind": "list", "value": []}, decode, make=False)
+        grader.resolve({"__type__": "kept", "n": 5}, decode, make=False)
 
 
 def test_a_container_that_holds_itself_crosses_as_one_object() -> None:
@@ -139,3 +139,19 @@ def test_what_is_kept_is_bounded() -> None:
         grader.keep(items)
     assert len(grader) == MAX_KEPT
     assert not grader.holds(many[-1])
+
+
+def test_what_the_subject_sends_never_breaks_the_grader_s_side() -> None:
+    # Hostile: numbers that are digits only to str.isdigit, and a kept tag carrying contents, which
+    # only the grader may send (decoded, it would restart the codec's depth count at each level).
+    grader, subject = pair()
+    items = [1]
+    send(grader, subject, items)
+    decode = decode_for(grader)
+    grader.inbound({"kept": {"set": {"\u00b2": [9], "\u0661": [9]}}}, decode)
+    assert items == [1]
+    nested: Any = []
+    for _ in range(300):
+        nested = {"__type__": "kept", "n": 1, "value": [nested]}
+    with pytest.raises(ValueError, match="only the grader"):
+        grader.resolve(nested, decode, make=False)

@@ -237,7 +237,11 @@ def reached_through_a_test_object(lib: Any) -> Any:
 
 
 def test_a_container_the_change_reaches_through_a_test_s_object_is_the_test_s(load: Load) -> None:
-    expected, found = both(load, reached_through_a_test_object, METHODS)
+    expected = reached_through_a_test_object(bare(METHODS))
+    lib = load(METHODS)
+    # This file is the suite: its classes and functions are the test's (as a suite folder's are).
+    bridge_of(lib).handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
+    found = reached_through_a_test_object(lib)
     assert found == expected == [10, 10, {1: 10}, [5]]
 
 
@@ -291,3 +295,83 @@ def set_on_the_change_s_object(lib: Any) -> Any:
 def test_a_container_a_test_sets_on_the_change_s_object_is_the_test_s(load: Load) -> None:
     expected, found = both(load, set_on_the_change_s_object, SET)
     assert found == expected == [True, {"hits": 1}, True]
+
+
+REACHING = """
+import inspect
+
+HELD = []
+
+def configure(parser):
+    parser.BOOLEAN_STATES["yes"] = False
+
+def quiet(logger):
+    logger.filters.append("written by the change")
+
+def first_and_size(items, big):
+    return [len(items), items[0], len(big)]
+
+def stash_default(items, callback):
+    HELD.append(items)
+    items.append(inspect.signature(callback).parameters["secret"].default)
+
+def peek():
+    return [x[::-1] for x in HELD[0] if type(x) is str]
+"""
+
+
+def test_a_library_object_s_class_container_the_change_reaches_is_never_written(load: Load) -> None:
+    # Hostile: BOOLEAN_STATES is every ConfigParser's in the grader; kept, one test's change would
+    # rewrite how every later test's parser reads "yes".
+    import configparser
+
+    lib = load(REACHING)
+    lib.configure(configparser.ConfigParser())
+    parser = configparser.ConfigParser()
+    parser.read_string("[s]\nx = yes\n")
+    assert parser.getboolean("s", "x") is True
+
+
+def test_a_library_object_s_own_container_the_change_reaches_is_never_written(load: Load) -> None:
+    # Hostile: a logger is the grader's (one per name, for every test); only a suite object's own
+    # attributes are the test's data.
+    import logging
+
+    lib = load(REACHING)
+    logger = logging.getLogger("patchgate-kept-test")
+    lib.quiet(logger)
+    assert logger.filters == []
+
+
+def test_a_container_in_a_call_that_goes_as_a_handle_still_reaches_the_change(load: Load) -> None:
+    # The second argument is too large to cross by value, so the whole argument list goes as a handle:
+    # the kept list tagged on the way must not be left as "the subject has it".
+    lib = load(REACHING)
+    assert lib.first_and_size([7], list(range(200_000))) == [1, 7, 200_000]
+
+
+def test_a_sealed_default_the_change_puts_in_a_test_s_container_stays_sealed(load: Load) -> None:
+    # Hostile: were it unsealed into the test's list, the next time the list crossed it would carry
+    # the test's default value to the change.
+    lib = load(REACHING)
+
+    def callback(x: int, secret: str = "the test's sealed default") -> None:  # noqa: S107
+        return None
+
+    items: list[Any] = []
+    lib.stash_default(items, callback)
+    items.append(1)
+    lib.first_and_size(items, [])  # the test's change to the list crosses now
+    assert not any("the test's sealed default"[::-1] in text for text in lib.peek())
+
+
+def test_state_rebound_while_tests_run_is_the_process_s() -> None:
+    # warnings.catch_warnings, around every test, rebinds warnings.filters: no import in between.
+    import warnings
+
+    from checks.behaviour.incontainer.grader.kept import ProcessState
+
+    state = ProcessState("/nowhere/")
+    assert state.owns(warnings.filters)
+    with warnings.catch_warnings():
+        assert state.owns(warnings.filters)
