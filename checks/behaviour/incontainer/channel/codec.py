@@ -189,6 +189,26 @@ def _timedelta(e: Encoder, value: Any, depth: int) -> Any:
     return {TYPE: "timedelta", "seconds": days * 86400 + seconds, "microseconds": micro}
 
 
+def _timezone(e: Encoder, value: Any, depth: int) -> Any:
+    # Its constructor's own arguments (an offset, and a name only when it was given one).
+    offset, *name = datetime.timezone.__getinitargs__(value)  # type: ignore[attr-defined]
+    span = _timedelta(e, offset, depth)
+    tagged = {TYPE: "timezone", "seconds": span["seconds"], "microseconds": span["microseconds"]}
+    return {**tagged, "name": str.__str__(name[0])} if name else tagged
+
+
+def _decode_timedelta(data: dict[str, Any], *_: object) -> datetime.timedelta:
+    try:
+        return datetime.timedelta(seconds=int(data["seconds"]), microseconds=int(data["microseconds"]))
+    except OverflowError as exc:  # past timedelta's range: not a value we can build
+        raise ValueError(str(exc)) from None
+
+
+def _decode_timezone(data: dict[str, Any], *_: object) -> datetime.timezone:
+    offset, name = _decode_timedelta(data), data.get("name")
+    return datetime.timezone(offset) if name is None else datetime.timezone(offset, str(name))
+
+
 def _namespace_bag(e: Encoder, value: Any, depth: int) -> Any:
     # Plain attribute bags of the standard library (argparse's parse_args(), SimpleNamespace)
     # compare by their attributes: they cross by value, read from their own __dict__.
@@ -220,6 +240,7 @@ _BY_BASE: dict[type, Encode] = {
     datetime.datetime: lambda e, v, d: {TYPE: "datetime", "iso": datetime.datetime.isoformat(v)},
     datetime.date: lambda e, v, d: {TYPE: "date", "iso": datetime.date.isoformat(v)},
     datetime.time: lambda e, v, d: {TYPE: "time", "iso": datetime.time.isoformat(v)},
+    datetime.timezone: _timezone,  # not subclassable: exactly the standard library's
     decimal.Decimal: lambda e, v, d: {TYPE: "decimal", "value": decimal.Decimal.__str__(v)},
 }  # fmt: skip
 # Subclasses of these cross as their value whatever they add (others only if ``_exact_builtin_subclass``).
@@ -409,12 +430,11 @@ _DECODERS: dict[str, Callable[[dict[str, Any], Resolve | None, int], Any]] = {
     "set": lambda d, r, n: set(_items(d, r, n)),
     "frozenset": lambda d, r, n: frozenset(_items(d, r, n)),
     "dict": lambda d, r, n: {decode(k, r, n + 1): decode(v, r, n + 1) for k, v in d["items"]},
-    "timedelta": lambda d, *_: datetime.timedelta(
-        seconds=int(d["seconds"]), microseconds=int(d["microseconds"])
-    ),
+    "timedelta": _decode_timedelta,
     "datetime": lambda d, *_: datetime.datetime.fromisoformat(str(d["iso"])),
     "date": lambda d, *_: datetime.date.fromisoformat(str(d["iso"])),
     "time": lambda d, *_: datetime.time.fromisoformat(str(d["iso"])),
+    "timezone": _decode_timezone,
     "decimal": lambda d, *_: decimal.Decimal(str(d["value"])),
     "fraction": lambda d, *_: fractions.Fraction(int(d["n"]), int(d["d"])),
     "uuid": lambda d, *_: uuid.UUID(hex=str(d["hex"])),
