@@ -189,6 +189,17 @@ def _timedelta(e: Encoder, value: Any, depth: int) -> Any:
     return {TYPE: "timedelta", "seconds": days * 86400 + seconds, "microseconds": micro}
 
 
+def _folded(kind: type[datetime.datetime] | type[datetime.time], value: Any) -> dict[str, Any]:
+    # Its ISO text, and PEP 495's fold, which the text does not hold (the later of a repeated hour).
+    tagged = {TYPE: kind.__name__, "iso": kind.isoformat(value)}
+    return {**tagged, "fold": 1} if _field(kind, "fold", value) else tagged
+
+
+def _unfolded(kind: type[datetime.datetime] | type[datetime.time], data: dict[str, Any]) -> Any:
+    found = kind.fromisoformat(str(data["iso"]))
+    return found.replace(fold=1) if data.get("fold") == 1 else found
+
+
 def _timezone(e: Encoder, value: Any, depth: int) -> Any:
     # Its constructor's own arguments (an offset, and a name only when it was given one).
     offset, *name = datetime.timezone.__getinitargs__(value)  # type: ignore[attr-defined]
@@ -237,9 +248,9 @@ _BY_BASE: dict[type, Encode] = {
     set: _members(set),
     frozenset: _members(frozenset),
     datetime.timedelta: _timedelta,
-    datetime.datetime: lambda e, v, d: {TYPE: "datetime", "iso": datetime.datetime.isoformat(v)},
+    datetime.datetime: lambda e, v, d: _folded(datetime.datetime, v),
     datetime.date: lambda e, v, d: {TYPE: "date", "iso": datetime.date.isoformat(v)},
-    datetime.time: lambda e, v, d: {TYPE: "time", "iso": datetime.time.isoformat(v)},
+    datetime.time: lambda e, v, d: _folded(datetime.time, v),
     datetime.timezone: _timezone,  # not subclassable: exactly the standard library's
     decimal.Decimal: lambda e, v, d: {TYPE: "decimal", "value": decimal.Decimal.__str__(v)},
 }  # fmt: skip
@@ -431,9 +442,9 @@ _DECODERS: dict[str, Callable[[dict[str, Any], Resolve | None, int], Any]] = {
     "frozenset": lambda d, r, n: frozenset(_items(d, r, n)),
     "dict": lambda d, r, n: {decode(k, r, n + 1): decode(v, r, n + 1) for k, v in d["items"]},
     "timedelta": _decode_timedelta,
-    "datetime": lambda d, *_: datetime.datetime.fromisoformat(str(d["iso"])),
+    "datetime": lambda d, *_: _unfolded(datetime.datetime, d),
     "date": lambda d, *_: datetime.date.fromisoformat(str(d["iso"])),
-    "time": lambda d, *_: datetime.time.fromisoformat(str(d["iso"])),
+    "time": lambda d, *_: _unfolded(datetime.time, d),
     "timezone": _decode_timezone,
     "decimal": lambda d, *_: decimal.Decimal(str(d["value"])),
     "fraction": lambda d, *_: fractions.Fraction(int(d["n"]), int(d["d"])),

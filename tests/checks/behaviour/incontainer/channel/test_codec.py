@@ -103,6 +103,14 @@ def test_extended_types_are_only_for_the_pytest_bridge() -> None:
             codec.encode(value)
 
 
+def test_a_datetime_s_and_a_time_s_fold_cross_with_them() -> None:
+    # tomlkit's test_unwrap_keeps_fold: PEP 495's fold is not in the ISO text.
+    later = datetime.datetime(2018, 11, 4, 1, 30, fold=1)
+    assert codec.decode(codec.encode(later)).fold == 1
+    assert codec.decode(codec.encode(datetime.time(1, 30, fold=1))).fold == 1
+    assert codec.decode(codec.encode(later.replace(fold=0))).fold == 0
+
+
 def test_a_timezone_is_its_constructor_s_arguments_and_nothing_out_of_range_is_built() -> None:
     # tomlkit's _utc, handed to datetime(..., tzinfo=...) by a test module at import: a handle there
     # failed the whole module. UTC stays the singleton; a subject's offset out of range is refused.
