@@ -27,7 +27,7 @@ from . import ambient, handles, iteration, mirrors
 from .aliases import Aliases
 from .classes import Classes, RemoteClass
 from .errors import SubjectGone
-from .handed import NEVER_HANDED, Handed, Sealed
+from .handed import NEVER_HANDED, Handed, PublicNamespace, Sealed, namespace_owner
 from .handles import Remote, RemoteModule, is_handle, remote_class
 from .kept import ProcessState, candidates
 from .members import BoundRemote, own_dict
@@ -298,13 +298,21 @@ class Bridge:
         if not candidates(self._state, [found]):
             return False
         target = self.handed.by_number.get(request["obj"]["id"])  # served: it names one we hold
-        aliases = self.handed.aliases
-        if request.get("op") == "getattr":
-            try:
-                own = vars(target).get(aliases.restore(str(request.get("name")))) is found
-            except TypeError:  # no namespace of its own
-                return False
-            return own and aliases.suite_module(type.__dict__["__module__"].__get__(type(target)))
-        if request.get("op") == "call":
-            return aliases.suite_module(getattr(target, "__module__", None))
+        op = request.get("op")
+        view = getattr(target, "__self__", None) if op == "call" else target
+        if type(view) is PublicNamespace and (op == "call" or request.get("name") == "getitem"):
+            # Through a test object's ``__dict__`` (cachetools' ``obj.__dict__.setdefault(name, {})``).
+            return self._own_attribute(namespace_owner(view), found)
+        if op == "getattr":
+            return self._own_attribute(target, found)
+        if op == "call":
+            return self.handed.aliases.suite_module(getattr(target, "__module__", None))
         return False
+
+    def _own_attribute(self, owner: object, found: object) -> bool:
+        """Whether ``found`` is held in ``owner``'s own namespace, and ``owner``'s class is the suite's."""
+        try:
+            held = any(value is found for value in list(vars(owner).values()))
+        except TypeError:  # no namespace of its own
+            return False
+        return held and self.handed.aliases.suite_module(type.__dict__["__module__"].__get__(type(owner)))

@@ -77,6 +77,11 @@ class ClassNamespace(Mapping[str, Any]):
         return sum(1 for _ in self)
 
 
+def namespace_owner(view: ClassNamespace) -> object:
+    """The test's object a namespace view is of (the grader's use; no public name of the view gives it)."""
+    return view._target
+
+
 class PublicNamespace(ClassNamespace, MutableMapping[str, Any]):
     """A test object's ``__dict__`` as the change may use it: its public names, and the private
     names the change itself put there (the same rule as ``setattr``: a new name, never the test's)."""

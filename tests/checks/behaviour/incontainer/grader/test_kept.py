@@ -217,6 +217,12 @@ def cachedmethod(cache_of):
 
 def note_on(obj, item):
     obj.seen.append(item)
+
+def memo_on(obj, key):
+    # cachetools' descriptor: its state kept in the instance's __dict__, found again at each call.
+    memo = obj.__dict__.setdefault("memo", {})
+    memo[key] = True
+    return len(memo)
 """
 
 
@@ -233,6 +239,7 @@ def reached_through_a_test_object(lib: Any) -> Any:
     obj = Cached()
     found = [get(obj, 1), get(obj, 1), dict(obj.cache)]
     lib.note_on(obj, 5)
+    found += [lib.memo_on(obj, "a"), lib.memo_on(obj, "b"), obj.memo]  # type: ignore[attr-defined]
     return [*found, obj.seen]
 
 
@@ -242,7 +249,7 @@ def test_a_container_the_change_reaches_through_a_test_s_object_is_the_test_s(lo
     # This file is the suite: its classes and functions are the test's (as a suite folder's are).
     bridge_of(lib).handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
     found = reached_through_a_test_object(lib)
-    assert found == expected == [10, 10, {1: 10}, [5]]
+    assert found == expected == [10, 10, {1: 10}, 1, 2, {"a": True, "b": True}, [5]]
 
 
 def test_a_container_that_took_a_replaced_module_value_s_place_is_a_test_s() -> None:
