@@ -137,7 +137,7 @@ class Bridge:
         finally:
             # After the answer is read (it may name a container the subject lets go of in this message),
             # before the test's code runs again.
-            self.kept.inbound(answer, self.decode_held)
+            self.kept.inbound(answer, self._decode_written)
 
     def arguments(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         """A call's arguments encoded; a test's containers among them are kept in step (kept.py)."""
@@ -220,6 +220,10 @@ class Bridge:
         it sets): a sealed default it names stays sealed there, never the value it stands for."""
         return codec.decode(data, self._resolve_held)
 
+    def _decode_written(self, data: Any) -> Any:
+        """A kept container's contents as the subject wrote them, a suite name back as itself."""
+        return self.handed.aliases.restore_in(self.decode_held(data), self.kept.holds)
+
     def _resolve_held(self, tag: dict[str, Any]) -> object:
         number = tag.get("id")
         if tag.get(codec.TYPE) == "obj" and tag.get("side") == "g" and type(number) is int:
@@ -277,7 +281,7 @@ class Bridge:
     def _serve(self, request: dict[str, Any]) -> dict[str, Any]:
         self.handed.lent.settle(request.get("took"))  # before a test's callback can see its iterators
         try:
-            self.kept.inbound(request, self.decode_held)  # what the change wrote, before the callback reads
+            self.kept.inbound(request, self._decode_written)  # the change's writes, before the callback reads
             found = self.handed.serve(request, self.decode)
             if request.get("op") == "take":
                 answer = {"ok": found}
