@@ -118,6 +118,12 @@ OPERATORS: dict[str, Operator] = {
     "iand": Operator(operator.iand, "__iand__"),
 }  # fmt: skip
 CAPABILITIES: dict[str, str] = {name: op.dunder for name, op in OPERATORS.items() if op.dunder}
+# Arithmetic every object is asked for (no capability): by the special method a class of the change may
+# define, and its reflected twin (``__radd__``: the operator with the two sides swapped).
+_BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "lshift", "rshift", "and",
+           "or", "xor")  # fmt: skip
+ARITHMETIC: dict[str, str] = {f"__{n}__": n for n in (*_BINARY, "neg", "pos", "abs", "invert")}
+REFLECTED: dict[str, str] = {f"__r{n}__": n for n in _BINARY}
 # What the grader applies to a test's object at the subject's request: reading and using it, never
 # pickling, copying, reading its namespace or describing anything but its public names.
 GRADER_OPERATORS = frozenset({

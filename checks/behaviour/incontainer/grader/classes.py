@@ -36,7 +36,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..channel.protocol import OPERATORS
+from ..channel.protocol import ARITHMETIC, OPERATORS, REFLECTED
 from . import handles
 from .aliases import Aliases
 from .handles import Requester, remote_class
@@ -49,11 +49,15 @@ VALUE_TYPES: dict[str, type] = {
 }  # fmt: skip
 # Special methods a value subclass's own class may define that still go to the subject (the change's
 # ``__contains__`` on a token type); comparison and hashing never do (see the module's docstring).
-_ROUTED = {op.dunder: name for name, op in OPERATORS.items() if op.dunder} | {
-    "__repr__": "repr",
-    "__str__": "str",
-    "__format__": "format",
-}
+_ROUTED = (
+    {op.dunder: name for name, op in OPERATORS.items() if op.dunder}
+    | ARITHMETIC
+    | {
+        "__repr__": "repr",
+        "__str__": "str",
+        "__format__": "format",
+    }
+)
 _VALUE_OWN = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__init__"}
 MAX_VALUES = 200_000
 # What a class body holds that is the class's machinery, not its attributes.
@@ -146,6 +150,15 @@ def _value_op(name: str) -> Callable[..., Any]:
         return bridge.request("op", name=name, args=bridge.encode([self, *args]))
 
     apply.__name__ = f"__{name}__"
+    return apply
+
+
+def _value_reflected(name: str) -> Callable[..., Any]:
+    def apply(self: Any, other: Any) -> Any:
+        bridge: Requester = object.__getattribute__(self, "_pg_bridge")
+        return bridge.request("op", name=name, args=bridge.encode([other, self]))
+
+    apply.__name__ = f"__r{name}__"
     return apply
 
 
@@ -242,6 +255,8 @@ class Classes:
             for dunder in tag.get("overrides") or []:
                 if dunder in _ROUTED and dunder not in _VALUE_OWN:
                     namespace[dunder] = _value_op(_ROUTED[dunder])
+                elif dunder in REFLECTED:  # ``"x" + token``: the change's __radd__, the two sides swapped
+                    namespace[dunder] = _value_reflected(REFLECTED[dunder])
             parents: tuple[type, ...] = tuple(b for b in bases if issubclass(b, value)) or (value,)
         else:
             namespace["__slots__"] = ()

@@ -23,7 +23,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from ..channel.protocol import CAPABILITIES, caps_of_type
+from ..channel.protocol import ARITHMETIC, CAPABILITIES, REFLECTED, caps_of_type
 
 # Built-in value types whose subclasses the grader holds by value as well as by handle: immutable, so
 # the value read when the object crosses stays true (tomlkit's String(str), sqlparse's token tuples).
@@ -35,7 +35,11 @@ VALUE_BASES: dict[type, str] = {
 # Mutable built-in containers: the grader compares a subclass of one with a test's value by its
 # contents read at comparison time (``value``), never through the change's own ``__eq__``.
 CONTAINER_BASES: dict[type, str] = {list: "list", dict: "dict", set: "set", bytearray: "bytearray"}
-_DUNDERS = frozenset(CAPABILITIES.values()) | {"__repr__", "__str__", "__format__", "__bool__"}
+_DUNDERS = (
+    frozenset(CAPABILITIES.values())
+    | {"__repr__", "__str__", "__format__", "__bool__"}
+    | {*ARITHMETIC, *REFLECTED}
+)
 
 
 def proxied(cls: type) -> bool:

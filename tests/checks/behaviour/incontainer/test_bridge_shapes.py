@@ -1162,3 +1162,43 @@ def test_a_test_class_s_namespace_is_readable_public_and_read_only(load: Load) -
     # Hostile: the change may not change a test class through its namespace.
     assert lib.write(Owner, "public") == "TypeError" and lib.write(Owner, "__eq__") == "TypeError"
     assert Owner.public == "shown" and "__eq__" not in vars(Owner)
+
+
+VALUE_ARITHMETIC = """
+class Token(str):
+    def __add__(self, other):
+        return Token(str.__add__(self, other))
+
+    def __radd__(self, other):
+        return Token(str.__add__(other, self))
+
+    def render(self):
+        return '"' + str(self) + '"'
+
+class Count(int):
+    def __add__(self, other):
+        return Count(int(self) + other)
+
+    def __neg__(self):
+        return Count(-int(self))
+
+    def render(self):
+        return f"+{int(self)}" if self > 0 else str(int(self))
+
+def token(text):
+    return Token(text)
+
+def count(n):
+    return Count(n)
+"""
+
+
+def test_a_value_subclass_s_own_arithmetic_is_the_change_s(load: Load) -> None:
+    # tomlkit's String/Integer: `i += " bar"` keeps an item (its as_string()), as in one process.
+    lib = load(VALUE_ARITHMETIC)
+    text = lib.token("foo")
+    text += " bar"
+    assert text == "foo bar" and text.render() == '"foo bar"'
+    assert ("x" + lib.token("y")).render() == '"xy"'
+    number = lib.count(1) + 2
+    assert number == 3 and number.render() == "+3" and (-number).render() == "-3"
