@@ -11,6 +11,7 @@ anyway fails: its mark is missing.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Generator, Iterator, Mapping
@@ -44,6 +45,13 @@ MARK_BY_FIXTURE = {
 }
 # Nothing listens on the discard port: a subprocess that reaches for Docker under --fast fails.
 FAST_DOCKER_HOST = "tcp://127.0.0.1:9"
+
+# A test command started in the background by a shell without job control (`bash .ci/run &`) inherits
+# SIGINT ignored, and so would every process a test starts: the tests that stop a child with Ctrl-C's
+# signal (`patchgate setup`, an interrupted sandbox run) would wait for ever. Python's own handler
+# again here; a child then starts with the default disposition and raises KeyboardInterrupt as usual.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(tryfirst=True)
