@@ -229,9 +229,12 @@ class Kept:
             value, snapshot, sent = entry
             if not sent or _same(value, snapshot):
                 continue
+            encoder = encoding()
             try:
-                changed[str(n)] = contents(encoding(), value)
+                changed[str(n)] = contents(encoder, value)
             except codec.Unserializable:
+                for undo in encoder.undo:  # a container first tagged inside it never crossed either
+                    undo()
                 continue  # grown past what crosses: the other side keeps what it had
             entry[1] = _snapshot(value)
         return changed
