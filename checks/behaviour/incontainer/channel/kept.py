@@ -190,7 +190,9 @@ class Kept:
                 raise ValueError(f"no kept container {n}")
             made = kind()
             with self._lock:
-                entry = self._entries[n] = [made, None, True]
+                # Snapshot empty: decoding its contents can ask the other side (a test's class the
+                # subject describes), and that message must see nothing changed in it yet.
+                entry = self._entries[n] = [made, _snapshot(made), True]
                 self._numbers[id(made)] = n
         if "value" in tag:  # made before its contents are read: a container that holds itself resolves
             _fill(entry[0], decode(tag["value"]))

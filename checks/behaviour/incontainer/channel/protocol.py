@@ -59,6 +59,7 @@ GRADER_EXC = "gexc"  # an exception a test's callback raised, handed to the subj
 STDLIB = "stdlib"  # a standard-library module, class or function, by name
 BUILTIN = "builtin"  # a built-in, by name
 ENVIRON = "environ"  # os.environ: each side's own (the test's changes reach the subject's by request)
+BOUND = "bound"  # a test's function bound to an object on the subject's side, bound the same on the grader's
 KEPT = "kept"  # a test's container kept in step on both sides, by the grader's number (kept.py)
 SUBJECT, GRADER = "s", "g"
 
@@ -168,6 +169,9 @@ _OFFERED_BY_DUNDER = {name: dunder for name, dunder in CAPABILITIES.items() if n
 
 # What a plain function's code makes of a call (its ``co_flags``): said with its handle, so that
 # ``inspect.isgeneratorfunction`` answers on the other side as it would on the owner's.
+# A running generator, coroutine or async generator: the prefix of its code attribute (``gi_code``),
+# which the other side answers with a stand-in code object of the same name (never the real one).
+FRAMED = {types.GeneratorType: "gi", types.CoroutineType: "cr", types.AsyncGeneratorType: "ag"}
 CODE_KINDS = {"genfunc": inspect.CO_GENERATOR, "corofunc": inspect.CO_COROUTINE,
               "asyncgenfunc": inspect.CO_ASYNC_GENERATOR}  # fmt: skip
 
@@ -212,6 +216,8 @@ def caps_of_type(t: type) -> list[str]:
             found.append("selfiter")
         if t in SEQUENCE_ITERATORS:
             found.append("seqiter")
+        if t in FRAMED:
+            found.append(f"code:{FRAMED[t]}")
         if len(_BY_TYPE) < _MAX_TYPES:
             _BY_TYPE[t] = found
     return found

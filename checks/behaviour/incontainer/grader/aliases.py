@@ -5,9 +5,9 @@ classes, and decorators read their metadata. Their ``__module__`` names a
 test module and their ``__qualname__`` the test function they were defined
 in (``test_parse_garbage.<locals>.callback``): the test's name, a held-out
 one too. What crosses instead is an alias per distinct name (``_pgm1``,
-``_pgq1.<locals>.callback``: the structure and the object's own last name
-stay), and a name that is itself a test's (``test_*``, ``Test*``) is aliased
-too. Strings that come back from the subject carry the aliases back to the
+``_pgq1.<locals>.Hooks.callback``: the functions a local is defined in are
+one alias; the classes under them and the object's own name stay), and a
+name that is itself a test's (``test_*``, ``Test*``) is aliased too. Strings that come back from the subject carry the aliases back to the
 real names, so ``functools.wraps`` in the change still gives a test the
 metadata it expects.
 """
@@ -55,12 +55,13 @@ class Aliases:
         if name == "__module__":
             return self._of(value, "m")
         if name == "__qualname__":
-            *outer, own = value.split(".")
-            # One alias for everything above the object's own name; a local stays marked as one.
-            local = outer[-1:] == ["<locals>"]
-            head = outer[:-1] if local else outer
-            prefix = [self._of(".".join(head), "q")] if head else []
-            return ".".join([*prefix, *(["<locals>"] if local else []), self.name(own)])
+            parts = value.split(".")
+            # One alias for the functions whose locals hold the object (``test_x.<locals>``: a test's
+            # name); the classes below them and the object's own name stay, a test's aliased. What a
+            # library reads of a method's place (pluggy's ``TimeoutHooks.pytest_timeout_set_timer``).
+            local = max((i for i, part in enumerate(parts) if part == "<locals>"), default=-1)
+            prefix = [self._of(".".join(parts[:local]), "q"), "<locals>"] if local > 0 else []
+            return ".".join([*prefix, *(self.name(part) for part in parts[local + 1 :])])
         if name == "__name__":
             return self.name(value)
         return value

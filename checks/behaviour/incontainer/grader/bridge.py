@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import threading
 import time
+import types
 import weakref
 from typing import Any
 
 from ..channel import byname, codec
 from ..channel.kept import Kept
 from ..channel.peer import Peer, PeerGone
-from ..channel.protocol import ENVIRON, KEPT, caps
+from ..channel.protocol import BOUND, ENVIRON, KEPT, caps
 from . import ambient, handles, iteration, mirrors
 from .aliases import Aliases
 from .classes import Classes, RemoteClass
 from .errors import SubjectGone
-from .handed import NEVER_HANDED, Handed, PublicNamespace, Sealed, namespace_owner
+from .handed import NEVER_HANDED, Handed, PublicNamespace, Sealed, mirrorable, namespace_owner
 from .handles import Remote, RemoteModule, is_handle, remote_class
 from .kept import ProcessState, candidates
 from .members import BoundRemote, own_dict
@@ -175,7 +176,20 @@ class Bridge:
         if type(value) is Sealed:
             return {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": []}
         tag = {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": caps(value)}
-        return {**tag, "type": self._type_names(type(value))}
+        tag["type"] = self._type_names(type(value))
+        if mirrorable(value, self.handed.aliases):  # a class of its own there (handed.describe)
+            tag.update(kind="tclass", names=self._type_names(value))  # type: ignore[arg-type]
+        elif mirrorable(type(value), self.handed.aliases):
+            tag["of"] = self._ref(type(value))
+        elif type(value) is types.MethodType and self._suite_function(value.__func__):
+            owner = value.__self__
+            if not isinstance(owner, NEVER_HANDED):  # bound there as here: inspect.ismethod holds
+                tag["bound"] = [self._ref(value.__func__), self.encode(owner)]
+        return tag
+
+    def _suite_function(self, value: object) -> bool:
+        """Whether ``value`` is a plain function of the suite's own (a test class's method)."""
+        return type(value) is types.FunctionType and self.handed.aliases.suite_module(value.__module__)
 
     def _type_names(self, kind: type) -> list[str]:
         """What the stand-in's type says of the object's class: its name, qualified name and module, the
@@ -237,6 +251,11 @@ class Bridge:
             return byname.from_stdlib(tag, safe_classes=True)
         if tag.get(codec.TYPE) == KEPT:  # a test's own container, back as itself
             return self.kept.resolve(tag, self.decode, make=False)
+        if tag.get(codec.TYPE) == BOUND:  # a test's function the change bound: only to a function of ours
+            func = self.decode(tag.get("func"))
+            if not self._suite_function(func):
+                raise ValueError("patchgate: only a test's function is bound on the test's side")
+            return types.MethodType(func, self.decode(tag.get("self")))
         number = tag.get("id")
         if tag.get(codec.TYPE) != "obj" or not isinstance(number, int):
             raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import threading
 import types
+import weakref
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ..channel import codec, signatures
-from ..channel.protocol import GRADER_OPERATORS, OPERATORS
+from ..channel.protocol import GRADER_OPERATORS, OPERATORS, caps_of_type
 from .aliases import Aliases
 from .readahead import Lent
 
@@ -101,6 +102,58 @@ class PublicNamespace(ClassNamespace, MutableMapping[str, Any]):
         if not self._shown(name):
             raise KeyError(name)
         del self._names()[name]
+
+
+def mirrorable(cls: object, aliases: Aliases) -> bool:
+    """Whether ``cls`` is a test's class the subject makes a class of its own for (``describe``).
+
+    A plain class of the suite's own files (metaclass ``type``), whose bases are too, down to
+    ``object``: never a class of a library or of the change, an exception class (mirrors.py), a
+    built-in's subclass (a value subclass crosses by value) or one with a metaclass of its own.
+    """
+    if not isinstance(cls, type) or type(cls) is not type:
+        return False
+    found = _MIRRORABLE.get(cls)
+    if found is None:
+        mro = type.__dict__["__mro__"].__get__(cls)
+        found = mro[-1] is object and len(mro) > 1 and all(
+            type(k) is type and aliases.suite_module(type.__dict__["__module__"].__get__(k)) for k in mro[:-1]
+        )
+        if len(_MIRRORABLE) < _MAX_MIRRORABLE:
+            _MIRRORABLE[cls] = found
+    return found
+
+
+_MIRRORABLE: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+_MAX_MIRRORABLE = 4096
+
+
+def describe(cls: type, aliases: Aliases) -> dict[str, Any]:
+    """What the subject's class for the test's class ``cls`` holds: its suite bases, what its objects'
+    type offers, and its public functions, static and class methods (the functions as handles).
+
+    Only what ``getattr`` of a public name and ``dir()`` already give the subject, and the function
+    its objects' ``__call__`` already calls (``inspect.signature`` of a callable object reads it);
+    nothing else of the class's namespace (no value, no other dunder, no private name).
+    """
+    module = type.__dict__["__module__"].__get__(cls)
+    namespace = []
+    for name, value in list(vars(cls).items()):
+        if not isinstance(name, str) or (name.startswith("_") and name != "__call__"):
+            continue
+        if type(value) in (staticmethod, classmethod):
+            # With the wrapper itself: a marker set on it (pluggy's @hookimpl above @classmethod).
+            if type(value.__func__) is types.FunctionType:
+                namespace.append([aliases.name(name), type(value).__name__, value.__func__, value])
+        elif type(value) is types.FunctionType:
+            namespace.append([aliases.name(name), "function", value, None])
+    doc = aliases.attribute(module, "__doc__", type.__dict__["__doc__"].__get__(cls))
+    return {
+        "bases": [b for b in cls.__bases__ if b is not object],
+        "caps": caps_of_type(cls),
+        "doc": doc if isinstance(doc, str) else None,
+        "namespace": namespace,
+    }
 
 
 class Sealed:
@@ -203,6 +256,10 @@ class Handed:
             return target(*decode(request.get("args", [])), **decode(request.get("kwargs", {})))  # type: ignore[operator]
         if op == "signature":
             return signatures.describe(target, self.seal)
+        if op == "describe":
+            if not mirrorable(target, self.aliases):
+                raise TypeError("patchgate: only a test's own plain class is described")
+            return describe(target, self.aliases)  # type: ignore[arg-type]
         if op == "take":
             number = request["obj"]["id"]  # target() checked it names an object we hold
             return self.lent.ahead(number, target, request.get("size"), self.encode)

@@ -116,7 +116,15 @@ def raised_here(exc: BaseException, gref: int, encode: Callable[[object], Any]) 
     """Describe an exception a test's callback raised: the subject gets its class's stand-in, or its base."""
     base = next((c.__name__ for c in type(exc).__mro__ if c.__module__ == "builtins"), "Exception")
     text = codec.exception_text(exc)
-    return {codec.TYPE: "gexc", "gref": gref, "base": base, "text": text, "cls": encode(type(exc))}
+    found = {codec.TYPE: "gexc", "gref": gref, "base": base, "text": text, "cls": encode(type(exc))}
+    if isinstance(exc, StopIteration):
+        # A test's generator's return value, as ``next()`` or ``send()`` of it raised it: what a
+        # callback returns crosses anyway (pluggy's wrappers ``return result``; ``yield from``).
+        try:
+            found["value"] = encode(exc.value)
+        except TypeError:  # one that never crosses (a module): the text alone, as before
+            pass
+    return found
 
 
 def is_mirror(value: object) -> bool:

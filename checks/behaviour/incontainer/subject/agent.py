@@ -27,11 +27,11 @@ from typing import Any
 from ..channel import byname, codec
 from ..channel.kept import Kept
 from ..channel.peer import Peer, PeerGone
-from ..channel.protocol import CONTENTS, ENVIRON, KEPT, OPERATORS, SUBJECT_SERVES, caps
+from ..channel.protocol import BOUND, CONTENTS, ENVIRON, KEPT, OPERATORS, SUBJECT_SERVES, caps
 from . import ambient, calls, cases, classes, iteration, tracer, tree
 from .objects import Objects
 from .readahead import ReadAhead
-from .standins import GraderObject, Standins
+from .standins import GraderObject, Standins, test_class_id
 
 _WATCHDOG_GRACE_S = 5.0
 # How many links of an exception's ``__cause__`` chain the grader is told (a chain may be a cycle).
@@ -74,6 +74,13 @@ class Agent:
     def _ref(self, value: object) -> dict[str, Any]:
         if isinstance(value, GraderObject):
             return {codec.TYPE: "obj", "side": "g", "id": object.__getattribute__(value, "_pg_id")}
+        mirrored = test_class_id(value)
+        if mirrored is not None:  # a test's class, mirrored here
+            return {codec.TYPE: "obj", "side": "g", "id": mirrored}
+        if type(value) is types.MethodType and isinstance(value.__func__, GraderObject):
+            # A test's function bound here (pluggy binds a test class's method to its object): the
+            # grader binds the same function to the same object.
+            return {codec.TYPE: BOUND, "func": self._ref(value.__func__), "self": self.encode(value.__self__)}
         if isinstance(value, BaseException):
             # Handed to a test's callback (toolz.excepts' handler): the grader's own exception when it
             # came from there, else one built as if raised.
@@ -153,7 +160,14 @@ class Agent:
         if tag.get(codec.TYPE) == "obj" and tag.get("side") == "g" and isinstance(tag.get("id"), int):
             if tag.get("kind") == "exc_class":
                 return self._grader_class(int(tag["id"]), tag)
-            return self.standins.get(int(tag["id"]), tag.get("caps"), tag.get("type"))
+            if tag.get("kind") == "tclass":
+                return self.standins.test_class(int(tag["id"]), tag)
+            if "bound" in tag:  # a test's method: its function bound to its object, as the grader has it
+                func, owner = self.decode(tag["bound"])
+                if isinstance(func, GraderObject):
+                    return types.MethodType(func, owner)
+            of = self.decode(tag["of"]) if "of" in tag else None
+            return self.standins.get(int(tag["id"]), tag.get("caps"), tag.get("type"), of)
         if tag.get(codec.TYPE) == "gexc":
             return self._grader_exception(tag)
         if tag.get(codec.TYPE) == "stdlib":  # the grader named one; ours is the same
@@ -195,7 +209,7 @@ class Agent:
             if not (isinstance(base, type) and issubclass(base, BaseException)):
                 base = Exception
             try:
-                exc = base(text)
+                exc = base(self.decode(tag["value"])) if base is StopIteration and "value" in tag else base(text)
             except Exception:
                 exc = Exception(text)
         exc._patchgate_gref = tag.get("gref")  # type: ignore[attr-defined]

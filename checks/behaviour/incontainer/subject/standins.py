@@ -18,6 +18,7 @@ import pickle
 import types
 import weakref
 from collections.abc import Callable
+from keyword import iskeyword
 from typing import Any, Protocol
 
 from ..channel import signatures
@@ -118,6 +119,20 @@ def _stub_code(self: GraderObject, kind: str | None) -> types.CodeType:
     return next(c for c in made.co_consts if isinstance(c, types.CodeType))
 
 
+_FRAMED_KINDS = {"gi": "genfunc", "cr": "corofunc", "ag": "asyncgenfunc"}
+
+
+def _running_code(self: GraderObject, kind: str) -> types.CodeType:
+    """A running generator's ``gi_code`` (pluggy names a wrapper that yielded twice by it): its
+    function's name, and nothing of the test's code."""
+    name = self._pg_agent.callback("getattr", self, "__name__")
+    keyword, body = _CODE_KINDS[kind]
+    if not (isinstance(name, str) and name.isidentifier()) or iskeyword(name):
+        name = "function"
+    made = compile(f"{keyword} {name}():\n{body}", _STUB_FILE, "exec")
+    return next(c for c in made.co_consts if isinstance(c, types.CodeType))
+
+
 def _bind(self: GraderObject, instance: object, owner: object = None) -> Any:
     return self if instance is None else types.MethodType(self, instance)  # type: ignore[arg-type]
 
@@ -202,27 +217,146 @@ def standin_class(caps: object, names: object = None) -> type[GraderObject]:
     if found is None:
         namespace: dict[str, Any] = {"__slots__": (), "__doc__": _attribute("__doc__"),
                                      "__module__": _attribute("__module__"), "__qualname__": named[1],
-                                     "_pg_module": named[2]}  # fmt: skip
-        for cap in sorted(wanted):
-            namespace.update(_METHODS.get(cap, {}))
-            if cap.startswith("-"):
-                namespace.update(dict.fromkeys(_METHODS.get(cap[1:], {}), None))
-        if "method" in wanted:  # a plain function of the test's
-            kind = next((k for k in sorted(wanted) if k in _CODE_KINDS), None)
-            namespace["__class__"] = property(_function_class)
-            namespace["__code__"] = property(functools.partial(_stub_code, kind=kind))
-        if "selfiter" in wanted and "iter" in wanted:
-            namespace["__iter__"] = lambda self: self  # a built-in iterator is its own: no request
-        if "seqiter" in wanted and "next" in wanted:
-            namespace["__next__"] = _next_lent
-        if "eq" in wanted and "hash" not in wanted:
-            namespace["__hash__"] = GraderObject.__hash__  # defining __eq__ would drop it
-        if "unhashable" in wanted:
-            namespace["__hash__"] = None
+                                     "_pg_module": named[2], **_offered(wanted)}  # fmt: skip
         made: type[GraderObject] = StandinType(named[0], (GraderObject,), namespace)  # type: ignore[assignment]
         found = _CLASSES[(wanted, named)] = made
         register_abcs(found, wanted)
     return found
+
+
+def _offered(wanted: frozenset[str]) -> dict[str, Any]:
+    """The special methods of a stand-in class whose objects' type offers ``wanted``."""
+    namespace: dict[str, Any] = {}
+    for cap in sorted(wanted):
+        namespace.update(_METHODS.get(cap, {}))
+        if cap.startswith("-"):
+            namespace.update(dict.fromkeys(_METHODS.get(cap[1:], {}), None))
+    if "method" in wanted:  # a plain function of the test's
+        kind = next((k for k in sorted(wanted) if k in _CODE_KINDS), None)
+        namespace["__class__"] = property(_function_class)
+        namespace["__code__"] = property(functools.partial(_stub_code, kind=kind))
+        namespace["__defaults__"] = property(_defaults)
+        namespace["__kwdefaults__"] = property(_kwdefaults)
+    for prefix, kind in _FRAMED_KINDS.items():
+        if f"code:{prefix}" in wanted:
+            namespace[f"{prefix}_code"] = property(functools.partial(_running_code, kind=kind))
+    if "selfiter" in wanted and "iter" in wanted:
+        namespace["__iter__"] = lambda self: self  # a built-in iterator is its own: no request
+    if "seqiter" in wanted and "next" in wanted:
+        namespace["__next__"] = _next_lent
+    if "eq" in wanted and "hash" not in wanted:
+        namespace["__hash__"] = GraderObject.__hash__  # defining __eq__ would drop it
+    if "unhashable" in wanted:
+        namespace["__hash__"] = None
+    return namespace
+
+
+class GraderClass(type):
+    """A test's class, here a class of its own (``kind: "tclass"``): what static introspection reads.
+
+    A library that looks a class up without running it (pluggy's ``inspect.getattr_static`` over
+    ``dir(cls)``, ``vars(cls)``, ``isinstance``/``issubclass`` against it, ``type(x) is cls``) needs
+    a real class, with the test class's public functions, static and class methods in its namespace
+    (as handles of the test's functions) and its suite bases as bases. The test's objects of that
+    class are its instances. Everything else is still asked of the grader: a public attribute read on
+    the class or on one of its objects, a call of the class (a new object, made there), ``repr`` and
+    ``dir``. The namespace is as the class was when it first crossed.
+    """
+
+    def __getattribute__(cls, name: str) -> Any:
+        own = type.__getattribute__(cls, "__dict__")
+        if not name.startswith(("__", "_pg_")) and "_pg_cid" in own:
+            return own["_pg_cagent"].callback("getattr", cls, name)
+        return type.__getattribute__(cls, name)
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        own = type.__getattribute__(cls, "__dict__")
+        if "_pg_cid" not in own:
+            type.__setattr__(cls, name, value)
+            return
+        own["_pg_cagent"].callback("setattr", cls, name, value)  # the grader's rules, the grader's class
+        if not name.startswith("_"):
+            type.__setattr__(cls, name, value)
+
+    def __delattr__(cls, name: str) -> None:
+        own = type.__getattribute__(cls, "__dict__")
+        if "_pg_cid" not in own:
+            type.__delattr__(cls, name)
+            return
+        own["_pg_cagent"].callback("delattr", cls, name)
+        if name in own and not name.startswith("_"):
+            type.__delattr__(cls, name)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        own = type.__getattribute__(cls, "__dict__")
+        if "_pg_cid" not in own:
+            raise TypeError("patchgate: a test's class cannot be subclassed by the code under test")
+        return own["_pg_cagent"].callback("call", cls, args, kwargs)
+
+    def __repr__(cls) -> str:
+        own = type.__getattribute__(cls, "__dict__")
+        return str(own["_pg_cagent"].callback("op", "repr", cls)) if "_pg_cid" in own else type.__repr__(cls)
+
+    def __dir__(cls) -> list[str]:
+        own = type.__getattribute__(cls, "__dict__")
+        if "_pg_cid" not in own:
+            return type.__dir__(cls)
+        return [str(n) for n in own["_pg_cagent"].callback("op", "dir", cls)]
+
+
+class TestObject(GraderObject):
+    """An object of a test's class mirrored here: a public attribute is the grader's to say, even where
+    the class here has one of that name (the object's own can shadow it there)."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("__") or name.startswith("_pg_") or name == "_op":
+            return object.__getattribute__(self, name)
+        return object.__getattribute__(self, "_pg_agent").callback("getattr", self, name)
+
+
+def test_class_id(value: object) -> int | None:
+    """The grader's number of a test's class mirrored here, else None."""
+    if not isinstance(value, GraderClass):
+        return None
+    found = type.__getattribute__(value, "__dict__").get("_pg_cid")
+    return found if type(found) is int else None
+
+
+class _HeldStatic(staticmethod):
+    """A test class's static method here: an attribute it lacks is the grader's wrapper's."""
+
+    def __getattr__(self, name: str) -> Any:
+        held = self.__dict__.get("_pg_held")
+        if held is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(held, name)
+
+
+class _HeldClassmethod(classmethod):
+    """A test class's class method here: an attribute it lacks is the grader's wrapper's."""
+
+    __getattr__ = _HeldStatic.__getattr__
+
+
+_WRAPPERS: dict[str, Callable[[Any], Any]] = {"staticmethod": _HeldStatic, "classmethod": _HeldClassmethod}
+# Test classes mirrored at most per connection: past it, a class crosses as a plain stand-in.
+MAX_TEST_CLASSES = 1024
+
+
+def _defaults(self: GraderObject) -> tuple[Any, ...] | None:
+    # As many as the function has, each sealed (never the test's value): pluggy counts them.
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    found = [p.default for p in _signature(self).parameters.values()
+             if p.kind in positional and p.default is not p.empty]  # fmt: skip
+    return tuple(found) or None
+
+
+def _kwdefaults(self: GraderObject) -> dict[str, Any] | None:
+    found = {p.name: p.default for p in _signature(self).parameters.values()
+             if p.kind is p.KEYWORD_ONLY and p.default is not p.empty}  # fmt: skip
+    return found or None
 
 
 class Standins:
@@ -232,20 +366,69 @@ class Standins:
         self.agent = agent
         self._alive: weakref.WeakValueDictionary[int, GraderObject] = weakref.WeakValueDictionary()
         self._caps: dict[int, tuple[object, object]] = {}
+        # A test's classes mirrored here, kept for the connection: their objects are their instances.
+        self._classes: dict[int, type] = {}
         _CURRENT[:] = [self]
 
-    def get(self, number: int, caps: object, names: object = None) -> GraderObject:
+    def get(self, number: int, caps: object, names: object = None, of: object = None) -> GraderObject:
+        """The stand-in for the grader's object ``number``; an object of a mirrored test class ``of``
+        is an instance of that class."""
         found = self._alive.get(number)
         if found is None:
-            found = standin_class(caps, names)(self.agent, number)
+            if test_class_id(of) is not None:
+                found = GraderObject.__new__(of)  # type: ignore[arg-type]
+                GraderObject.__init__(found, self.agent, number)
+            else:
+                found = standin_class(caps, names)(self.agent, number)
             self._alive[number] = found
             self._caps[number] = (caps, names)
+        return found
+
+    def test_class(self, number: int, tag: dict[str, Any]) -> object:
+        """The class here for the test's class ``number``: made the first time from the grader's
+        description of it, the same class after; a plain stand-in past ``MAX_TEST_CLASSES``."""
+        found = self._classes.get(number)
+        if found is not None:
+            return found
+        plain = self.get(number, tag.get("caps"), tag.get("type"))
+        if len(self._classes) >= MAX_TEST_CLASSES:
+            return plain
+        described = self.agent.callback("describe", plain)
+        found = self._classes.get(number)  # its bases' descriptions can name it (a cycle): first one wins
+        if found is None:
+            found = self._classes[number] = _mirror(self.agent, number, tag, described)
         return found
 
     def restore(self, number: int) -> GraderObject:
         if number not in self._caps:
             raise pickle.UnpicklingError(f"patchgate: no test object number {number}")
         return self.get(number, *self._caps[number])
+
+
+def _mirror(agent: Caller, number: int, tag: dict[str, Any], described: object) -> type:
+    """Make the class standing for a test's class from the grader's description (handed.py)."""
+    if not isinstance(described, dict):
+        raise TypeError("patchgate: a test class's description in a form we do not read")
+    bases = tuple(b for b in described.get("bases", ()) if test_class_id(b) is not None) or (TestObject,)
+    named = _type_names(tag.get("names"))
+    doc = described.get("doc")
+    offered = frozenset(c for c in described.get("caps", ()) if isinstance(c, str))
+    namespace: dict[str, Any] = {"__slots__": (), "__module__": named[2], "__qualname__": named[1],
+                                 "__doc__": doc if isinstance(doc, str) else None, **_offered(offered),
+                                 "_pg_cid": number, "_pg_cagent": agent}  # fmt: skip
+    for entry in described.get("namespace", ()):
+        if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)):
+            continue
+        name, kind, value, held = entry
+        if (name.startswith("_") and name != "__call__") or not name.isidentifier():
+            continue  # the grader sends public names and __call__ only; never one of ours
+        wrap = _WRAPPERS.get(kind) if isinstance(kind, str) else None
+        namespace[name] = wrap(value) if wrap is not None else value
+        if wrap is not None and isinstance(held, GraderObject):
+            namespace[name].__dict__["_pg_held"] = held
+    made = GraderClass(named[0], bases, namespace)
+    register_abcs(made, offered)
+    return made
 
 
 _CURRENT: list[Standins] = []

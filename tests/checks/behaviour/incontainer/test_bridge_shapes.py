@@ -219,6 +219,12 @@ def set_private(fn):
 
 def set_existing(fn):
     fn.__defaults__ = (1, 2)
+
+def defaults(fn):
+    return len(fn.__defaults__), sorted(fn.__kwdefaults__)
+
+def use_default(fn):
+    return fn.__defaults__[0] + 1
 """
 
 
@@ -234,9 +240,13 @@ def test_a_test_functions_metadata_and_signature_reach_the_change_never_its_valu
     for name, value in (("__name__", "check"), ("__doc__", "Check the value."), ("__module__", __name__)):
         assert lib.read(check, name) == value
     assert lib.read(check, "__qualname__").endswith("check")
-    for name in ("__globals__", "__closure__", "__defaults__", "__kwdefaults__", "_private"):
+    for name in ("__globals__", "__closure__", "_private"):
         with pytest.raises(AttributeError, match="may not read"):
             lib.read(check, name)
+    # Its defaults as many as there are, each sealed (pluggy's varnames counts them).
+    assert lib.defaults(check) == (1, ["strict"])
+    with pytest.raises(TypeError, match="unsupported operand"):
+        lib.use_default(check)  # no operator of its value: it is sealed
     assert lib.shape(check) == [
         ("value", "POSITIONAL_OR_KEYWORD", False),
         ("want", "POSITIONAL_OR_KEYWORD", True),

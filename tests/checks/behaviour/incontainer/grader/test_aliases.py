@@ -32,3 +32,17 @@ def test_a_kept_container_is_the_test_s_whatever_it_holds() -> None:
     outer = [mine, alias]
     found = aliases.restore_in(outer, lambda v: v is mine)
     assert found == [mine, "tests.test_cached"] and found[0] is mine
+
+
+def test_a_qualified_name_hides_the_test_it_is_local_to_and_keeps_its_class_path() -> None:
+    # pluggy matches "TimeoutHooks.pytest_timeout_set_timer" after the last "<locals>.".
+    aliases = Aliases("/suite/")
+    aliases.suite_module = lambda name: True  # type: ignore[method-assign]
+    local = aliases.attribute("m", "__qualname__", "test_x.<locals>.helper.<locals>.Hooks.pytest_hook")
+    head, rest = str(local).split(".<locals>.", 1)
+    assert rest == "Hooks.pytest_hook" and "test_x" not in head and head.startswith("_pgq")
+    assert aliases.restore(str(local)) == "test_x.<locals>.helper.<locals>.Hooks.pytest_hook"
+    top = aliases.attribute("m", "__qualname__", "TestParse.test_one")
+    assert "Test" not in str(top) and "test" not in str(top) and str(top).count(".") == 1
+    assert aliases.restore(str(top)) == "TestParse.test_one"
+    assert aliases.attribute("m", "__qualname__", "Helper.run") == "Helper.run"

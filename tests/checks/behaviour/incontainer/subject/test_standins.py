@@ -1,0 +1,231 @@
+"""A test's own classes are classes in the subject too (standins.GraderClass, handed.describe).
+
+Each scenario runs on the module imported here (one process, the reference)
+and through the bridge against a real subject process; what the test sees
+must be the same. The shapes are pluggy's: hook markers found by static
+lookup over ``dir()``, a method bound to its object, a wrapper generator's
+return value. The hostile ones show what the description never carries.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import pytest
+
+from checks.behaviour.incontainer.channel import codec
+from checks.behaviour.incontainer.channel.protocol import BOUND
+from tests.checks.behaviour.incontainer.grader.test_iteration import bridge_of
+from tests.checks.behaviour.incontainer.grader.test_kept import bare
+from tests.checks.behaviour.incontainer.test_bridge_shapes import Load, load
+
+pytestmark = pytest.mark.slow
+__all__ = ["load"]
+
+LIB = """
+import inspect
+
+def mark(opts):
+    def decorate(fn):
+        setattr(fn, "pg_mark", opts)
+        return fn
+    return decorate
+
+def hooks_of(namespace):
+    # pluggy's PluginManager.parse_hookimpl_opts: inspect.getattr_static, never getattr.
+    found = {}
+    for name in dir(namespace):
+        static = inspect.getattr_static(namespace, name, None)
+        if isinstance(static, (staticmethod, classmethod)):
+            holder, function = static, static.__func__
+        elif inspect.isfunction(static):
+            holder, function = static, static
+        else:
+            continue
+        opts = getattr(holder, "pg_mark", None) or getattr(function, "pg_mark", None)
+        if opts is not None:
+            found[name] = opts
+    return found
+
+def argnames(function):
+    # pluggy's varnames: what the code object and the defaults say, a bound method's self left out.
+    bound = inspect.ismethod(function)
+    function = function.__func__ if bound else function
+    code = function.__code__
+    names = code.co_varnames[:code.co_argcount]
+    return names[1:] if bound else names, len(function.__defaults__ or ())
+
+def shape(cls, obj):
+    return [inspect.isclass(cls), isinstance(obj, cls), type(obj) is cls, cls.__name__,
+            sorted(n for n in vars(cls) if not n.startswith("_"))]
+
+def subclass(child, parent):
+    return issubclass(child, parent), inspect.isclass(child)
+
+def same(value):
+    return value
+
+def make(cls, *args):
+    return cls(*args)
+
+def method(obj, name):
+    return getattr(obj, name)
+
+def call(obj, name, *args):
+    return getattr(obj, name)(*args)
+
+def bind(obj, name):
+    return inspect.getattr_static(type(obj), name).__get__(obj, type(obj))
+
+def run_wrapper(function):
+    # pluggy's wrappers: a generator sent the result, its return value the outcome.
+    gen = function()
+    next(gen)
+    try:
+        gen.send(20)
+    except StopIteration as stop:
+        return stop.value, gen.gi_code.co_name
+
+def render(mapping):
+    return {key: str(value) for key, value in mapping.items()}
+"""
+
+
+def mark_test(opts: Any) -> Any:
+    def decorate(fn: Any) -> Any:
+        fn.pg_mark = opts
+        return fn
+
+    return decorate
+
+
+class Base:
+    def shared(self) -> str:
+        return "base"
+
+
+class Hooks(Base):
+    """Hooks of a plugin."""
+
+    _secret = 4242
+
+    def __init__(self, start: int = 0) -> None:
+        self.start = start
+        self._hidden = 4242
+
+    @mark_test({"first": True})
+    def hello(self, arg: int, extra: int = 1) -> int:
+        return self.start + arg + extra
+
+    @mark_test({"static": True})
+    @staticmethod
+    def static(arg: int) -> int:
+        return arg * 2
+
+    @classmethod
+    def named(cls) -> str:
+        return cls.__name__
+
+    def __str__(self) -> str:
+        return f"hooks from {self.start}"
+
+
+def wrapper() -> Any:
+    outcome = yield
+    return outcome + 1
+
+
+def scenario(lib: Any) -> list[Any]:
+    hooks = Hooks(10)
+    found: list[Any] = [lib.hooks_of(Hooks), lib.hooks_of(hooks)]
+    found += [lib.shape(Hooks, hooks), lib.subclass(Hooks, Base)]
+    found += [lib.argnames(Hooks.hello), lib.argnames(hooks.hello)]
+    found += [lib.same(Hooks) is Hooks, lib.same(hooks) is hooks]
+    made = lib.make(Hooks, 5)
+    found += [type(made) is Hooks, made.start, lib.call(made, "hello", 1), lib.call(Hooks, "named")]
+    found += [lib.call(Hooks, "static", 4), lib.bind(hooks, "hello")(1)]
+    hooks.hello = lambda arg: "its own"  # type: ignore[method-assign]
+    found += [lib.call(hooks, "hello", 1)]  # the object's own attribute, as getattr finds it
+    found += [lib.run_wrapper(wrapper), lib.render({"h": Hooks(3)})]
+    return found
+
+
+def test_a_test_class_is_a_class_there_found_by_static_lookup_as_here(load: Load) -> None:
+    expected = scenario(bare(LIB))
+    lib = load(LIB)
+    bridge_of(lib).handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"  # this file is the suite
+    found = scenario(lib)
+    assert found == expected
+    assert found[:2] == [{"hello": {"first": True}, "static": {"static": True}}] * 2
+    assert found[2] == [True, True, True, "Hooks", ["hello", "named", "static"]]
+    assert found[4:6] == [(("self", "arg", "extra"), 1), (("arg", "extra"), 1)]
+    assert found[-2:] == [(21, "wrapper"), {"h": "hooks from 3"}]
+
+
+PROBE = """
+def namespace(cls):
+    return {name: repr(value) for name, value in vars(cls).items()}
+
+def describe(obj):
+    return object.__getattribute__(obj, "_pg_agent").callback("describe", obj)
+"""
+
+
+class Described:
+    _private = 4242
+
+    def __init__(self) -> None:
+        self.value = 4242
+
+    def __eq__(self, other: object) -> bool:
+        return other == 4242
+
+    __hash__ = object.__hash__
+
+    def public(self) -> int:
+        return 4242
+
+
+class ADict(dict):  # type: ignore[type-arg]
+    pass
+
+
+def test_the_description_carries_public_functions_only_and_is_refused_for_anything_else(load: Load) -> None:
+    lib = load(LIB + PROBE)
+    bridge_of(lib).handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
+    namespace = lib.namespace(Described)
+    assert "public" in namespace and "_private" not in namespace and "__init__" not in namespace
+    assert "__eq__" in namespace  # what its objects offer, as a request: never the test's function
+    assert not any("4242" in text for text in namespace.values())
+    # The change asking on its own: only a test's plain class, never its object or another class.
+    for handed in (Described(), ADict, pytest.MonkeyPatch, lambda: 4242):
+        with pytest.raises(TypeError, match="only a test's own plain class"):
+            lib.describe(handed)
+
+
+def test_a_method_bound_there_is_bound_here_only_to_a_suite_function(load: Load) -> None:
+    lib = load(LIB)
+    bridge = bridge_of(lib)
+    bridge.handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
+    hooks = Hooks(1)
+    back = lib.bind(hooks, "hello")
+    assert type(back) is types.MethodType and back.__self__ is hooks and back(1) == 3
+    # A bound tag naming a function not of the suite (one the grader handed for another reason).
+    number = bridge.handed.keep(types.SimpleNamespace.__init__)
+    forged = {codec.TYPE: BOUND, "func": {codec.TYPE: "obj", "side": "g", "id": number}, "self": 1}
+    with pytest.raises(ValueError, match="only a test's function"):
+        bridge.decode(forged)
+
+
+class Report:
+    def __str__(self) -> str:
+        return "first\rsecond"
+
+
+def test_a_class_first_met_inside_a_test_s_container_is_described_midway(load: Load) -> None:
+    # pluggy's tracer test: the dict is kept (channel/kept.py); its item's class is described while
+    # the dict is being made, and that request must not read the half-made dict.
+    lib = load(LIB)
+    bridge_of(lib).handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
+    assert lib.render({"r": Report()}) == {"r": "first\rsecond"}
