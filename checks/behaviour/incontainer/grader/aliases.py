@@ -7,9 +7,10 @@ in (``test_parse_garbage.<locals>.callback``): the test's name, a held-out
 one too. What crosses instead is an alias per distinct name (``_pgm1``,
 ``_pgq1.<locals>.Hooks.callback``: the functions a local is defined in are
 one alias; the classes under them and the object's own name stay), and a
-name that is itself a test's (``test_*``, ``Test*``) is aliased too. Strings that come back from the subject carry the aliases back to the
-real names, so ``functools.wraps`` in the change still gives a test the
-metadata it expects.
+name that is itself a test's (``test_*``, ``Test*``) is aliased too.
+Strings that come back from the subject carry the aliases back to the real
+names, so ``functools.wraps`` in the change still gives a test the metadata
+it expects.
 """
 
 from __future__ import annotations

@@ -116,8 +116,13 @@ def mirrorable(cls: object, aliases: Aliases) -> bool:
     found = _MIRRORABLE.get(cls)
     if found is None:
         mro = type.__dict__["__mro__"].__get__(cls)
-        found = mro[-1] is object and len(mro) > 1 and all(
-            type(k) is type and aliases.suite_module(type.__dict__["__module__"].__get__(k)) for k in mro[:-1]
+        found = (
+            mro[-1] is object
+            and len(mro) > 1
+            and all(
+                type(k) is type and aliases.suite_module(type.__dict__["__module__"].__get__(k))
+                for k in mro[:-1]
+            )
         )
         if len(_MIRRORABLE) < _MAX_MIRRORABLE:
             _MIRRORABLE[cls] = found

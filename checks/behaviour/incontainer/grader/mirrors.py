@@ -120,10 +120,8 @@ def raised_here(exc: BaseException, gref: int, encode: Callable[[object], Any]) 
     if isinstance(exc, StopIteration):
         # A test's generator's return value, as ``next()`` or ``send()`` of it raised it: what a
         # callback returns crosses anyway (pluggy's wrappers ``return result``; ``yield from``).
-        try:
+        with contextlib.suppress(TypeError):  # one that never crosses (a module): the text alone
             found["value"] = encode(exc.value)
-        except TypeError:  # one that never crosses (a module): the text alone, as before
-            pass
     return found
 
 

@@ -77,10 +77,11 @@ class Agent:
         mirrored = test_class_id(value)
         if mirrored is not None:  # a test's class, mirrored here
             return {codec.TYPE: "obj", "side": "g", "id": mirrored}
-        if type(value) is types.MethodType and isinstance(value.__func__, GraderObject):
+        bound: Any = value if type(value) is types.MethodType else None
+        if bound is not None and isinstance(bound.__func__, GraderObject):
             # A test's function bound here (pluggy binds a test class's method to its object): the
             # grader binds the same function to the same object.
-            return {codec.TYPE: BOUND, "func": self._ref(value.__func__), "self": self.encode(value.__self__)}
+            return {codec.TYPE: BOUND, "func": self._ref(bound.__func__), "self": self.encode(bound.__self__)}
         if isinstance(value, BaseException):
             # Handed to a test's callback (toolz.excepts' handler): the grader's own exception when it
             # came from there, else one built as if raised.
@@ -165,7 +166,7 @@ class Agent:
             if "bound" in tag:  # a test's method: its function bound to its object, as the grader has it
                 func, owner = self.decode(tag["bound"])
                 if isinstance(func, GraderObject):
-                    return types.MethodType(func, owner)
+                    return types.MethodType(func, owner)  # type: ignore[arg-type]
             of = self.decode(tag["of"]) if "of" in tag else None
             return self.standins.get(int(tag["id"]), tag.get("caps"), tag.get("type"), of)
         if tag.get(codec.TYPE) == "gexc":
@@ -208,8 +209,9 @@ class Agent:
             base = getattr(builtins, str(tag.get("base")), Exception)
             if not (isinstance(base, type) and issubclass(base, BaseException)):
                 base = Exception
+            returned = base is StopIteration and "value" in tag  # a test's generator's return value
             try:
-                exc = base(self.decode(tag["value"])) if base is StopIteration and "value" in tag else base(text)
+                exc = base(self.decode(tag["value"])) if returned else base(text)
             except Exception:
                 exc = Exception(text)
         exc._patchgate_gref = tag.get("gref")  # type: ignore[attr-defined]

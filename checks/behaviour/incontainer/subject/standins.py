@@ -300,7 +300,7 @@ class GraderClass(type):
     def __dir__(cls) -> list[str]:
         own = type.__getattribute__(cls, "__dict__")
         if "_pg_cid" not in own:
-            return type.__dir__(cls)
+            return list(type.__dir__(cls))
         return [str(n) for n in own["_pg_cagent"].callback("op", "dir", cls)]
 
 
@@ -324,7 +324,7 @@ def test_class_id(value: object) -> int | None:
     return found if type(found) is int else None
 
 
-class _HeldStatic(staticmethod):
+class _HeldStatic(staticmethod):  # type: ignore[type-arg]
     """A test class's static method here: an attribute it lacks is the grader's wrapper's."""
 
     def __getattr__(self, name: str) -> Any:
@@ -334,7 +334,7 @@ class _HeldStatic(staticmethod):
         return getattr(held, name)
 
 
-class _HeldClassmethod(classmethod):
+class _HeldClassmethod(classmethod):  # type: ignore[type-arg]
     """A test class's class method here: an attribute it lacks is the grader's wrapper's."""
 
     __getattr__ = _HeldStatic.__getattr__

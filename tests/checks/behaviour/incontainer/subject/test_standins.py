@@ -145,7 +145,7 @@ def scenario(lib: Any) -> list[Any]:
     made = lib.make(Hooks, 5)
     found += [type(made) is Hooks, made.start, lib.call(made, "hello", 1), lib.call(Hooks, "named")]
     found += [lib.call(Hooks, "static", 4), lib.bind(hooks, "hello")(1)]
-    hooks.hello = lambda arg: "its own"  # type: ignore[method-assign]
+    hooks.hello = lambda arg: "its own"
     found += [lib.call(hooks, "hello", 1)]  # the object's own attribute, as getattr finds it
     found += [lib.run_wrapper(wrapper), lib.render({"h": Hooks(3)})]
     return found
@@ -187,7 +187,7 @@ class Described:
         return 4242
 
 
-class ADict(dict):  # type: ignore[type-arg]
+class ADict(dict):
     pass
 
 
