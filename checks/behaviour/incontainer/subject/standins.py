@@ -12,6 +12,7 @@ stand-in while one is alive, so ``iter(it) is it`` holds.
 
 from __future__ import annotations
 
+import copyreg
 import functools
 import inspect
 import pickle
@@ -293,6 +294,12 @@ class GraderClass(type):
             raise TypeError("patchgate: a test's class cannot be subclassed by the code under test")
         return own["_pg_cagent"].callback("call", cls, args, kwargs)
 
+    @property
+    def __signature__(cls) -> inspect.Signature | None:
+        # The class's own, as the grader reads it (its __init__'s): never our __call__'s.
+        own = type.__getattribute__(cls, "__dict__")
+        return signatures.rebuild(own["_pg_cagent"].callback("signature", cls)) if "_pg_cid" in own else None
+
     def __repr__(cls) -> str:
         own = type.__getattribute__(cls, "__dict__")
         return str(own["_pg_cagent"].callback("op", "repr", cls)) if "_pg_cid" in own else type.__repr__(cls)
@@ -365,7 +372,7 @@ class Standins:
     def __init__(self, agent: Caller) -> None:
         self.agent = agent
         self._alive: weakref.WeakValueDictionary[int, GraderObject] = weakref.WeakValueDictionary()
-        self._caps: dict[int, tuple[object, object]] = {}
+        self._caps: dict[int, tuple[object, object, object]] = {}
         # A test's classes mirrored here, kept for the connection: their objects are their instances.
         self._classes: dict[int, type] = {}
         _CURRENT[:] = [self]
@@ -381,7 +388,7 @@ class Standins:
             else:
                 found = standin_class(caps, names)(self.agent, number)
             self._alive[number] = found
-            self._caps[number] = (caps, names)
+            self._caps[number] = (caps, names, of)
         return found
 
     def test_class(self, number: int, tag: dict[str, Any]) -> object:
@@ -403,6 +410,11 @@ class Standins:
         if number not in self._caps:
             raise pickle.UnpicklingError(f"patchgate: no test object number {number}")
         return self.get(number, *self._caps[number])
+
+    def restore_class(self, number: int) -> type:
+        if number not in self._classes:
+            raise pickle.UnpicklingError(f"patchgate: no test class number {number}")
+        return self._classes[number]
 
 
 def _mirror(agent: Caller, number: int, tag: dict[str, Any], described: object) -> type:
@@ -438,3 +450,19 @@ def _restore(number: int) -> GraderObject:
     if not _CURRENT:
         raise pickle.UnpicklingError("patchgate: no grader to name this test object")
     return _CURRENT[0].restore(number)
+
+
+def _restore_class(number: int) -> type:
+    if not _CURRENT:
+        raise pickle.UnpicklingError("patchgate: no grader to name this test class")
+    return _CURRENT[0].restore_class(number)
+
+
+def _reduce_class(cls: GraderClass) -> Any:
+    # A class pickles by its name; a test's class here has none to import: it names its number, as a
+    # test's object does (GraderObject.__reduce_ex__).
+    number = test_class_id(cls)
+    return (_restore_class, (number,)) if number is not None else type.__getattribute__(cls, "__qualname__")
+
+
+copyreg.pickle(GraderClass, _reduce_class)

@@ -89,6 +89,14 @@ def run_wrapper(function):
 
 def render(mapping):
     return {key: str(value) for key, value in mapping.items()}
+
+def parameters(cls):
+    return list(inspect.signature(cls).parameters)
+
+def pickled(*values):
+    import copy, pickle
+    again = pickle.loads(pickle.dumps(values))
+    return [a is v for a, v in zip(again, values)] + [copy.deepcopy(values[0]) is values[0]]
 """
 
 
@@ -145,6 +153,7 @@ def scenario(lib: Any) -> list[Any]:
     made = lib.make(Hooks, 5)
     found += [type(made) is Hooks, made.start, lib.call(made, "hello", 1), lib.call(Hooks, "named")]
     found += [lib.call(Hooks, "static", 4), lib.bind(hooks, "hello")(1)]
+    found += [lib.parameters(Hooks), lib.pickled(Hooks, Base)]  # a class pickles as itself
     hooks.hello = lambda arg: "its own"
     found += [lib.call(hooks, "hello", 1)]  # the object's own attribute, as getattr finds it
     found += [lib.run_wrapper(wrapper), lib.render({"h": Hooks(3)})]
@@ -161,6 +170,7 @@ def test_a_test_class_is_a_class_there_found_by_static_lookup_as_here(load: Load
     assert found[2] == [True, True, True, "Hooks", ["hello", "named", "static"]]
     assert found[4:6] == [(("self", "arg", "extra"), 1), (("arg", "extra"), 1)]
     assert found[-2:] == [(21, "wrapper"), {"h": "hooks from 3"}]
+    assert found[14:16] == [["start"], [True, True, True]]
 
 
 PROBE = """
