@@ -49,9 +49,14 @@ class Aliases:
                 self._alias[real], self._real[found] = found, real
             return found
 
-    def attribute(self, owner_module: object, name: str, value: object) -> object:
-        """Return what the subject may see of ``value``, the ``name`` attribute of a suite object."""
-        if not (isinstance(value, str) and self.suite_module(owner_module)):
+    def suite_file(self, path: object) -> bool:
+        """Whether ``path`` is a file of the suite (a generator's code says where it was defined)."""
+        return bool(self.prefix) and isinstance(path, str) and path.startswith(self.prefix)
+
+    def attribute(self, owner_module: object, name: str, value: object, *, suite: bool = False) -> object:
+        """Return what the subject may see of ``value``, the ``name`` attribute of a suite object
+        (one of a suite module's, or ``suite`` when the caller knows it is the suite's)."""
+        if not (isinstance(value, str) and (suite or self.suite_module(owner_module))):
             return value
         if name == "__module__":
             return self._of(value, "m")

@@ -18,6 +18,7 @@ import threading
 import time
 import types
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from ..channel import byname, codec
@@ -178,13 +179,15 @@ class Bridge:
         tag = {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": caps(value)}
         tag["type"] = self._type_names(type(value))
         if mirrorable(value, self.handed.aliases):  # a class of its own there (handed.describe)
+            self.handed.unhide(value)  # type: ignore[arg-type]  # handed itself: the change may set its public attributes
             tag.update(kind="tclass", names=self._type_names(value))  # type: ignore[arg-type]
         elif mirrorable(type(value), self.handed.aliases):
-            tag["of"] = self._ref(type(value))
+            # Its class goes with it, to read and call, never to write (it is every object's).
+            tag["of"] = self.handed.class_of(value, self._ref)
         elif type(value) is types.MethodType and self._suite_function(value.__func__):
             owner = value.__self__
-            if not isinstance(owner, NEVER_HANDED):  # bound there as here: inspect.ismethod holds
-                tag["bound"] = [self._ref(value.__func__), self.encode(owner)]
+            if self.handed.holds(owner):  # bound there as here (inspect.ismethod), to what it holds
+                tag["bound"] = [self._ref(value.__func__), self._ref(owner)]
         return tag
 
     def _suite_function(self, value: object) -> bool:
@@ -242,7 +245,19 @@ class Bridge:
         number = tag.get("id")
         if tag.get(codec.TYPE) == "obj" and tag.get("side") == "g" and type(number) is int:
             return self.handed.held(number)
+        if tag.get(codec.TYPE) == BOUND:  # bound to a sealed default: it stays sealed
+            return self._bound(tag, self.decode_held)
         return self._resolve(tag)
+
+    def _bound(self, tag: dict[str, Any], decode: Callable[[Any], Any]) -> types.MethodType:
+        """A test's function the change bound: only a function of the suite's, to what it names."""
+        func = decode(tag.get("func"))
+        if not self._suite_function(func):
+            raise ValueError("patchgate: only a test's function is bound on the test's side")
+        owner = decode(tag.get("self"))
+        if owner is None:
+            raise ValueError("patchgate: a bound function needs its object")
+        return types.MethodType(func, owner)
 
     def _resolve(self, tag: dict[str, Any]) -> object:
         if tag.get(codec.TYPE) == "sexc":  # an exception of the subject's, handed to a test's callback
@@ -251,11 +266,8 @@ class Bridge:
             return byname.from_stdlib(tag, safe_classes=True)
         if tag.get(codec.TYPE) == KEPT:  # a test's own container, back as itself
             return self.kept.resolve(tag, self.decode, make=False)
-        if tag.get(codec.TYPE) == BOUND:  # a test's function the change bound: only to a function of ours
-            func = self.decode(tag.get("func"))
-            if not self._suite_function(func):
-                raise ValueError("patchgate: only a test's function is bound on the test's side")
-            return types.MethodType(func, self.decode(tag.get("self")))
+        if tag.get(codec.TYPE) == BOUND:
+            return self._bound(tag, self.decode)
         number = tag.get("id")
         if tag.get(codec.TYPE) != "obj" or not isinstance(number, int):
             raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ..channel import codec, signatures
-from ..channel.protocol import GRADER_OPERATORS, OPERATORS, caps_of_type
+from ..channel.protocol import FRAMED, GRADER_OPERATORS, OPERATORS, caps_of_type
 from .aliases import Aliases
 from .readahead import Lent
 
@@ -182,6 +182,8 @@ class Handed:
         self._theirs: dict[int, set[str]] = {}
         self._numbers: dict[int, int] = {}
         self._seals: dict[int, Sealed] = {}
+        # Classes (by id) the subject holds only as the class of an object it was handed.
+        self._hidden: set[int] = set()
         self._lock = threading.Lock()
         # Items of a test's built-in iterators lent to the subject ahead of its next() (readahead.py),
         # encoded as they would cross alone (the bridge's encoder).
@@ -199,6 +201,25 @@ class Handed:
                 self.by_number[number] = value
                 self._numbers[id(value)] = number
             return number
+
+    def holds(self, value: object) -> bool:
+        """Whether the subject already holds ``value`` (it was handed, or named in an answer)."""
+        number = self._numbers.get(id(value))
+        return number is not None and self.by_number.get(number) is value
+
+    def class_of(self, value: object, ref: Callable[[object], Any]) -> Any:
+        """The tag of ``value``'s class, sent with the object: if the subject was not handed the class
+        itself, it may read and call it, never set or delete its attributes."""
+        cls = type(value)
+        held = self.holds(cls)
+        tag = ref(cls)
+        if not held:
+            self._hidden.add(id(cls))
+        return tag
+
+    def unhide(self, cls: type) -> None:
+        """``cls`` itself was handed: what the subject may do with a handed class it may do."""
+        self._hidden.discard(id(cls))
 
     def seal(self, value: object) -> Sealed:
         with self._lock:
@@ -248,9 +269,13 @@ class Handed:
                 # Private attributes, code, globals, closures, defaults or a generator's frame
                 # would open the test's frames, globals and values.
                 raise AttributeError(f"patchgate: the code under test may not read {name!r} of a test object")
-            return self.aliases.attribute(getattr(target, "__module__", None), name, getattr(target, name))
+            module, suite = self._owner(target)
+            return self.aliases.attribute(module, name, getattr(target, name), suite=suite)
         if op in ("setattr", "delattr"):
             name = str(request.get("name"))
+            if id(target) in self._hidden:
+                # Reached only as an object's class: a method set there would change every object.
+                raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test's class")
             if name.startswith("_") and not self.take(target, name):
                 raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test object")
             if op == "delattr":
@@ -309,12 +334,21 @@ class Handed:
             return False
         return not own and not hasattr(type(target), name)
 
+    def _owner(self, target: object) -> tuple[object, bool]:
+        """The module ``target`` belongs to, and whether it is the suite's though it names none (a
+        running generator has no ``__module__``; its code says where it was defined)."""
+        module = getattr(target, "__module__", None)
+        if isinstance(target, _FRAMED):
+            code = getattr(target, f"{FRAMED[type(target)]}_code", None)
+            return module, self.aliases.suite_file(getattr(code, "co_filename", None))
+        return module, False
+
     def _aliased_text(self, target: object, text: str) -> str:
         """``repr`` of a test's function names its test (``<function test_x.<locals>.f at ...>``)."""
-        module = getattr(target, "__module__", None)
+        module, suite = self._owner(target)
         for name in ("__qualname__", "__module__"):
             real = getattr(target, name, None)
             if isinstance(real, str) and real and real in text:
-                alias = self.aliases.attribute(module, name, real)
+                alias = self.aliases.attribute(module, name, real, suite=suite)
                 text = text.replace(real, alias) if isinstance(alias, str) else text
         return text
