@@ -185,9 +185,11 @@ class Bridge:
             # Its class goes with it, to read and call, never to write (it is every object's).
             tag["of"] = self.handed.class_of(value, self._ref)
         elif type(value) is types.MethodType and self._suite_function(value.__func__):
+            # Bound there as here (inspect.ismethod): to the object if the subject holds it, else to
+            # it sealed - passed back by a call of the method, never read, never written.
             owner = value.__self__
-            if self.handed.holds(owner):  # bound there as here (inspect.ismethod), to what it holds
-                tag["bound"] = [self._ref(value.__func__), self._ref(owner)]
+            held = owner if self.handed.holds(owner) else self.handed.seal(owner)
+            tag["bound"] = [self._ref(value.__func__), self._ref(held)]
         return tag
 
     def _suite_function(self, value: object) -> bool:

@@ -66,6 +66,9 @@ def subclass(child, parent):
 def same(value):
     return value
 
+def owner(method):
+    return method.__self__
+
 def make(cls, *args):
     return cls(*args)
 
@@ -154,6 +157,12 @@ def scenario(lib: Any) -> list[Any]:
     found += [type(made) is Hooks, made.start, lib.call(made, "hello", 1), lib.call(Hooks, "named")]
     found += [lib.call(Hooks, "static", 4), lib.bind(hooks, "hello")(1)]
     found += [lib.parameters(Hooks), lib.pickled(Hooks, Base)]  # a class pickles as itself
+    fresh = Hooks(1)  # never handed: its method is bound there to it sealed, passed back as itself
+    found += [
+        lib.owner(fresh.hello) is fresh,
+        lib.argnames(fresh.hello),
+        lib.call(fresh.hello, "__call__", 1),
+    ]
     hooks.hello = lambda arg: "its own"
     found += [lib.call(hooks, "hello", 1)]  # the object's own attribute, as getattr finds it
     found += [lib.run_wrapper(wrapper), lib.render({"h": Hooks(3)})]
@@ -170,7 +179,7 @@ def test_a_test_class_is_a_class_there_found_by_static_lookup_as_here(load: Load
     assert found[2] == [True, True, True, "Hooks", ["hello", "named", "static"]]
     assert found[4:6] == [(("self", "arg", "extra"), 1), (("arg", "extra"), 1)]
     assert found[-2:] == [(21, "wrapper"), {"h": "hooks from 3"}]
-    assert found[14:16] == [["start"], [True, True, True]]
+    assert found[14:19] == [["start"], [True, True, True], True, (("arg", "extra"), 1), 3]
 
 
 PROBE = """
