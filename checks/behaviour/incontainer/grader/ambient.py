@@ -240,5 +240,26 @@ def deliver(answer: dict[str, Any], decode: Callable[[Any], Any], registry: dict
         if not (isinstance(category, type) and issubclass(category, Warning)):
             continue
         lineno = w.get("lineno")
-        warnings.warn_explicit(str(w.get("message")), category, str(w.get("filename")),
-                               lineno if isinstance(lineno, int) else 0, registry=registry)  # fmt: skip
+        filename, line = str(w.get("filename")), lineno if isinstance(lineno, int) else 0
+        if not filename:  # warned with a stacklevel past the change's code: the test's line that called
+            filename, line = _caller()
+        message: Any = str(w.get("message"))
+        if "same" in w:  # a warning object the test handed over, warned as itself (``record.message is``)
+            try:
+                same = decode(w["same"])
+            except (ValueError, TypeError):
+                same = None
+            if isinstance(same, category):
+                message = same
+        warnings.warn_explicit(message, category, filename, line, registry=registry)
+
+
+_HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _caller() -> tuple[str, int]:
+    """The innermost frame outside the harness: the test's line whose request warned."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_HARNESS):
+        frame = frame.f_back
+    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("sys", 0)

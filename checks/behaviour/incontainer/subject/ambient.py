@@ -18,6 +18,8 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..channel import codec
+
 CAPTURE_CHARS = 1_000_000
 MAX_WARNINGS = 100
 
@@ -60,6 +62,14 @@ def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
 
 
 _CAPTURING: list[Capture] = []
+
+
+_HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _harness_frame(filename: str) -> bool:
+    """Whether a warning's frame is the harness's (ours, a stand-in's, or none), not the change's."""
+    return filename.startswith((_HARNESS, "<patchgate")) or filename == "sys"
 
 
 def install_warning_hook() -> None:
@@ -165,8 +175,13 @@ class Capture:
         found: list[dict[str, Any]] = []
         for w in self.caught[:MAX_WARNINGS]:
             with contextlib.suppress(Exception):  # a category we cannot describe is left out
+                ours = _harness_frame(str(w.filename))  # stacklevel past the change: the test's line
                 found.append({"category": encode(w.category), "message": str(w.message)[:2000],
-                              "filename": str(w.filename), "lineno": int(w.lineno)})  # fmt: skip
+                              "filename": "" if ours else str(w.filename),
+                              "lineno": 0 if ours else int(w.lineno)})  # fmt: skip
+                gref = getattr(w.message, "_patchgate_gref", None)
+                if type(gref) is int:  # the test's own warning object, warned by the change
+                    found[-1]["same"] = {codec.TYPE: "obj", "side": "g", "id": gref}
         out: dict[str, Any] = {key: stream.text()[:CAPTURE_CHARS] for key, stream in
                                (("out", self.out), ("err", self.err)) if stream.written()}  # fmt: skip
         if found:

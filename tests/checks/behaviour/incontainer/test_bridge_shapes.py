@@ -671,6 +671,9 @@ def old():
 
 def draws(n):
     return [random.random() for _ in range(n)]
+
+def warn_as_is(warning):
+    warnings.warn(warning)
 """
 
 
@@ -685,6 +688,26 @@ def test_the_changes_warnings_reach_the_tests_filters(load: Load) -> None:
         warnings.simplefilter("error")
         with pytest.raises(DeprecationWarning):
             lib.old()
+
+
+def test_a_warning_past_the_change_points_at_the_test_s_line_and_a_test_s_warning_is_itself(
+    load: Load,
+) -> None:
+    # pluggy: stacklevel=2 from the library names the test's line (one process: the caller's frame,
+    # here the harness's); a test's own warning object warned by the library is that object.
+    import warnings
+
+    lib = load(AMBIENT)
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        lib.old()
+        line = sys._getframe().f_lineno - 1
+    (record,) = [r for r in records if r.category is DeprecationWarning]
+    assert (record.filename, record.lineno) == (__file__, line)
+    mine = DeprecationWarning("the test's own")
+    with pytest.warns(DeprecationWarning, match="the test.s own") as again:
+        lib.warn_as_is(mine)
+    assert again[0].message is mine
 
 
 def test_the_tests_random_seed_reaches_the_change_and_nothing_comes_back(load: Load) -> None:
