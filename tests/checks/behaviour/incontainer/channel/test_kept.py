@@ -155,3 +155,26 @@ def test_what_the_subject_sends_never_breaks_the_grader_s_side() -> None:
         nested = {"__type__": "kept", "n": 1, "value": [nested]}
     with pytest.raises(ValueError, match="only the grader"):
         grader.resolve(nested, decode, make=False)
+
+
+def test_a_container_first_met_in_a_resend_that_fails_is_sent_again_with_its_contents() -> None:
+    # The outer list's changes fail to encode after the inner kept list was tagged inside them: the
+    # inner one never reached the other side, so the next resend must carry its contents again.
+    grader, subject = pair()
+    outer: list[object] = [1]
+    theirs = send(grader, subject, outer)
+    inner = [2, 3]
+    grader.keep(inner)
+    outer += [inner, object()]  # the object cannot be encoded without a handle
+
+    def to_subject() -> None:  # the subject makes a container the grader introduces (agent.py)
+        message: dict[str, Any] = {}
+        grader.outbound(message, lambda: encoder_of(grader))
+        made = lambda tag: subject.resolve(tag, decode_for(subject), make=True)  # noqa: E731
+        subject.inbound(message, lambda data: codec.decode(data, made))
+
+    to_subject()
+    assert theirs == [1]  # nothing of that pass crossed
+    outer.pop()
+    to_subject()
+    assert theirs == [1, [2, 3]]
