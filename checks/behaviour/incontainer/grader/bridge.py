@@ -84,6 +84,7 @@ class Bridge:
         self.handed = Handed(Aliases(suite_root.rstrip("/") + "/" if suite_root else ""))
         self.handed.encode = self.encode  # items lent ahead go encoded, within a message's budget
         self.handed.decode_held = self.decode_held
+        self.handed.subjects = is_handle  # the change's own objects a test's class holds go back as such
         self.modules: dict[int, RemoteModule] = {}
         self.mirrors = mirrors.Mirrors(self.decode, self.handed)
         self.classes = Classes(self, self.handed.aliases)
@@ -174,7 +175,7 @@ class Bridge:
             return self._my_exception(value)
         if isinstance(value, type) and issubclass(value, BaseException):
             return mirrors.test_class(value, self.handed.keep(value), self.encode, self.handed.aliases)
-        if type(value) is Sealed:
+        if isinstance(value, Sealed):
             return {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": []}
         tag = {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": caps(value)}
         tag["type"] = self._type_names(type(value))
@@ -188,7 +189,7 @@ class Bridge:
             # Bound there as here (inspect.ismethod): to the object if the subject holds it, else to
             # it sealed - passed back by a call of the method, never read, never written.
             owner = value.__self__
-            held = owner if self.handed.holds(owner) else self.handed.seal(owner)
+            held = owner if self.handed.holds(owner) else self.handed.seal(owner, owner=True)
             tag["bound"] = [self._ref(value.__func__), self._ref(held)]
         return tag
 

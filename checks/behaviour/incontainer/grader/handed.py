@@ -133,13 +133,15 @@ _MIRRORABLE: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 _MAX_MIRRORABLE = 4096
 
 
-def describe(cls: type, aliases: Aliases) -> dict[str, Any]:
+def describe(cls: type, aliases: Aliases, subjects: Callable[[object], bool]) -> dict[str, Any]:
     """What the subject's class for the test's class ``cls`` holds: its suite bases, what its objects'
     type offers, and its public functions, static and class methods (the functions as handles).
 
     Only what ``getattr`` of a public name and ``dir()`` already give the subject, and the function
-    its objects' ``__call__`` already calls (``inspect.signature`` of a callable object reads it);
-    nothing else of the class's namespace (no value, no other dunder, no private name).
+    its objects' ``__call__`` already calls (``inspect.signature`` of a callable object reads it),
+    and the change's own objects the class holds (``cachetools.cachedmethod`` on a test's method,
+    found again in ``owner.__dict__``); nothing else of the class's namespace (no test's value, no
+    other dunder, no private name).
     """
     module = type.__dict__["__module__"].__get__(cls)
     namespace = []
@@ -152,6 +154,8 @@ def describe(cls: type, aliases: Aliases) -> dict[str, Any]:
                 namespace.append([aliases.name(name), type(value).__name__, value.__func__, value])
         elif type(value) is types.FunctionType:
             namespace.append([aliases.name(name), "function", value, None])
+        elif subjects(value):  # the change's own object (its descriptor decorating a test's method)
+            namespace.append([aliases.name(name), "value", value, None])
     doc = aliases.attribute(module, "__doc__", type.__dict__["__doc__"].__get__(cls))
     return {
         "bases": [b for b in cls.__bases__ if b is not object],
@@ -170,6 +174,13 @@ class Sealed:
         self.value = value
 
 
+class SealedOwner(Sealed):
+    """The object a test's method is bound to, the object itself not handed: passed back, and its
+    ``repr`` read (the method's own ``repr`` shows it: ``<bound method C.f of <C ...>>``)."""
+
+    __slots__ = ()
+
+
 class Handed:
     """The objects the subject holds handles to, by number; the same object keeps its number."""
 
@@ -181,7 +192,7 @@ class Handed:
         # test's function): its own to read again.
         self._theirs: dict[int, set[str]] = {}
         self._numbers: dict[int, int] = {}
-        self._seals: dict[int, Sealed] = {}
+        self._seals: dict[tuple[int, bool], Sealed] = {}
         # Classes (by id) the subject holds only as the class of an object it was handed.
         self._hidden: set[int] = set()
         self._lock = threading.Lock()
@@ -191,6 +202,8 @@ class Handed:
         self.encode: Callable[[object], Any] = lambda value: value
         # What the subject puts in a test's object, decoded with a sealed default left sealed (bridge.py).
         self.decode_held: Callable[[Any], Any] = lambda data: data
+        # Whether a value is the change's own object (a handle; the bridge's is_handle).
+        self.subjects: Callable[[object], bool] = lambda value: False
 
     def keep(self, value: object) -> int:
         """Hold ``value`` for the subject; return its number."""
@@ -221,11 +234,11 @@ class Handed:
         """``cls`` itself was handed: what the subject may do with a handed class it may do."""
         self._hidden.discard(id(cls))
 
-    def seal(self, value: object) -> Sealed:
+    def seal(self, value: object, *, owner: bool = False) -> Sealed:
         with self._lock:
-            found = self._seals.get(id(value))
+            found = self._seals.get((id(value), owner))  # a default's seal is never an owner's
             if found is None:
-                found = self._seals[id(value)] = Sealed(value)
+                found = self._seals[(id(value), owner)] = (SealedOwner if owner else Sealed)(value)
             return found
 
     def held(self, number: int) -> object:
@@ -239,7 +252,7 @@ class Handed:
         if type(number) is not int or number not in self.by_number:
             raise ValueError(f"no grader object number {number!r}")
         value = self.by_number[number]
-        return value.value if type(value) is Sealed else value
+        return value.value if isinstance(value, Sealed) else value
 
     def target(self, data: object) -> object:
         """The object a request is about: only one the subject was handed, named by its number."""
@@ -247,13 +260,18 @@ class Handed:
             raise TypeError("patchgate: the code under test may only use a test object it was handed")
         number = data.get("id")
         value = self.by_number.get(number) if isinstance(number, int) else None
-        if value is None or type(value) is Sealed:
+        if value is None or isinstance(value, Sealed):
             raise TypeError("patchgate: the code under test may only use a test object it was handed")
         return value
 
     def serve(self, request: dict[str, Any], decode: Callable[[Any], Any]) -> Any:
         """Do what the subject asks of a handed object; raise what the object raises, or a refusal."""
         op = request.get("op")
+        data = request.get("obj")
+        number = data.get("id") if isinstance(data, dict) and data.get("side") == "g" else None
+        owner = self.by_number.get(number) if type(number) is int else None
+        if type(owner) is SealedOwner and op == "op" and request.get("name") == "repr":
+            return self._aliased_text(owner.value, repr(owner.value))  # what the method's repr shows
         target = self.target(request.get("obj"))
         if op == "getattr":
             name = self.aliases.restore(str(request.get("name")))
@@ -289,7 +307,7 @@ class Handed:
         if op == "describe":
             if not mirrorable(target, self.aliases):
                 raise TypeError("patchgate: only a test's own plain class is described")
-            return describe(target, self.aliases)  # type: ignore[arg-type]
+            return describe(target, self.aliases, self.subjects)  # type: ignore[arg-type]
         if op == "take":
             number = request["obj"]["id"]  # target() checked it names an object we hold
             return self.lent.ahead(number, target, request.get("size"), self.encode)

@@ -428,6 +428,7 @@ def _mirror(agent: Caller, number: int, tag: dict[str, Any], described: object) 
     namespace: dict[str, Any] = {"__slots__": (), "__module__": named[2], "__qualname__": named[1],
                                  "__doc__": doc if isinstance(doc, str) else None, **_offered(offered),
                                  "_pg_cid": number, "_pg_cagent": agent}  # fmt: skip
+    later: dict[str, Any] = {}
     for entry in described.get("namespace", ()):
         if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)):
             continue
@@ -435,10 +436,15 @@ def _mirror(agent: Caller, number: int, tag: dict[str, Any], described: object) 
         if (name.startswith("_") and name != "__call__") or not name.isidentifier():
             continue  # the grader sends public names and __call__ only; never one of ours
         wrap = _WRAPPERS.get(kind) if isinstance(kind, str) else None
+        if kind == "value":
+            later[name] = value
+            continue
         namespace[name] = wrap(value) if wrap is not None else value
         if wrap is not None and isinstance(held, GraderObject):
             namespace[name].__dict__["_pg_held"] = held
     made = GraderClass(named[0], bases, namespace)
+    for name, value in later.items():  # the change's own objects: set after, never __set_name__ again
+        type.__setattr__(made, name, value)
     register_abcs(made, offered)
     return made
 

@@ -69,6 +69,28 @@ def same(value):
 def owner(method):
     return method.__self__
 
+def text(value):
+    return repr(value)
+
+class described:
+    # A library's descriptor on a test's method (cachetools.cachedmethod): found again in owner.__dict__.
+    def __init__(self, func):
+        self.func = func
+    def __get__(self, obj, owner=None):
+        return self if obj is None else self.func.__get__(obj, owner)
+
+def in_namespace(cls, name):
+    return vars(cls)[name] is getattr(cls, name)
+
+NAMED = []
+
+class named(described):
+    def __set_name__(self, owner, name):
+        NAMED.append(name)  # once per name, when the test's class is made (cachetools checks it)
+
+def names_set():
+    return list(NAMED)
+
 def make(cls, *args):
     return cls(*args)
 
@@ -163,6 +185,23 @@ def scenario(lib: Any) -> list[Any]:
         lib.argnames(fresh.hello),
         lib.call(fresh.hello, "__call__", 1),
     ]
+    found += [lib.text(fresh.hello) == repr(fresh.hello)]  # its object sealed, the method's repr shows it
+
+    class Decorated:
+        @lib.described
+        def run(self) -> int:
+            return 7
+
+    found += [lib.in_namespace(Decorated, "run"), Decorated().run()]
+
+    class Named:
+        @lib.named
+        def first(self) -> int:
+            return 1
+
+        second = first
+
+    found += [lib.in_namespace(Named, "second"), lib.names_set()]
     hooks.hello = lambda arg: "its own"
     found += [lib.call(hooks, "hello", 1)]  # the object's own attribute, as getattr finds it
     found += [lib.run_wrapper(wrapper), lib.render({"h": Hooks(3)})]
@@ -180,6 +219,7 @@ def test_a_test_class_is_a_class_there_found_by_static_lookup_as_here(load: Load
     assert found[4:6] == [(("self", "arg", "extra"), 1), (("arg", "extra"), 1)]
     assert found[-2:] == [(21, "wrapper"), {"h": "hooks from 3"}]
     assert found[14:19] == [["start"], [True, True, True], True, (("arg", "extra"), 1), 3]
+    assert found[19:24] == [True, True, 7, True, ["first", "second"]]
 
 
 PROBE = """
