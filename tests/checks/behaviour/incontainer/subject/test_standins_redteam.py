@@ -5,6 +5,7 @@ Each test asserts the safe behaviour; each failed on the first version of the ch
 
 from __future__ import annotations
 
+import unittest
 from typing import Any
 
 import pytest
@@ -86,6 +87,9 @@ def found_in(words, value):
     # Checked here, in the subject: a string sent back has its aliases restored by the grader.
     text = repr(value)
     return [w for w in words if w in text]
+
+def repr_found(words, value):
+    return found_in(words, [repr(value), repr(getattr(value, "__self__", None))])
 
 def gen_found(words, gen):
     return found_in(words, gen_names(gen))
@@ -357,3 +361,21 @@ def test_a_sealed_default_stays_sealed_when_bound_on_the_grader_s_side(load: Loa
         except Exception as exc:  # refused: safe
             seen = repr(exc)
         assert "4242" not in seen, seen
+
+
+class Case(unittest.TestCase):
+    def test_the_held_out_name(self) -> None:
+        pass
+
+    def helper(self) -> int:
+        return 1
+
+
+def test_the_repr_of_a_test_case_s_method_never_names_its_test(load: Load) -> None:
+    # A TestCase's repr says which test it runs (``testMethod=test_...``): the subject learning the
+    # running test's name could answer that one test alone.
+    lib = load(LIB)
+    prefix(lib)
+    case = Case("test_the_held_out_name")
+    assert lib.repr_found(["test_the_held_out_name"], case.helper) == []
+    assert lib.repr_found(["test_the_held_out_name"], case) == []
