@@ -29,7 +29,7 @@ from . import ambient, handles, iteration, mirrors
 from .aliases import Aliases
 from .classes import Classes, RemoteClass
 from .errors import SubjectGone
-from .handed import NEVER_HANDED, Handed, PublicNamespace, Sealed, mirrorable, namespace_owner
+from .handed import NEVER_HANDED, Handed, PublicNamespace, Sealed, namespace_owner
 from .handles import Remote, RemoteModule, is_handle, remote_class
 from .kept import ProcessState, candidates
 from .members import BoundRemote, own_dict
@@ -179,12 +179,11 @@ class Bridge:
             return {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": []}
         tag = {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": caps(value)}
         tag["type"] = self._type_names(type(value))
-        if mirrorable(value, self.handed.aliases):  # a class of its own there (handed.describe)
-            self.handed.unhide(value)  # type: ignore[arg-type]  # handed itself: the change may set its public attributes
+        if self.handed.mirrorable(value):  # a class of its own there (handed.describe)
             tag.update(kind="tclass", names=self._type_names(value))  # type: ignore[arg-type]
-        elif mirrorable(type(value), self.handed.aliases):
+        elif self.handed.mirrorable(type(value)):
             # Its class goes with it, to read and call, never to write (it is every object's).
-            tag["of"] = self.handed.class_of(value, self._ref)
+            tag["of"] = self._ref(self.handed.reach(type(value)))
         elif type(value) is types.MethodType and self._suite_function(value.__func__):
             # Bound there as here (inspect.ismethod): to the object if the subject holds it, else to
             # it sealed - passed back by a call of the method, never read, never written.

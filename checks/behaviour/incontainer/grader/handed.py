@@ -105,36 +105,26 @@ class PublicNamespace(ClassNamespace, MutableMapping[str, Any]):
         del self._names()[name]
 
 
-def mirrorable(cls: object, aliases: Aliases) -> bool:
-    """Whether ``cls`` is a test's class the subject makes a class of its own for (``describe``).
-
-    A plain class of the suite's own files (metaclass ``type``), whose bases are too, down to
-    ``object``: never a class of a library or of the change, an exception class (mirrors.py), a
-    built-in's subclass (a value subclass crosses by value) or one with a metaclass of its own.
-    """
-    if not isinstance(cls, type) or type(cls) is not type:
-        return False
-    found = _MIRRORABLE.get(cls)
-    if found is None:
-        mro = type.__dict__["__mro__"].__get__(cls)
-        found = (
-            mro[-1] is object
-            and len(mro) > 1
-            and all(
-                type(k) is type and aliases.suite_module(type.__dict__["__module__"].__get__(k))
-                for k in mro[:-1]
-            )
+def _mirrorable(cls: type, aliases: Aliases) -> bool:
+    """Whether the plain class ``cls`` is of the suite's own files, and its bases too, down to
+    ``object`` (``Handed.mirrorable``)."""
+    mro = type.__dict__["__mro__"].__get__(cls)
+    return (
+        mro[-1] is object
+        and len(mro) > 1
+        and all(
+            type(k) is type and aliases.suite_module(type.__dict__["__module__"].__get__(k)) for k in mro[:-1]
         )
-        if len(_MIRRORABLE) < _MAX_MIRRORABLE:
-            _MIRRORABLE[cls] = found
-    return found
+    )
 
 
-_MIRRORABLE: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+# Classes whose answer a run remembers, at most (past it, each is worked out again).
 _MAX_MIRRORABLE = 4096
 
 
-def describe(cls: type, aliases: Aliases, subjects: Callable[[object], bool]) -> dict[str, Any]:
+def describe(
+    cls: type, aliases: Aliases, subjects: Callable[[object], bool], reach: Callable[[type], type]
+) -> dict[str, Any]:
     """What the subject's class for the test's class ``cls`` holds: its suite bases, what its objects'
     type offers, and its public functions, static and class methods (the functions as handles).
 
@@ -159,7 +149,7 @@ def describe(cls: type, aliases: Aliases, subjects: Callable[[object], bool]) ->
             namespace.append([aliases.name(name), "value", value, None])
     doc = aliases.attribute(module, "__doc__", type.__dict__["__doc__"].__get__(cls))
     return {
-        "bases": [b for b in cls.__bases__ if b is not object],
+        "bases": [reach(b) for b in cls.__bases__ if b is not object],
         "caps": caps_of_type(cls),
         "doc": doc if isinstance(doc, str) else None,
         "namespace": namespace,
@@ -194,8 +184,9 @@ class Handed:
         self._theirs: dict[int, set[str]] = {}
         self._numbers: dict[int, int] = {}
         self._seals: dict[tuple[int, bool], Sealed] = {}
-        # Classes (by id) the subject holds only as the class of an object it was handed.
+        # Classes (by id) the subject holds only as the class, or a base, of an object it was handed.
         self._hidden: set[int] = set()
+        self._mirrorable: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         # Items of a test's built-in iterators lent to the subject ahead of its next() (readahead.py),
         # encoded as they would cross alone (the bridge's encoder).
@@ -221,19 +212,30 @@ class Handed:
         number = self._numbers.get(id(value))
         return number is not None and self.by_number.get(number) is value
 
-    def class_of(self, value: object, ref: Callable[[object], Any]) -> Any:
-        """The tag of ``value``'s class, sent with the object: if the subject was not handed the class
-        itself, it may read and call it, never set or delete its attributes."""
-        cls = type(value)
-        held = self.holds(cls)
-        tag = ref(cls)
-        if not held:
-            self._hidden.add(id(cls))
-        return tag
+    def mirrorable(self, cls: object) -> bool:
+        """Whether ``cls`` is a test's class the subject makes a class of its own for (``describe``).
 
-    def unhide(self, cls: type) -> None:
-        """``cls`` itself was handed: what the subject may do with a handed class it may do."""
-        self._hidden.discard(id(cls))
+        A plain class of the suite's own files (metaclass ``type``), whose bases are too, down to
+        ``object``: never a class of a library or of the change, an exception class (mirrors.py), a
+        built-in's subclass (a value subclass crosses by value) or one with a metaclass of its own.
+        """
+        if not isinstance(cls, type) or type(cls) is not type:
+            return False
+        found = self._mirrorable.get(cls)
+        if found is None:
+            found = _mirrorable(cls, self.aliases)
+            if len(self._mirrorable) < _MAX_MIRRORABLE:
+                self._mirrorable[cls] = found
+        return found
+
+    def reach(self, cls: type) -> type:
+        """``cls`` goes to the subject as the class, or a base, of what it was handed: unless it was
+        handed the class itself first, it may read and call it, never set or delete its attributes
+        (a method set there would change every object of it)."""
+        with self._lock:
+            if not self.holds(cls):
+                self._hidden.add(id(cls))
+        return cls
 
     def seal(self, value: object, *, owner: bool = False) -> Sealed:
         with self._lock:
@@ -306,9 +308,9 @@ class Handed:
         if op == "signature":
             return signatures.describe(target, self.seal)
         if op == "describe":
-            if not mirrorable(target, self.aliases):
+            if not self.mirrorable(target):
                 raise TypeError("patchgate: only a test's own plain class is described")
-            return describe(target, self.aliases, self.subjects)  # type: ignore[arg-type]
+            return describe(target, self.aliases, self.subjects, self.reach)  # type: ignore[arg-type]
         if op == "take":
             number = request["obj"]["id"]  # target() checked it names an object we hold
             return self.lent.ahead(number, target, request.get("size"), self.encode)

@@ -45,6 +45,10 @@ def retype(obj, name):
     setattr(type(obj), name, lambda *args, **kwargs: True)
     return type(obj)
 
+def retype_base(obj, name):
+    # The same through the object's class's base, which reaches the change as that class's base.
+    setattr(type(obj).__bases__[0], name, lambda *args, **kwargs: True)
+
 def everything(cls):
     # All the change can see of a mirrored class.
     seen = []
@@ -207,6 +211,23 @@ def test_an_object_handed_does_not_hand_its_class_for_writing(load: Load) -> Non
     try:
         assert Plugin.__dict__["verify"] is original
         assert Plugin().verify(0) is False
+    finally:
+        Plugin.verify = original  # type: ignore[method-assign]
+
+
+class Derived(Plugin):
+    pass
+
+
+def test_an_object_handed_does_not_hand_its_class_s_bases_for_writing(load: Load) -> None:
+    lib = load(LIB)
+    prefix(lib)
+    original = Plugin.__dict__["verify"]
+    with pytest.raises(AttributeError, match="may not set 'verify' of a test's class"):
+        lib.retype_base(Derived(), "verify")
+    try:
+        assert Plugin.__dict__["verify"] is original
+        assert Derived().verify(0) is False
     finally:
         Plugin.verify = original  # type: ignore[method-assign]
 
