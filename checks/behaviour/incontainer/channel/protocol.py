@@ -29,6 +29,7 @@ import io
 import itertools
 import numbers
 import operator
+import os
 import pickle
 import types
 from collections.abc import Callable
@@ -59,6 +60,8 @@ GRADER_EXC = "gexc"  # an exception a test's callback raised, handed to the subj
 STDLIB = "stdlib"  # a standard-library module, class or function, by name
 BUILTIN = "builtin"  # a built-in, by name
 ENVIRON = "environ"  # os.environ: each side's own (the test's changes reach the subject's by request)
+# The harness's own files (this package): a frame there is neither the change's nor the test's.
+HARNESS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 BOUND = "bound"  # a test's function bound to an object on the subject's side, bound the same on the grader's
 KEPT = "kept"  # a test's container kept in step on both sides, by the grader's number (kept.py)
 SUBJECT, GRADER = "s", "g"

@@ -23,6 +23,8 @@ from collections.abc import Callable
 
 # The names patchgate's own pytest configuration collects as tests (checks/behaviour/plan.py).
 _TEST_NAME = re.compile(r"^(test|Test)")
+# The same, as a word in a text (``testMethod=test_x`` in a TestCase's repr).
+_TEST_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:test|Test)[A-Za-z0-9_]*")
 _ALIAS = re.compile(r"_pg[mqn]\d+")
 
 
@@ -75,6 +77,10 @@ class Aliases:
     def name(self, own: str) -> str:
         """An object's own name: kept, unless it is a test's."""
         return self._of(own, "n") if _TEST_NAME.match(own) else own
+
+    def names_in(self, text: str) -> str:
+        """``text`` with every word named like a test's aliased, as ``name`` aliases it."""
+        return _TEST_WORD.sub(lambda found: self.name(found.group(0)), text)
 
     def restore_in(self, value: object, kept: Callable[[object], bool] = lambda v: False) -> object:
         """Return ``value`` with the real names back in every string it holds.

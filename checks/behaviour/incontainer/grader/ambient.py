@@ -43,6 +43,8 @@ from collections.abc import Callable, Mapping
 from types import FrameType
 from typing import Any
 
+from ..channel.protocol import HARNESS_DIR
+
 MAX_WARNINGS = 100
 _GETCWD = os.getcwd
 _CHDIRS = [0]  # how many times this process changed its working directory (install() counts)
@@ -254,12 +256,9 @@ def deliver(answer: dict[str, Any], decode: Callable[[Any], Any], registry: dict
         warnings.warn_explicit(message, category, filename, line, registry=registry)
 
 
-_HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 def _caller() -> tuple[str, int]:
     """The innermost frame outside the harness: the test's line whose request warned."""
     frame: FrameType | None = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_HARNESS):
+    while frame is not None and frame.f_code.co_filename.startswith(HARNESS_DIR):
         frame = frame.f_back
     return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("sys", 0)

@@ -26,7 +26,6 @@ decide, and it is narrow on purpose:
 
 from __future__ import annotations
 
-import re
 import threading
 import types
 import weakref
@@ -374,7 +373,4 @@ class Handed:
                 text = text.replace(real, alias) if isinstance(alias, str) else text
         # And any test's name it shows of another object (a TestCase's ``testMethod=test_x``: the
         # running test): a word named like a test is one, as the aliases name them.
-        return _TEST_WORD.sub(lambda found: self.aliases.name(found.group(0)), text)
-
-
-_TEST_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:test|Test)[A-Za-z0-9_]*")
+        return self.aliases.names_in(text)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..channel import codec
+from ..channel.protocol import HARNESS_DIR
 
 CAPTURE_CHARS = 1_000_000
 MAX_WARNINGS = 100
@@ -64,12 +65,9 @@ def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
 _CAPTURING: list[Capture] = []
 
 
-_HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
 def _harness_frame(filename: str) -> bool:
     """Whether a warning's frame is the harness's (ours, a stand-in's, or none), not the change's."""
-    return filename.startswith((_HARNESS, "<patchgate")) or filename == "sys"
+    return filename.startswith((HARNESS_DIR, "<patchgate")) or filename == "sys"
 
 
 def install_warning_hook() -> None:

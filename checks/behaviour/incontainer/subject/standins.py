@@ -19,7 +19,6 @@ import pickle
 import types
 import weakref
 from collections.abc import Callable
-from keyword import iskeyword
 from typing import Any, Protocol
 
 from ..channel import signatures
@@ -101,7 +100,6 @@ def _stub_code(self: GraderObject, kind: str | None) -> types.CodeType:
     """
     sig = _signature(self)
     name = self._pg_agent.callback("getattr", self, "__name__")
-    keyword, body = _CODE_KINDS.get(kind or "", ("def", "    pass\n"))
     kinds = inspect.Parameter
     values = list(sig.parameters.values())
     params: list[str] = []
@@ -113,6 +111,12 @@ def _stub_code(self: GraderObject, kind: str | None) -> types.CodeType:
         params.append(_STARS.get(p.kind, "") + p.name)
         if p.kind is kinds.POSITIONAL_ONLY and (i + 1 == len(values) or values[i + 1].kind is not p.kind):
             params.append("/")
+    return _empty_code(kind, name, params)
+
+
+def _empty_code(kind: str | None, name: object, params: list[str]) -> types.CodeType:
+    """The code object of ``def name(params)`` of that kind with an empty body, in our stub file."""
+    keyword, body = _CODE_KINDS.get(kind or "", ("def", "    pass\n"))
     try:
         made = compile(f"{keyword} {name}({', '.join(params)}):\n{body}", _STUB_FILE, "exec")
     except (SyntaxError, TypeError, ValueError):  # a name that is a keyword, not an identifier
@@ -126,12 +130,7 @@ _FRAMED_KINDS = {"gi": "genfunc", "cr": "corofunc", "ag": "asyncgenfunc"}
 def _running_code(self: GraderObject, kind: str) -> types.CodeType:
     """A running generator's ``gi_code`` (pluggy names a wrapper that yielded twice by it): its
     function's name, and nothing of the test's code."""
-    name = self._pg_agent.callback("getattr", self, "__name__")
-    keyword, body = _CODE_KINDS[kind]
-    if not (isinstance(name, str) and name.isidentifier()) or iskeyword(name):
-        name = "function"
-    made = compile(f"{keyword} {name}():\n{body}", _STUB_FILE, "exec")
-    return next(c for c in made.co_consts if isinstance(c, types.CodeType))
+    return _empty_code(kind, self._pg_agent.callback("getattr", self, "__name__"), [])
 
 
 def _bind(self: GraderObject, instance: object, owner: object = None) -> Any:
