@@ -264,50 +264,52 @@ class GraderClass(type):
     """
 
     def __getattribute__(cls, name: str) -> Any:
-        own = type.__getattribute__(cls, "__dict__")
-        if not name.startswith(("__", "_pg_")) and "_pg_cid" in own:
-            return own["_pg_cagent"].callback("getattr", cls, name)
+        agent = _agent_of(cls)
+        if agent is not None and not name.startswith(("__", "_pg_")):
+            return agent.callback("getattr", cls, name)
         return type.__getattribute__(cls, name)
 
     def __setattr__(cls, name: str, value: Any) -> None:
-        own = type.__getattribute__(cls, "__dict__")
-        if "_pg_cid" not in own:
-            type.__setattr__(cls, name, value)
-            return
-        own["_pg_cagent"].callback("setattr", cls, name, value)  # the grader's rules, the grader's class
-        if not name.startswith("_"):
+        agent = _agent_of(cls)
+        if agent is not None:
+            agent.callback("setattr", cls, name, value)  # the grader's rules, the grader's class
+        if agent is None or not name.startswith("_"):
             type.__setattr__(cls, name, value)
 
     def __delattr__(cls, name: str) -> None:
-        own = type.__getattribute__(cls, "__dict__")
-        if "_pg_cid" not in own:
-            type.__delattr__(cls, name)
-            return
-        own["_pg_cagent"].callback("delattr", cls, name)
-        if name in own and not name.startswith("_"):
+        agent = _agent_of(cls)
+        if agent is not None:
+            agent.callback("delattr", cls, name)
+        if agent is None or (name in type.__getattribute__(cls, "__dict__") and not name.startswith("_")):
             type.__delattr__(cls, name)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        own = type.__getattribute__(cls, "__dict__")
-        if "_pg_cid" not in own:
+        agent = _agent_of(cls)
+        if agent is None:
             raise TypeError("patchgate: a test's class cannot be subclassed by the code under test")
-        return own["_pg_cagent"].callback("call", cls, args, kwargs)
+        return agent.callback("call", cls, args, kwargs)
 
     @property
     def __signature__(cls) -> inspect.Signature | None:
         # The class's own, as the grader reads it (its __init__'s): never our __call__'s.
-        own = type.__getattribute__(cls, "__dict__")
-        return signatures.rebuild(own["_pg_cagent"].callback("signature", cls)) if "_pg_cid" in own else None
+        agent = _agent_of(cls)
+        return signatures.rebuild(agent.callback("signature", cls)) if agent is not None else None
 
     def __repr__(cls) -> str:
-        own = type.__getattribute__(cls, "__dict__")
-        return str(own["_pg_cagent"].callback("op", "repr", cls)) if "_pg_cid" in own else type.__repr__(cls)
+        agent = _agent_of(cls)
+        return str(agent.callback("op", "repr", cls)) if agent is not None else type.__repr__(cls)
 
     def __dir__(cls) -> list[str]:
-        own = type.__getattribute__(cls, "__dict__")
-        if "_pg_cid" not in own:
+        agent = _agent_of(cls)
+        if agent is None:
             return list(type.__dir__(cls))
-        return [str(n) for n in own["_pg_cagent"].callback("op", "dir", cls)]
+        return [str(n) for n in agent.callback("op", "dir", cls)]
+
+
+def _agent_of(cls: type) -> Caller | None:
+    """The agent a test's class here asks of the grader through; None for a class the change made."""
+    own = type.__getattribute__(cls, "__dict__")
+    return own["_pg_cagent"] if "_pg_cid" in own else None
 
 
 class TestObject(GraderObject):
