@@ -17,7 +17,7 @@ passes on base and is skipped on head stays a regression.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 OutcomeKind = Literal["passed", "failed", "error", "skipped", "xfailed", "timeout", "missing"]
@@ -41,6 +41,8 @@ class TestOutcome:
     timed_out: bool = False
     # Subtests it skipped (``subTest``, ``subtests``): a pass with more of them than base had is a skip.
     skipped_subtests: int = 0
+    # How long it took, as its run reported it (None: not reported); never part of what it is.
+    seconds: float | None = field(default=None, compare=False)
 
     @property
     def passed(self) -> bool:

@@ -26,7 +26,7 @@ from checks.behaviour.grade import (
     with_their_cases,
 )
 from checks.behaviour.outcomes import Part, RunLog, RunView, parse_log
-from checks.behaviour.plan import RunPlan, Tree
+from checks.behaviour.plan import RunPlan, Tree, test_timeout
 from checks.behaviour.result import Note, SuiteOutcome
 from checks.behaviour.suites import Suite
 from checks.behaviour.tier import TierRuns
@@ -121,6 +121,7 @@ def grade_runs(
     head_maps = [subtests_as_base(base_map, m) for m in head_maps]
     base_passed = frozenset(i for i, o in base_map.items() if o.passed)
     isolated_passed = frozenset(i for i in expected if all(m[i].passed for m in head_maps))
+    slow = slow_to_cross(base_map, head_maps, test_timeout(policy)) - case_ids
     measured = frozenset(tier.ids & set(expected)) if tier is not None else frozenset()
     # Flaky on base: the isolated base runs' disagreements, but the tier's tests by the tier's own base
     # runs (their isolated outcomes are not theirs).
@@ -154,11 +155,38 @@ def grade_runs(
         head_passed=isolated_passed - measured,
         pytest_ids=frozenset(i for i in expected if i not in case_ids),
         base_passed=base_passed,
+        slow_to_cross=slow,
         uncollectable=frozenset(beyond_isolation(in_process, isolated)),
         in_process_tier=measured,
         covered=covered,
         head_wall_s=wall,
     )
+
+
+# A test whose trusted isolated base run took more than this share of its time budget is slow to cross.
+SLOW_SHARE = 0.5
+
+
+def slow_to_cross(
+    base: Mapping[str, TestOutcome], heads: Sequence[Mapping[str, TestOutcome]], budget: float
+) -> frozenset[str]:
+    """The tests that passed isolated on base in more than half their time budget and ran out of it
+    isolated on head: the bridge's round trips, not the change, took it there (cachetools'
+    500,000-request LFU test on a busy host).
+
+    Which tests may be is base's word alone (trusted, no code of the change in it): the change can
+    make one of those time out and so have it measured in the in-process tier (tier.py), labelled
+    forgeable and counted in its share, never a test base ran quickly.
+    """
+    found = set()
+    for test_id, outcome in base.items():
+        took = outcome.seconds
+        if not outcome.passed or took is None or took <= budget * SLOW_SHARE:
+            continue
+        runs = [h[test_id] for h in heads if test_id in h]
+        if any(r.timed_out or r.kind == "timeout" for r in runs):
+            found.add(test_id)
+    return frozenset(found)
 
 
 def _wordless(outcome: TestOutcome) -> TestOutcome:

@@ -211,7 +211,8 @@ def start_behaviour(
                 outcome = grade_runs(suite, graded, results, trees, policy, in_process=collected)
             if not suite.in_process and suite.pytest_files and outcome.grade is not None:
                 # What the isolation cannot carry, measured in-process, decided by base (tier.py).
-                ids = candidates(outcome.pytest_ids, outcome.base_passed, outcome.head_passed)
+                ids = candidates(outcome.pytest_ids, outcome.base_passed, outcome.head_passed,
+                                 outcome.slow_to_cross)  # fmt: skip
                 tier = measure(stagings[suite.kind], trees, ids, lambda runs: _run_all(ctx.runner, runs),
                                uncollectable=outcome.uncollectable)  # fmt: skip
                 if tier is not None:

@@ -19,6 +19,15 @@ from checks.behaviour.grade import MISSING, OutcomeKind, TestOutcome
 
 Part = Literal["pytest", "cases"]
 MAX_LOG_BYTES = 32 * 1024 * 1024
+# A test's reported duration past which it is not believed (a day): a report the code wrote is bounded.
+_MAX_SECONDS = 86_400.0
+
+
+def _seconds(took: float) -> float | None:
+    """A test's reported duration, if it is one (a bool is not; nor past a day)."""
+    return float(took) if not isinstance(took, bool) and 0 <= took < _MAX_SECONDS else None
+
+
 _PYTEST_OUTCOMES: dict[str, OutcomeKind] = {
     "passed": "passed", "failed": "failed", "error": "error", "skipped": "skipped", "xfailed": "xfailed",
 }  # fmt: skip
@@ -123,7 +132,11 @@ class _Parser:
                 skipped = record.get("skipped_subtests", 0)
                 if not isinstance(skipped, int) or isinstance(skipped, bool) or skipped < 0:
                     return f"an unknown skipped_subtests {skipped!r}"
-                self.tests[test_id] = TestOutcome(outcome, message, record.get("timed_out") is True, skipped)
+                took = record.get("seconds")
+                seconds = _seconds(took) if isinstance(took, int | float) else None
+                self.tests[test_id] = TestOutcome(
+                    outcome, message, record.get("timed_out") is True, skipped, seconds=seconds
+                )
             else:
                 return f"a {kind} record in a {self.part} log"
         elif kind == "collected" and isinstance(ids := record.get("ids"), list) and not self.collection_done:

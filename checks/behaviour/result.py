@@ -60,6 +60,8 @@ class SuiteOutcome:
     # The pytest part's expected ids and those that passed on base (isolated): the tier's candidates.
     pytest_ids: frozenset[str] = frozenset()
     base_passed: frozenset[str] = frozenset()
+    # Passed on base in more than half their budget, ran out of it on head: the tier's candidates too.
+    slow_to_cross: frozenset[str] = frozenset()
     # Expected ids base's isolated run could not collect (base in-process did): the tier takes them all.
     uncollectable: frozenset[str] = frozenset()
     # Tests measured in-process (the isolation cannot carry them): the code under test could forge them.

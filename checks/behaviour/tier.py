@@ -6,7 +6,10 @@ change's, would otherwise count against every change. Which tests those
 are is decided by trusted runs only:
 
 1. *candidates*: the tests that pass neither on base nor in every head run,
-   isolated (the change's word only decides whether a run is spent);
+   isolated (the change's word only decides whether a run is spent), and
+   those base passed isolated in more than half their time budget that ran
+   out of it on head (which tests may be is base's word:
+   ``graderuns.slow_to_cross``);
 2. base runs them **in-process** (base is trusted: no code of the change
    in it); those that pass there and not isolated on base are the tier;
 3. head runs the same tests in-process, twice, in containers holding those
@@ -83,10 +86,14 @@ def outcome(view: RunView, test_id: str) -> TestOutcome:
 
 
 def candidates(
-    pytest_ids: Collection[str], base_passed: Collection[str], head_passed: Collection[str]
+    pytest_ids: Collection[str],
+    base_passed: Collection[str],
+    head_passed: Collection[str],
+    slow: Collection[str] = (),
 ) -> list[str]:
-    """The pytest ids that passed neither on base nor in every head run, isolated."""
-    return sorted(set(pytest_ids) - set(base_passed) - set(head_passed))
+    """The pytest ids that passed neither on base nor in every head run, isolated, and the ``slow``
+    ones (graderuns.slow_to_cross: base's word)."""
+    return sorted((set(pytest_ids) - set(base_passed) - set(head_passed)) | (set(slow) & set(pytest_ids)))
 
 
 def measure(

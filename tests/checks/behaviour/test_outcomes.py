@@ -139,3 +139,17 @@ def test_run_view_never_invents_a_pass() -> None:
     assert view.outcome("v.py::d") is MISSING
     distrusted = RunView("head 1", view.outcomes, view.reported, distrust=TestOutcome("error", "altered"))
     assert distrusted.outcome("t.py::a").kind == "error"
+
+
+def test_a_test_s_reported_seconds_are_kept_when_they_are_a_duration() -> None:
+    data = lines(
+        collected("t.py::a", "t.py::b", "t.py::c", "t.py::d"),
+        *ran("t.py::a", "passed", seconds=41.5),
+        *ran("t.py::b", "passed", seconds=True),
+        *ran("t.py::c", "passed", seconds=-1),
+        *ran("t.py::d", "passed", seconds="41"),
+    )
+    tests = parse_log(data, "n0", "pytest").tests
+    assert [tests[f"t.py::{n}"].seconds for n in "abcd"] == [41.5, None, None, None]
+    # Never part of what an outcome is: two passes are the same pass however long they took.
+    assert tests["t.py::a"] == TestOutcome("passed")

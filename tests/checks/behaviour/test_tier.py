@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from checks.behaviour.grade import TestOutcome
+from checks.behaviour.graderuns import slow_to_cross
 from checks.behaviour.plan import RunPlan, Staging, Tree
 from checks.behaviour.suites import load_suite
 from checks.behaviour.tier import candidates, measure, stage_tier
@@ -35,6 +37,29 @@ BASE_WITH_TZ: Files = {
 
 def test_candidates_are_what_failed_isolated_on_base_and_in_a_head_run() -> None:
     assert candidates(["a", "b", "c", "d"], base_passed=["a"], head_passed=["a", "b"]) == ["c", "d"]
+    # And the slow ones (base's word), never an id outside the pytest part.
+    assert candidates(["a", "b", "c"], base_passed=["a", "b"], head_passed=["a"], slow=["b", "x"]) == [
+        "b",
+        "c",
+    ]
+
+
+def test_only_a_test_base_ran_slowly_is_slow_to_cross_when_head_runs_out_of_time() -> None:
+    timed_out = TestOutcome("failed", "Timeout", timed_out=True)
+    base = {
+        "slow": TestOutcome("passed", seconds=41.0),  # 500,000 round trips: past half of 60 s on base
+        "quick": TestOutcome("passed", seconds=0.2),
+        "unknown": TestOutcome("passed"),
+        "failing": TestOutcome("failed", seconds=59.0),
+        "passing": TestOutcome("passed", seconds=45.0),
+    }
+    heads = [
+        {"slow": timed_out, "quick": timed_out, "unknown": timed_out, "failing": timed_out},
+        {"slow": TestOutcome("passed"), "quick": timed_out, "passing": TestOutcome("passed")},
+    ]
+    # Hostile: the change hanging a test base ran quickly cannot move it into the forgeable tier.
+    assert slow_to_cross(base, heads, 60.0) == {"slow"}
+    assert slow_to_cross(base, heads, 90.0) == frozenset()
 
 
 def test_a_tier_run_holds_the_tier_s_tests_alone(tmp_path: Path) -> None:
@@ -264,3 +289,30 @@ def test_tests_of_a_class_deriving_from_the_library_s_testcase_count(
     assert numbers(hidden) == (passed, WRONG_NUMBERS[1] + 2) and hidden.in_process_tier == 2
     if status == "failed":
         assert {f.id for f in hidden.failures} >= {"test_cls.py::TestHalves::test_eight"}
+
+
+# Base runs crunch() in 12 s of a 20 s budget. Head's crunch() takes as long in one process and
+# outlasts the budget only in the subject (what a busy host does to a test of 10^5 round trips,
+# modelled by a change that knows where it runs); head hangs quick() everywhere.
+SLOW_BASE: Files = {
+    "calc/__init__.py": "import time\n\n\ndef crunch():\n    time.sleep(12)\n    return 1\n\n\ndef quick():\n    return 2\n",
+}
+SLOW_HEAD: Files = {
+    "calc/__init__.py": (
+        "import sys\nimport time\n\n\ndef crunch():\n    time.sleep(12 if 'pytest' in sys.modules else 60)\n    return 1\n\n\n"
+        "def quick():\n    time.sleep(60)\n    return 2\n"
+    ),
+}
+SLOW_TESTS = {
+    "test_slow.py": "from calc import crunch, quick\n\n\ndef test_crunch():\n    assert crunch() == 1\n\n\ndef test_quick():\n    assert quick() == 2\n",
+}
+
+
+@pytest.mark.docker
+def test_a_test_base_ran_slowly_that_runs_out_of_time_isolated_is_measured_in_process(gate: Gate) -> None:
+    result = gate.run(gate.change(SLOW_HEAD, base=SLOW_BASE), gate.suite("hidden", SLOW_TESTS), timeout_s=20)
+    hidden = result.suites[0]
+    # crunch: slow on base, so measured in the tier, where it passes (labelled forgeable); quick: base
+    # ran it at once, so hanging it is the change's and a regression, never a way into the tier.
+    assert hidden.in_process_tier == 1 and (hidden.passed, hidden.total) == (1, 2), hidden
+    assert [f.id for f in hidden.failures] == ["test_slow.py::test_quick"], hidden.failures

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from .byname import SAFE_CLASS_MODULES, UNSAFE_BUILTINS, builtin_name, stdlib_name
+from .byname import UNSAFE_BUILTINS, builtin_name, safe_class, stdlib_name
 
 MAX_NODES = 100_000
 MAX_DEPTH = 64
@@ -117,7 +117,7 @@ class Encoder:
         if name is not None and name not in UNSAFE_BUILTINS:
             return {TYPE: "builtin", "name": name}
         named = stdlib_name(value)
-        safe = isinstance(value, type) and named is not None and named[0] in SAFE_CLASS_MODULES
+        safe = isinstance(value, type) and named is not None and safe_class(named)
         if named is not None and (self.names == "all" or safe):
             return {TYPE: "stdlib", "module": named[0], "qualname": named[1]}
         t = type(value)

@@ -20,8 +20,9 @@ sender changed since it last sent or received them (``"kept": {"set":
 {n: contents}}``): a change is seen by identity, item by item (never by
 asking an item's ``__eq__``: on the grader's side that could be a request).
 What the receiver writes is decoded by the codec like any answer, and
-written into the same object in place. A change *inside* an item (a list in
-a kept dict, itself not kept) is not seen.
+written into the same object in place. The containers a kept one holds are
+kept too (``grader/kept.py`` ``candidates``); a change *inside* an item that
+is not itself kept (past ``MAX_KEPT``) is not seen.
 
 The subject lets go of a container nothing of its own holds any more after a
 request (a call that only read its argument) and says so (``"drop"``); the

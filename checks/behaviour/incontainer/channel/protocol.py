@@ -120,6 +120,8 @@ OPERATORS: dict[str, Operator] = {
     "iadd": Operator(operator.iadd, "__iadd__"), "isub": Operator(operator.isub, "__isub__"),
     "imul": Operator(operator.imul, "__imul__"), "ior": Operator(operator.ior, "__ior__"),
     "iand": Operator(operator.iand, "__iand__"),
+    # A path-like object: os.PathLike's structural check reads the special method.
+    "fspath": Operator(os.fspath, "__fspath__"),
 }  # fmt: skip
 CAPABILITIES: dict[str, str] = {name: op.dunder for name, op in OPERATORS.items() if op.dunder}
 # Arithmetic every object is asked for (no capability): by the special method a class of the change may
@@ -133,6 +135,7 @@ REFLECTED: dict[str, str] = {f"__r{n}__": n for n in _BINARY}
 GRADER_OPERATORS = frozenset({
     "repr", "str", "bool", "len", "iter", "next", "hash", "getitem", "contains", "eq", "setitem",
     "delitem", "lt", "le", "gt", "ge", "reversed", "index", "int", "float", "dir", "enter", "exit",
+    "fspath",
 })  # fmt: skip
 
 # The ABCs whose membership is registered, not structural: a stand-in is registered with the ones its

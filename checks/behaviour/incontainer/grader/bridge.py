@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..channel import byname, codec
-from ..channel.kept import Kept
+from ..channel.kept import Kept, keepable
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import BOUND, ENVIRON, KEPT, caps
 from . import ambient, handles, iteration, mirrors
@@ -74,6 +74,11 @@ def _fast(items: list[Any]) -> list[Any] | None:
     return encoded
 
 
+# What of a test object's own attributes goes with it the first time (``_own_functions``), and how many.
+_OWN_FUNCTIONS = (types.FunctionType, types.MethodType)
+_OWN_MAX = 64
+
+
 class Bridge:
     """The grader's end of the channel: handles, mirrored classes and the grader's own objects."""
 
@@ -98,6 +103,7 @@ class Bridge:
         self.default_deadline_s = DEFAULT_DEADLINE_S
         self._outbound = ambient.Outbound()
         self._warned: dict[Any, Any] = {}
+        self._describing = threading.local()  # the test objects whose own functions are being encoded
         self._lock = threading.Lock()
         if peer is not None:
             # The suite's own code is where the test's environment changes come from.
@@ -184,6 +190,9 @@ class Bridge:
         elif self.handed.mirrorable(type(value)):
             # Its class goes with it, to read and call, never to write (it is every object's).
             tag["of"] = self._ref(self.handed.reach(type(value)))
+            own = self._own_functions(value)
+            if own:
+                tag["own"] = own
         elif type(value) is types.MethodType and self._suite_function(value.__func__):
             # Bound there as here (inspect.ismethod): to the object if the subject holds it, else to
             # it sealed - passed back by a call of the method, never read, never written.
@@ -191,6 +200,26 @@ class Bridge:
             held = owner if self.handed.holds(owner) else self.handed.seal(owner, owner=True)
             tag["bound"] = [self._ref(value.__func__), self._ref(held)]
         return tag
+
+    def _own_functions(self, value: object) -> list[list[Any]]:
+        """The functions and methods a test class's object holds as its own public attributes (pluggy
+        finds a plugin's hooks with ``inspect.getattr_static``, which reads the object's own
+        ``__dict__``): what ``getattr`` of those names already gives the subject, as it first crosses."""
+        describing: set[int] = self._describing.__dict__.setdefault("ids", set())
+        if id(value) in describing:
+            return []  # a method of its own bound to it: the object is being described already
+        try:
+            own = [
+                (k, v) for k, v in list(vars(value).items())
+                if type(v) in _OWN_FUNCTIONS and isinstance(k, str) and not k.startswith("_")
+            ]  # fmt: skip
+        except TypeError:
+            return []
+        describing.add(id(value))
+        try:
+            return [[self.handed.aliases.name(k), self.encode(v)] for k, v in own[:_OWN_MAX]]
+        finally:
+            describing.discard(id(value))
 
     def _suite_function(self, value: object) -> bool:
         """Whether ``value`` is a plain function of the suite's own (a test class's method)."""
@@ -206,7 +235,13 @@ class Bridge:
         return [*found, str(aliases.attribute(module, "__module__", module))[:_TYPE_NAME_CHARS]]
 
     def _my_exception(self, exc: BaseException) -> dict[str, Any]:
-        return mirrors.raised_here(exc, self.handed.keep(exc), self.encode)
+        found = mirrors.raised_here(exc, self.handed.keep(exc), self.encode)
+        # Caused by one the subject already holds (a test's exception it threw back into a test's
+        # generator): the subject's exception for it is the cause there too, ``is`` holding.
+        cause = BaseException.__dict__["__cause__"].__get__(exc)
+        if cause is not None and self.handed.holds(cause):
+            found["cause"] = self.handed.keep(cause)
+        return found
 
     def encode(self, value: object) -> Any:
         if type(value) is list and len(value) <= FAST_ITEMS and not (self.kept and self.kept.holds(value)):
@@ -320,7 +355,8 @@ class Bridge:
                 answer = {"ok": found}
             else:
                 if self._test_data(request, found):
-                    self.kept.keep(found)
+                    for value in candidates(self._state, [found]):
+                        self.kept.keep(value)
                 answer = {"ok": self.encode(found)}
             self.kept.outbound(answer, self.encoder)
         except BaseException as exc:  # a test's callback may raise anything; it goes back as such
@@ -332,7 +368,7 @@ class Bridge:
         object itself holds, of a class of the suite's (``self.cache``), or what a function of the
         suite's returned - never a class attribute or one of a library's objects (``BOOLEAN_STATES``
         of a ``ConfigParser`` a test handed over is the grader's, for every test)."""
-        if not candidates(self._state, [found]):
+        if not keepable(found) or self._state.owns(found):
             return False
         target = self.handed.by_number.get(request["obj"]["id"])  # served: it names one we hold
         op = request.get("op")
@@ -347,9 +383,12 @@ class Bridge:
         return False
 
     def _own_attribute(self, owner: object, found: object) -> bool:
-        """Whether ``found`` is held in ``owner``'s own namespace, and ``owner``'s class is the suite's."""
+        """Whether ``found`` is held in ``owner``'s own namespace, and ``owner``'s class is the suite's
+        (or ``owner`` is a function of the suite's)."""
         try:
             held = any(value is found for value in list(vars(owner).values()))
         except TypeError:  # no namespace of its own
             return False
+        if held and type(owner) is types.FunctionType:  # a suite function's attribute (six.wraps updates it)
+            return self._suite_function(owner)
         return held and self.handed.aliases.suite_module(type.__dict__["__module__"].__get__(type(owner)))

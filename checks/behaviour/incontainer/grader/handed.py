@@ -40,6 +40,11 @@ from .readahead import Lent
 NEVER_HANDED = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
 _FRAMED = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 _FRAME_PREFIXES = ("gi_", "cr_", "ag_")
+# The special methods a test's class's description carries (``describe``): what the subject's
+# ``inspect`` reads of a class, never one that changes how its objects compare or hash.
+DESCRIBED_DUNDERS = frozenset({"__call__", "__init__"})
+# What the change may set of a test's function (functools.update_wrapper, six._add_doc).
+RENAMEABLE = frozenset({"__name__", "__qualname__", "__module__", "__doc__", "__annotations__"})
 METADATA = frozenset({
     "__name__", "__qualname__", "__module__", "__doc__", "__annotations__", "__wrapped__",
     "__isabstractmethod__",
@@ -127,8 +132,10 @@ def describe(
     """What the subject's class for the test's class ``cls`` holds: its suite bases, what its objects'
     type offers, and its public functions, static and class methods (the functions as handles).
 
-    Only what ``getattr`` of a public name and ``dir()`` already give the subject, and the function
-    its objects' ``__call__`` already calls (``inspect.signature`` of a callable object reads it),
+    Only what ``getattr`` of a public name and ``dir()`` already give the subject, the function
+    its objects' ``__call__`` already calls (``inspect.signature`` of a callable object reads it)
+    and its ``__init__``, whose signature ``inspect.signature(cls)`` already gives (pluggy's
+    ``varnames(cls)`` reads ``cls.__init__``),
     and the change's own objects the class holds (``cachetools.cachedmethod`` on a test's method,
     found again in ``owner.__dict__``); nothing else of the class's namespace (no test's value, no
     other dunder, no private name).
@@ -136,7 +143,7 @@ def describe(
     module = type.__dict__["__module__"].__get__(cls)
     namespace = []
     for name, value in list(vars(cls).items()):
-        if not isinstance(name, str) or (name.startswith("_") and name != "__call__"):
+        if not isinstance(name, str) or (name.startswith("_") and name not in DESCRIBED_DUNDERS):
             continue
         if type(value) in (staticmethod, classmethod):
             # With the wrapper itself: a marker set on it (pluggy's @hookimpl above @classmethod).
@@ -296,6 +303,8 @@ class Handed:
             if id(target) in self._hidden:
                 # Reached only as an object's class: a method set there would change every object.
                 raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test's class")
+            if op == "setattr" and name in RENAMEABLE and type(target) is types.FunctionType:
+                return self._rename(target, name, self.decode_held(request.get("value")))
             if name.startswith("_") and not self.take(target, name):
                 raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test object")
             if op == "delattr":
@@ -326,6 +335,21 @@ class Handed:
             return found
         raise ValueError(f"unknown request {op!r}")
 
+    def _rename(self, target: types.FunctionType, name: str, value: object) -> None:
+        """``functools.wraps`` on a test's function: its name, place and doc are the change's to set,
+        as in one process - but never so a function of no suite module's becomes one of the suite's
+        (what the suite's own functions may do, BOUND and kept results, is decided by it)."""
+        value = self.aliases.restore_in(value)  # a suite name the change read as an alias is itself
+        if name == "__annotations__" and isinstance(value, Mapping) and type(value) is not dict:
+            value = dict(value.items())  # the change's dict, held by handle: the function takes a copy
+        if (
+            name == "__module__"
+            and self.aliases.suite_module(value)
+            and not self.aliases.suite_module(target.__module__)
+        ):
+            raise AttributeError("patchgate: the code under test may not move a function into the suite")
+        setattr(target, name, value)
+
     def theirs(self, target: object, name: str) -> bool:
         """Whether the subject itself put the private attribute ``name`` on ``target``."""
         return name in self._theirs.get(id(target), ())
@@ -355,12 +379,17 @@ class Handed:
         return not own and not hasattr(type(target), name)
 
     def _owner(self, target: object) -> tuple[object, bool]:
-        """The module ``target`` belongs to, and whether it is the suite's though it names none (a
-        running generator has no ``__module__``; its code says where it was defined)."""
+        """The module ``target`` belongs to, and whether it is the suite's whatever it names (a running
+        generator has no ``__module__``, a function's may be set; their code says where they were
+        defined)."""
         module = getattr(target, "__module__", None)
         if isinstance(target, _FRAMED):
             code = getattr(target, f"{FRAMED[type(target)]}_code", None)
             return module, self.aliases.suite_file(getattr(code, "co_filename", None))
+        if type(target) is types.FunctionType:
+            # By its code, which the change cannot set: its __module__ it may (functools.wraps), and a
+            # function moved out of the suite must not show its test's name unaliased.
+            return module, self.aliases.suite_file(target.__code__.co_filename)
         return module, False
 
     def _aliased_text(self, target: object, text: str) -> str:

@@ -29,9 +29,12 @@ import sys
 import threading
 import warnings
 
-from ..channel.kept import keepable
+from ..channel.kept import MAX_KEPT, keepable
 
 _KEPT_TYPES = (list, dict, set, bytearray)
+# What ``candidates`` looks into for containers a container holds, and how deep.
+_WALKED = (*_KEPT_TYPES, tuple)
+_NESTED_DEPTH = 4
 
 
 class ProcessState:
@@ -78,5 +81,29 @@ class ProcessState:
 
 
 def candidates(state: ProcessState, values: list[object]) -> list[object]:
-    """Which of a call's arguments may be kept: a test's own containers, small enough to follow."""
-    return [v for v in values if keepable(v) and not state.owns(v)]
+    """Which of a call's arguments may be kept: a test's own containers, small enough to follow, and
+    the containers they hold (``{1: [1]}``: the change that stores the list hands back the test's
+    own, so ``cache[1] is copy(cache)[1]``), at most ``MAX_KEPT`` in all."""
+    found: list[object] = []
+    seen: set[int] = set()
+    # Breadth first, by identity; what no kept container could hold (a tuple's lists) is walked too.
+    level = list(values)
+    for _ in range(_NESTED_DEPTH):
+        below: list[object] = []
+        for value in level:
+            kind = type(value)
+            if id(value) in seen or kind not in _WALKED:
+                continue
+            seen.add(id(value))
+            if kind is not tuple:
+                if not keepable(value) or state.owns(value):
+                    continue
+                found.append(value)
+                if len(found) >= MAX_KEPT:
+                    return found
+            if isinstance(value, list | tuple):  # exactly one of them: the kind was checked above
+                below.extend(value)
+            elif isinstance(value, dict):
+                below.extend(value.values())
+        level = below
+    return found

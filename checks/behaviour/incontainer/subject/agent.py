@@ -36,6 +36,7 @@ from .standins import GraderObject, Standins, test_class_id
 _WATCHDOG_GRACE_S = 5.0
 # How many links of an exception's ``__cause__`` chain the grader is told (a chain may be a cycle).
 _CAUSES = 4
+_RAISED_KEPT = 256  # the grader's exceptions remembered as possible causes
 _CAUSE = BaseException.__dict__["__cause__"].__get__
 _SUPPRESS = BaseException.__dict__["__suppress_context__"].__get__
 # Threads serving calls from a test's own threads at once (more wait their turn).
@@ -57,6 +58,10 @@ class Agent:
         # Classes already described to the grader (kept alive: the grader keeps their local classes).
         self.described: dict[int, type] = {}
         self.grader_class_ids: dict[type, int] = {}
+        # The exception made here for each of the last ones the grader raised: a later one caused by
+        # it (pluggy's ``teardown.throw(exc)``: ``RuntimeError`` from it) has it as its ``__cause__``.
+        self._raised_for: dict[int, BaseException] = {}
+        self._raised_lock = threading.Lock()
         # Items a batch took that did not fit in its answer: the next request on that iterator gets them.
         self.held = iteration.Held()
         # A test's containers handed over, one object each, kept in step with the grader's (kept.py).
@@ -168,7 +173,11 @@ class Agent:
                 if isinstance(func, GraderObject):
                     return types.MethodType(func, owner)  # type: ignore[arg-type]
             of = self.decode(tag["of"]) if "of" in tag else None
-            return self.standins.get(int(tag["id"]), tag.get("caps"), tag.get("type"), of)
+            made = self.standins.get(int(tag["id"]), tag.get("caps"), tag.get("type"), of)
+            own = tag.get("own")
+            if isinstance(own, list) and self.standins.fresh(made):
+                self.standins.fill(made, self.decode(own))  # after it is made: a method bound to it
+            return made
         if tag.get(codec.TYPE) == "gexc":
             return self._grader_exception(tag)
         if tag.get(codec.TYPE) == "stdlib":  # the grader named one; ours is the same
@@ -185,7 +194,12 @@ class Agent:
         if found is None:
             bases = tuple(b for b in (self.decode(x) for x in tag.get("bases") or [])
                           if isinstance(b, type) and issubclass(b, BaseException))  # fmt: skip
-            namespace = {"__module__": str(tag.get("module")), "__qualname__": str(tag.get("qualname"))}
+            namespace: dict[str, Any] = {
+                "__module__": str(tag.get("module")), "__qualname__": str(tag.get("qualname")),
+                # Its text is the test's exception's to say, raising as that says (pluggy's tracer
+                # renders an exception whose repr raises as "unpresentable").
+                "__str__": self._exception_text("str"), "__repr__": self._exception_text("repr"),
+            }  # fmt: skip
             try:
                 found = type(str(tag.get("name")), bases or (Exception,), namespace)
             except TypeError:  # bases whose layouts conflict: keep the first
@@ -193,6 +207,18 @@ class Agent:
             self.grader_classes[number] = found
             self.grader_class_ids[found] = number
         return found
+
+    def _exception_text(self, kind: str) -> Callable[[BaseException], str]:
+        """``str``/``repr`` of our exception standing for one a test raised: the grader's answer."""
+        own = getattr(BaseException, f"__{kind}__")
+
+        def text(exc: BaseException) -> str:
+            number = exc.__dict__.get("_patchgate_gref")
+            if type(number) is not int:
+                return str(own(exc))
+            return str(self.callback("op", kind, self.standins.get(number, [])))
+
+        return text
 
     def _grader_exception(self, tag: dict[str, Any]) -> BaseException:
         """Build an exception standing for one the grader raised: of its class's stand-in, or its base."""
@@ -211,10 +237,19 @@ class Agent:
                 base = Exception
             returned = base is StopIteration and "value" in tag  # a test's generator's return value
             try:
-                exc = base(self.decode(tag["value"])) if returned else base(text)
+                exc = base(self.decode(tag["value"])) if returned else base(text) if text else base()
             except Exception:
                 exc = Exception(text)
-        exc._patchgate_gref = tag.get("gref")  # type: ignore[attr-defined]
+        gref, cause = tag.get("gref"), tag.get("cause")
+        exc._patchgate_gref = gref  # type: ignore[attr-defined]
+        with self._raised_lock:
+            if type(gref) is int:
+                self._raised_for[gref] = exc
+                while len(self._raised_for) > _RAISED_KEPT:  # the oldest first (a dict keeps its order)
+                    del self._raised_for[next(iter(self._raised_for))]
+            caused_by = self._raised_for.get(cause) if type(cause) is int else None
+        if caused_by is not None and caused_by is not exc:
+            exc.__cause__ = caused_by
         return exc
 
     def raised(self, exc: BaseException, chained: int = 0) -> dict[str, Any]:

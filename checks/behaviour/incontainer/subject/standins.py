@@ -317,8 +317,13 @@ class TestObject(GraderObject):
     the class here has one of that name (the object's own can shadow it there)."""
 
     __slots__ = ()
+    # A test class without an ``__init__`` of its own has object's, as there (pluggy's ``varnames``);
+    # ours is called by name where a stand-in is made (Standins.get).
+    __init__ = object.__init__
 
     def __getattribute__(self, name: str) -> Any:
+        if name == "__dict__":  # the grader's view, live; our own is what static lookup reads
+            return object.__getattribute__(self, "_pg_agent").callback("getattr", self, name)
         if name.startswith("__") or name.startswith("_pg_") or name == "_op":
             return object.__getattribute__(self, name)
         return object.__getattribute__(self, "_pg_agent").callback("getattr", self, name)
@@ -376,6 +381,7 @@ class Standins:
         self._caps: dict[int, tuple[object, object, object]] = {}
         # A test's classes mirrored here, kept for the connection: their objects are their instances.
         self._classes: dict[int, type] = {}
+        self._filled: weakref.WeakSet[object] = weakref.WeakSet()  # objects whose own functions are set
         _CURRENT[:] = [self]
 
     def get(self, number: int, caps: object, names: object = None, of: object = None) -> GraderObject:
@@ -391,6 +397,23 @@ class Standins:
             self._alive[number] = found
             self._caps[number] = (caps, names, of)
         return found
+
+    def fresh(self, found: object) -> bool:
+        """Whether ``found``, an object of a test's class here, has not had its own functions set yet
+        (first come, first filled: a method bound to it names it again while they are decoded)."""
+        if test_class_id(type(found)) is None or found in self._filled:
+            return False
+        self._filled.add(found)
+        return True
+
+    def fill(self, found: object, own: object) -> None:
+        """Set the functions a test's object holds as its own (pluggy's ``getattr_static`` reads them
+        off the object's ``__dict__``); what ``getattr`` of those names already gives."""
+        namespace = object.__getattribute__(found, "__dict__")
+        for entry in own if isinstance(own, list) else []:
+            named = isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+            if named and entry[0].isidentifier() and not entry[0].startswith("_"):
+                namespace[entry[0]] = entry[1]
 
     def test_class(self, number: int, tag: dict[str, Any]) -> object:
         """The class here for the test's class ``number``: made the first time from the grader's
@@ -426,7 +449,8 @@ def _mirror(agent: Caller, number: int, tag: dict[str, Any], described: object) 
     named = _type_names(tag.get("names"))
     doc = described.get("doc")
     offered = frozenset(c for c in described.get("caps", ()) if isinstance(c, str))
-    namespace: dict[str, Any] = {"__slots__": (), "__module__": named[2], "__qualname__": named[1],
+    # No __slots__: its objects have a __dict__ of their own, what static lookup reads (fill()).
+    namespace: dict[str, Any] = {"__module__": named[2], "__qualname__": named[1],
                                  "__doc__": doc if isinstance(doc, str) else None, **_offered(offered),
                                  "_pg_cid": number, "_pg_cagent": agent}  # fmt: skip
     later: dict[str, Any] = {}
@@ -434,8 +458,8 @@ def _mirror(agent: Caller, number: int, tag: dict[str, Any], described: object) 
         if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)):
             continue
         name, kind, value, held = entry
-        if (name.startswith("_") and name != "__call__") or not name.isidentifier():
-            continue  # the grader sends public names and __call__ only; never one of ours
+        if (name.startswith("_") and name not in ("__call__", "__init__")) or not name.isidentifier():
+            continue  # the grader sends public names, __call__ and __init__ only; never one of ours
         wrap = _WRAPPERS.get(kind) if isinstance(kind, str) else None
         if kind == "value":
             later[name] = value

@@ -157,6 +157,25 @@ def wrap(fn):
 def cwd():
     import os
     return os.getcwd()
+
+def wraps(wrapped, wrapper):
+    import functools
+    return functools.wraps(wrapped)(wrapper)
+
+def add_doc(fn, doc):
+    fn.__doc__ = doc
+
+def move(fn, like):
+    fn.__module__ = like.__module__
+
+def moved_name(fn):
+    # Reversed: what the change saw, past the grader putting the real names back into its answers.
+    fn.__module__ = "elsewhere"
+    return [fn.__qualname__[::-1], repr(fn)[::-1]]
+
+def update_from(wrapper, wrapped, name):
+    # functools.update_wrapper's ``updated``: the wrapper's own dict, updated in place.
+    getattr(wrapper, name).update(getattr(wrapped, name))
 """
 
 
@@ -434,3 +453,66 @@ def test_the_subject_serves_exactly_the_protocols_requests_and_refuses_any_other
             bridge.request(op)
     # The subject answers again after each refusal.
     assert bridge.request("import", name="calc") is not None
+
+
+def test_the_change_names_a_test_s_function_as_functools_wraps_does(bridge: Bridge) -> None:
+    # six.wraps and six._add_doc over a test's functions: set in one process, set here too.
+    import calc
+
+    def original() -> None:
+        """The original's doc."""
+
+    def wrapper() -> int:
+        return 42
+
+    assert calc.wraps(original, wrapper) is wrapper
+    assert (wrapper.__name__, wrapper.__qualname__, wrapper.__doc__) == (
+        "original", original.__qualname__, "The original's doc.",
+    )  # fmt: skip
+    assert wrapper.__module__ == __name__ and wrapper.__wrapped__ is original
+    calc.add_doc(original, "New doc")
+    assert original.__doc__ == "New doc"
+
+
+def test_the_change_cannot_move_a_function_of_no_suite_module_into_the_suite(bridge: Bridge) -> None:
+    # Hostile: whether a function is the suite's decides what its results may do (kept containers,
+    # BOUND); the change read a test's module as an alias and writes it on a library's function.
+    import calc
+
+    def mine() -> None:
+        pass
+
+    before = pytest.approx.__module__
+    with pytest.raises(AttributeError, match="may not move a function into the suite"):
+        calc.move(pytest.approx, mine)
+    assert pytest.approx.__module__ == before
+    calc.move(mine, pytest.approx)  # out of the suite: it may do less, never more
+    assert mine.__module__ == before
+
+
+def test_a_container_a_suite_function_holds_is_the_test_s_own(bridge: Bridge) -> None:
+    import calc
+
+    def wrapped() -> None:
+        pass
+
+    def wrapper() -> None:
+        pass
+
+    wrapped.glue = {"melon": "egg"}  # type: ignore[attr-defined]
+    wrapper.glue = glue = {"foo": "bar"}  # type: ignore[attr-defined]
+    calc.update_from(wrapper, wrapped, "glue")
+    assert wrapper.glue is glue and glue == {"foo": "bar", "melon": "egg"}  # type: ignore[attr-defined]
+
+
+def test_a_test_s_function_moved_out_of_the_suite_still_hides_its_test_s_name(bridge: Bridge) -> None:
+    # Hostile: a function's module decided whether its names were aliased; the change may now set it.
+    import calc
+
+    def callback() -> None:
+        pass
+
+    seen = [text[::-1] for text in calc.moved_name(callback)]
+    assert callback.__module__ == "elsewhere"
+    assert not any("test_a_test_s_function_moved" in text for text in seen), seen
+    assert seen[0].endswith(".<locals>.callback") and seen[0].startswith("_pgq"), seen

@@ -616,6 +616,46 @@ def test_the_standard_library_crosses_by_name_and_code_runners_never_come_back(l
     assert evaluator("__import__('os').getpid()") == lib.where() != os.getpid()
 
 
+STREAMS = """
+import io, pathlib, queue, subprocess
+
+StringIO, BytesIO, Queue, SimpleQueue = io.StringIO, io.BytesIO, queue.Queue, queue.SimpleQueue
+FileIO, Path, Popen = io.FileIO, pathlib.Path, subprocess.Popen
+
+def print_(*args, file):
+    file.write(" ".join(args) + "\\n")
+    file.flush()
+"""
+
+
+def test_in_memory_streams_and_queues_are_the_grader_s_own_classes_and_nothing_that_reaches_a_path(
+    load: Load,
+) -> None:
+    import io
+    import pathlib
+    import queue
+    import subprocess
+
+    lib = load(STREAMS)
+    # six.StringIO, six.moves.queue: a test subclasses them and checks they are classes.
+    assert (lib.StringIO, lib.BytesIO, lib.Queue, lib.SimpleQueue) == (
+        io.StringIO, io.BytesIO, queue.Queue, queue.SimpleQueue,
+    )  # fmt: skip
+
+    class Flushable(lib.StringIO):  # type: ignore[misc, name-defined]
+        flushed = False
+
+        def flush(self) -> None:
+            self.flushed = True
+
+    out = Flushable()
+    lib.print_("Hello", file=out)
+    assert out.getvalue() == "Hello\n" and out.flushed
+    # Hostile: a class that opens a path or runs a program stays the subject's, called there.
+    for theirs, ours in ((lib.FileIO, io.FileIO), (lib.Path, pathlib.Path), (lib.Popen, subprocess.Popen)):
+        assert theirs is not ours and not isinstance(theirs, type(ours))
+
+
 def test_the_harness_calls_none_of_the_tests_patched_functions(
     load: Load, monkeypatch: pytest.MonkeyPatch
 ) -> None:

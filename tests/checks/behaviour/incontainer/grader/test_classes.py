@@ -179,6 +179,68 @@ def test_a_test_s_subclass_of_a_class_of_the_change_runs_its_methods_for_the_cha
     assert type(parsed) is Plain and parsed.text == "a b"
 
 
+VERSIONS = """
+class Version:
+    def __init__(self, major, minor=0):
+        self.major = major
+        self.minor = minor
+
+    @classmethod
+    def parse(cls, text):
+        return cls(*[int(p) for p in text.split(".")])
+
+    def __str__(self):
+        return f"{self.major}.{self.minor}"
+
+    def __len__(self):
+        return 2
+
+    def __eq__(self, other):
+        if not isinstance(other, Version):
+            return NotImplemented
+        return (self.major, self.minor) == (other.major, other.minor)
+
+    __hash__ = None
+
+def text(version):
+    return str(version)
+"""
+
+
+def prefixed(lib: Any) -> Any:
+    # semver's "Creating subclasses from Version": the test's special methods call the change's.
+    class Prefixed(lib.Version):  # type: ignore[misc]
+        @classmethod
+        def parse(cls, version: str) -> Any:
+            return super().parse(version[1:])
+
+        def __str__(self) -> str:
+            return "v" + super().__str__()
+
+        def __len__(self) -> int:
+            return lib.Version.__len__(self) + 1
+
+        def __eq__(self, other: object) -> Any:
+            return "mine" if isinstance(other, str) and other == "anything" else super().__eq__(other)
+
+        __hash__ = None  # type: ignore[assignment]
+
+    v = Prefixed.parse("v1.2")
+    return [
+        str(v), lib.text(v), len(v), v == lib.Version(1, 2), v == Prefixed.parse("v1.3"),
+        v.__eq__("anything"), super(Prefixed, v).__eq__("1.2"),
+    ]  # fmt: skip
+
+
+def test_a_test_s_subclass_reaches_the_change_s_own_special_methods_past_its_own(load: Load) -> None:
+    from tests.checks.behaviour.incontainer.grader.test_kept import both
+
+    expected, found = both(load, prefixed, VERSIONS)
+    # The one difference is the defence: a test's value is never handed to the change's __eq__.
+    assert expected == ["v1.2", "v1.2", 3, True, False, "mine", NotImplemented]
+    assert found == ["v1.2", "v1.2", 3, True, False, "mine", NotImplemented]
+
+
 def test_value_subclasses_keep_their_attributes_identity_and_compare_by_value(load: Load) -> None:
     lib = load(LIB)
     # Token types: tuples with attributes, singletons compared by identity (sqlparse, pygments).

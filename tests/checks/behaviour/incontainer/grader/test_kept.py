@@ -79,6 +79,25 @@ def append_to(items, item):
 
 def rebind(namespace):
     namespace["helper"] = "rebound by the change"
+
+class Store:
+    # cachetools' Cache.update then copy.copy: the values the store holds are the test's own.
+    def __init__(self):
+        self.data = {}
+
+    def update(self, pairs):
+        self.data.update(pairs)
+
+    def copy(self):
+        made = Store()
+        made.data = dict(self.data)
+        return made
+
+    def get(self, key):
+        return self.data[key]
+
+def append_inside(rows, item):
+    rows[0].append(item)
 """
 
 
@@ -169,6 +188,36 @@ def test_a_container_the_change_does_not_keep_is_let_go_after_the_call(load: Loa
     items.append(4)
     holder.add(5)
     assert items == [1, 2, 3, 4] and holder.seen() == [1, 2, 3, 5]
+
+
+def held_inside(lib: Any) -> Any:
+    store = lib.Store()
+    first, second = [1], [2]
+    store.update({1: first, 2: second})
+    copied = store.copy()
+    rows = ([0], [1])
+    lib.append_inside(rows, "from the change")  # a list inside a tuple: the test's own too
+    nested: dict[str, list[list[str]]] = {"a": [[]]}
+    lib.append_inside(nested["a"], "deeper")
+    return [
+        store.get(1) is first, copied.get(1) is store.get(1), copied.get(2) is second,
+        rows, nested,
+    ]  # fmt: skip
+
+
+def test_the_containers_a_test_s_container_holds_are_the_test_s_own_too(load: Load) -> None:
+    expected, found = both(load, held_inside)
+    assert found == expected == [True, True, True, ([0, "from the change"], [1]), {"a": [["deeper"]]}]
+
+
+def test_the_grader_s_own_state_inside_a_test_s_container_is_never_written(load: Load) -> None:
+    # Hostile: a test's list that holds sys.path is the test's, the list inside it the process's.
+    lib = load(LIB)
+    before = list(sys.path)
+    rows = [sys.path]
+    lib.append_inside(rows, "/tmp/written-by-the-change")
+    assert sys.path == before and rows[0] is sys.path
+    assert not any(bridge_of(lib).kept.holds(value) for value in (sys.path,))
 
 
 def test_the_grader_s_own_state_is_never_written_by_the_change(load: Load) -> None:

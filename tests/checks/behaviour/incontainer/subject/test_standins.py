@@ -41,6 +41,8 @@ def hooks_of(namespace):
             holder, function = static, static.__func__
         elif inspect.isfunction(static):
             holder, function = static, static
+        elif inspect.ismethod(static):  # a bound method the object holds as its own
+            holder, function = static, static.__func__
         else:
             continue
         opts = getattr(holder, "pg_mark", None) or getattr(function, "pg_mark", None)
@@ -117,6 +119,44 @@ def render(mapping):
 
 def parameters(cls):
     return list(inspect.signature(cls).parameters)
+
+def teardown(wrapper, impl):
+    # pluggy's _multicall: an implementation's exception thrown into a wrapper generator; the
+    # RuntimeError PEP 479 makes of a StopIteration names it as its cause.
+    gen = wrapper()
+    next(gen)
+    try:
+        impl()
+    except BaseException as exc:
+        try:
+            gen.throw(exc)
+        except RuntimeError as err:
+            return ["passed through", err.__cause__ is exc, type(exc).__name__]
+    return ["not raised"]
+
+def safe_str(obj):
+    # pluggy's tracer: a failing __str__ rendered, its exception by repr or as unpresentable.
+    try:
+        return str(obj)
+    except Exception as exc:
+        try:
+            info = repr(exc)
+        except Exception:
+            info = "unpresentable " + type(exc).__name__
+        return f"<[{info} raised in str()] {type(obj).__name__}>"
+
+def path_of(obj):
+    import os
+    return [isinstance(obj, os.PathLike), os.fspath(obj)]
+
+def init_names(cls):
+    return argnames(cls.__init__)
+
+def init_signature(cls):
+    return str(inspect.signature(cls.__init__))
+
+def reinit(obj, *args):
+    type(obj).__init__(obj, *args)
 
 def pickled(*values):
     import copy, pickle
@@ -222,6 +262,126 @@ def test_a_test_class_is_a_class_there_found_by_static_lookup_as_here(load: Load
     assert found[19:24] == [True, True, 7, True, ["first", "second"]]
 
 
+def initialiser(lib: Any) -> Any:
+    # pluggy's varnames(cls): a class's parameters read off cls.__init__; calling it is the test's.
+    hooks = Hooks(1)
+    lib.reinit(hooks, 5)
+    return [lib.init_names(Hooks), lib.parameters(Hooks), hooks.start, lib.init_signature(Base)]
+
+
+def test_a_test_class_s_init_is_its_own_there(load: Load) -> None:
+    expected = initialiser(bare(LIB))
+    lib = load(LIB)
+    bridge_of(lib).handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
+    inherited = "(self, /, *args, **kwargs)"  # object's: a class without an __init__ of its own
+    assert initialiser(lib) == expected == [(("self", "start"), 1), ["start"], 5, inherited]
+
+
+def stopping(lib: Any) -> Any:
+    out: list[str] = []
+
+    def wrap() -> Any:
+        out.append("wrap")
+        try:
+            yield
+        finally:
+            out.append("wrap done")
+
+    def stop() -> None:
+        out.append("stop")
+        raise StopIteration
+
+    return [lib.teardown(wrap, stop), out]
+
+
+def test_a_test_s_exception_thrown_back_into_a_test_s_generator_is_the_cause_there(load: Load) -> None:
+    expected = stopping(bare(LIB))
+    lib = load(LIB)
+    assert stopping(lib) == expected == [
+        ["passed through", True, "StopIteration"], ["wrap", "stop", "wrap done"],
+    ]  # fmt: skip
+
+
+class Instance:
+    # pluggy's test_register_instance_attribute_*: functions stored on the object, not its class.
+    def __init__(self, other: Any = None) -> None:
+        @mark_test({"own": True})
+        def hello(arg: int) -> list[int]:
+            return [arg]
+
+        self.hello = hello
+        if other is not None:
+            self.static = other.bound
+
+    @mark_test({"bound": True})
+    def bound(self, arg: int) -> Any:
+        return [self is not None, arg]
+
+
+def own_functions(lib: Any) -> Any:
+    plugin, other = Instance(), Instance()
+    holder = Instance(other)
+    return [
+        lib.hooks_of(plugin), lib.call(plugin, "hello", 1), lib.hooks_of(holder),
+        lib.call(holder, "static", 2), lib.hooks_of(holder),
+    ]  # fmt: skip
+
+
+def test_functions_a_test_s_object_holds_are_found_there_by_static_lookup(load: Load) -> None:
+    expected = own_functions(bare(LIB))
+    lib = load(LIB)
+    bridge_of(lib).handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
+    assert own_functions(lib) == expected
+    assert expected[0] == {"bound": {"bound": True}, "hello": {"own": True}}
+    assert expected[2] == {"bound": {"bound": True}, "hello": {"own": True}, "static": {"bound": True}}
+
+
+class BadError(Exception):
+    def __repr__(self) -> str:
+        raise RuntimeError("exception repr is broken")
+
+
+class Told(Exception):
+    def __str__(self) -> str:
+        return "told by the test"
+
+
+class Broken:
+    def __init__(self, error: type[Exception]) -> None:
+        self.error = error
+
+    def __str__(self) -> str:
+        raise self.error
+
+
+def unpresentable(lib: Any) -> Any:
+    return [lib.safe_str(Broken(BadError)), lib.safe_str(Broken(Told)), lib.safe_str(Broken(ValueError))]
+
+
+def test_a_test_s_exception_says_its_own_text_there_raising_as_it_does(load: Load) -> None:
+    expected = unpresentable(bare(LIB))
+    lib = load(LIB)
+    assert (
+        unpresentable(lib)
+        == expected
+        == [
+            "<[unpresentable BadError raised in str()] Broken>",
+            "<[Told() raised in str()] Broken>",
+            "<[ValueError() raised in str()] Broken>",
+        ]
+    )
+
+
+class Where:
+    def __fspath__(self) -> str:
+        return "/somewhere/test"
+
+
+def test_a_test_s_path_like_object_is_one_there(load: Load) -> None:
+    expected = bare(LIB).path_of(Where())
+    assert load(LIB).path_of(Where()) == expected == [True, "/somewhere/test"]
+
+
 PROBE = """
 def namespace(cls):
     return {name: repr(value) for name, value in vars(cls).items()}
@@ -254,7 +414,7 @@ def test_the_description_carries_public_functions_only_and_is_refused_for_anythi
     lib = load(LIB + PROBE)
     bridge_of(lib).handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
     namespace = lib.namespace(Described)
-    assert "public" in namespace and "_private" not in namespace and "__init__" not in namespace
+    assert "public" in namespace and "_private" not in namespace and "__init__" in namespace
     assert "__eq__" in namespace  # what its objects offer, as a request: never the test's function
     assert not any("4242" in text for text in namespace.values())
     # The change asking on its own: only a test's plain class, never its object or another class.
