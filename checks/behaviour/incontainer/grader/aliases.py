@@ -19,6 +19,7 @@ import operator
 import re
 import sys
 import threading
+import types
 from collections.abc import Callable
 
 # The names patchgate's own pytest configuration collects as tests (checks/behaviour/plan.py).
@@ -38,10 +39,21 @@ class Aliases:
         self._lock = threading.Lock()
 
     def suite_module(self, name: object) -> bool:
-        """Whether ``name`` is a module of the suite (a test module, a conftest, a helper)."""
+        """Whether ``name`` is a module of the suite (a test module, a conftest, a helper).
+
+        Only a module of this process's own says so: a module of the change's (``RemoteModule``)
+        answers ``__file__`` from the subject, which could name a suite file whenever it liked.
+        """
         module = sys.modules.get(name) if isinstance(name, str) else None
-        found = getattr(module, "__file__", None) if module is not None else None
+        if type(module) is not types.ModuleType:
+            return False
+        found = vars(module).get("__file__")
         return bool(self.prefix) and isinstance(found, str) and found.startswith(self.prefix)
+
+    def suite_function(self, value: object) -> bool:
+        """Whether ``value`` is a plain function of the suite's own: by its code, which the change cannot
+        set (its ``__module__`` it may, as ``functools.wraps`` does)."""
+        return type(value) is types.FunctionType and self.suite_file(value.__code__.co_filename)
 
     def _of(self, real: str, kind: str) -> str:
         with self._lock:
@@ -103,6 +115,10 @@ class Aliases:
             same = all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True))
             return value if same else dict(pairs)
         return value
+
+    def names_a_test(self, text: str) -> bool:
+        """Whether ``text`` holds, in clear, a word named like a test's (what ``names_in`` would alias)."""
+        return _TEST_WORD.search(_ALIAS.sub("", text)) is not None
 
     def restore(self, text: str) -> str:
         """Put the real names back into a string that came from the subject."""

@@ -222,8 +222,8 @@ class Bridge:
             describing.discard(id(value))
 
     def _suite_function(self, value: object) -> bool:
-        """Whether ``value`` is a plain function of the suite's own (a test class's method)."""
-        return type(value) is types.FunctionType and self.handed.aliases.suite_module(value.__module__)
+        """Whether ``value`` is a plain function of the suite's own (a test class's method), by its code."""
+        return self.handed.aliases.suite_function(value)
 
     def _type_names(self, kind: type) -> list[str]:
         """What the stand-in's type says of the object's class: its name, qualified name and module, the
@@ -379,6 +379,9 @@ class Bridge:
         if op == "getattr":
             return self._own_attribute(target, found)
         if op == "call":
+            func = target.__func__ if type(target) is types.MethodType else target
+            if type(func) is types.FunctionType:  # by its code: its __module__ is the change's to set
+                return self._suite_function(func)
             return self.handed.aliases.suite_module(getattr(target, "__module__", None))
         return False
 

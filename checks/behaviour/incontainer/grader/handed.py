@@ -45,6 +45,8 @@ _FRAME_PREFIXES = ("gi_", "cr_", "ag_")
 DESCRIBED_DUNDERS = frozenset({"__call__", "__init__"})
 # What the change may set of a test's function (functools.update_wrapper, six._add_doc).
 RENAMEABLE = frozenset({"__name__", "__qualname__", "__module__", "__doc__", "__annotations__"})
+# Of those, the names: set from an alias, they are the suite's real name again (``_renamed``).
+NAMES = frozenset({"__name__", "__qualname__", "__module__"})
 METADATA = frozenset({
     "__name__", "__qualname__", "__module__", "__doc__", "__annotations__", "__wrapped__",
     "__isabstractmethod__",
@@ -192,6 +194,8 @@ class Handed:
         self._seals: dict[tuple[int, bool], Sealed] = {}
         # Classes (by id) the subject holds only as the class, or a base, of an object it was handed.
         self._hidden: set[int] = set()
+        # A test class's own __init__, described to be read (its signature), never run by the change.
+        self._inits: weakref.WeakSet[types.FunctionType] = weakref.WeakSet()
         self._mirrorable: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         # Items of a test's built-in iterators lent to the subject ahead of its next() (readahead.py),
@@ -312,12 +316,19 @@ class Handed:
             setattr(target, name, self.decode_held(request.get("value")))
             return None
         if op == "call":
+            if type(target) is types.FunctionType and target in self._inits:
+                # Run on a test's object it would set that object's own private state afresh, with
+                # the change's arguments (what ``_may_set`` refuses attribute by attribute).
+                raise TypeError("patchgate: the code under test may not run a test class's __init__")
             return target(*decode(request.get("args", [])), **decode(request.get("kwargs", {})))  # type: ignore[operator]
         if op == "signature":
             return signatures.describe(target, self.seal)
         if op == "describe":
             if not self.mirrorable(target):
                 raise TypeError("patchgate: only a test's own plain class is described")
+            init = vars(target).get("__init__")
+            if type(init) is types.FunctionType:
+                self._inits.add(init)
             return describe(target, self.aliases, self.subjects, self.reach)  # type: ignore[arg-type]
         if op == "take":
             number = request["obj"]["id"]  # target() checked it names an object we hold
@@ -339,7 +350,8 @@ class Handed:
         """``functools.wraps`` on a test's function: its name, place and doc are the change's to set,
         as in one process - but never so a function of no suite module's becomes one of the suite's
         (what the suite's own functions may do, BOUND and kept results, is decided by it)."""
-        value = self.aliases.restore_in(value)  # a suite name the change read as an alias is itself
+        if name in NAMES:
+            value = self._renamed(name, value)
         if name == "__annotations__" and isinstance(value, Mapping) and type(value) is not dict:
             value = dict(value.items())  # the change's dict, held by handle: the function takes a copy
         if (
@@ -349,6 +361,22 @@ class Handed:
         ):
             raise AttributeError("patchgate: the code under test may not move a function into the suite")
         setattr(target, name, value)
+
+    def _renamed(self, name: str, value: object) -> object:
+        """A name the change gives a test's function, with the suite's names it read as aliases back.
+
+        Only names it read: a name like a test's in clear is refused (the change never saw one, so it
+        is a guess, and one read back as the alias of the running test would confirm it), whether or
+        not it is one. The doc and annotations are not names: they keep what the change wrote, an
+        alias too (restored, one would be read back in clear).
+        """
+        if not isinstance(value, str):
+            return value
+        if self.aliases.names_a_test(value):
+            raise AttributeError(
+                f"patchgate: the code under test may not name a test's function {name!r} like a test"
+            )
+        return self.aliases.restore(value)
 
     def theirs(self, target: object, name: str) -> bool:
         """Whether the subject itself put the private attribute ``name`` on ``target``."""

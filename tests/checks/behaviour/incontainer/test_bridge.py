@@ -173,6 +173,30 @@ def moved_name(fn):
     fn.__module__ = "elsewhere"
     return [fn.__qualname__[::-1], repr(fn)[::-1]]
 
+def renamed(fn, name, value, of=None):
+    # Set to ``value``, after the first part of what the change reads of ``of``; reversed: what the
+    # change reads back of what it set.
+    setattr(fn, name, getattr(fn, of).split(".")[0] + value if of else value)
+    found = getattr(fn, name)
+    return found[::-1] if isinstance(found, str) else found
+
+_held = {}
+
+def adopt(fn, suite_file):
+    # Names a library's function after this module, then says this module is a file of the suite.
+    import sys
+    fn.__module__ = __name__
+    _held["fn"] = fn
+    sys.modules[__name__].__file__ = suite_file
+
+def grow_its_result():
+    found = _held["fn"]()
+    found.append("evil")
+    return len(found)
+
+def reinit(obj, *args):
+    type(obj).__init__(obj, *args)
+
 def update_from(wrapper, wrapped, name):
     # functools.update_wrapper's ``updated``: the wrapper's own dict, updated in place.
     getattr(wrapper, name).update(getattr(wrapped, name))
@@ -503,6 +527,91 @@ def test_a_container_a_suite_function_holds_is_the_test_s_own(bridge: Bridge) ->
     wrapper.glue = glue = {"foo": "bar"}  # type: ignore[attr-defined]
     calc.update_from(wrapper, wrapped, "glue")
     assert wrapper.glue is glue and glue == {"foo": "bar", "melon": "egg"}  # type: ignore[attr-defined]
+
+
+def test_a_name_set_from_an_alias_reads_back_as_the_alias_and_the_doc_as_written(bridge: Bridge) -> None:
+    # Hostile: the doc is no name, yet it was restored too - an alias written there read back as the
+    # running test's real name; a module name likewise.
+    import calc
+
+    def callback() -> None:
+        pass
+
+    test_name = "test_a_name_set_from_an_alias_reads_back"
+    doc = calc.renamed(callback, "__doc__", "", of="__qualname__")[::-1]
+    assert doc.startswith("_pgq") and test_name not in doc, doc
+    doc = calc.renamed(callback, "__doc__", "", of="__module__")[::-1]
+    assert doc.startswith("_pgm") and "test_bridge" not in doc, doc
+    # A name set from an alias is the real name on this side (functools.wraps), the alias on that one.
+    alias = calc.renamed(callback, "__qualname__", ".<locals>.cb", of="__qualname__")[::-1]
+    assert alias.startswith("_pgq") and alias.endswith(".<locals>.cb"), alias
+    assert callback.__qualname__.startswith(test_name) and callback.__qualname__.endswith(".<locals>.cb")
+
+
+def test_a_name_like_a_test_s_in_clear_is_refused_whether_or_not_it_is_one(bridge: Bridge) -> None:
+    # Hostile: the change sets a guessed test name and reads it back; the running test's own read
+    # back as its alias (``_pgq1``), a wrong guess as a new one - an oracle for the hidden name.
+    import calc
+
+    def callback() -> None:
+        pass
+
+    real = "test_a_name_like_a_test_s_in_clear_is_refused_whether_or_not_it_is_one"
+    for guess in (real, "test_not_in_this_suite"):
+        for name in ("__qualname__", "__name__", "__module__"):
+            with pytest.raises(AttributeError, match="may not name a test's function"):
+                calc.renamed(callback, name, f"{guess}.<locals>.callback")
+    assert callback.__qualname__ == f"{real}.<locals>.callback"
+    assert (
+        calc.renamed(callback, "__name__", "handler")[::-1] == "handler"
+    )  # a name of its own: as in one process
+
+
+def test_a_module_of_the_change_never_makes_a_function_the_suite_s(bridge: Bridge, tmp_path: Path) -> None:
+    # Hostile: the change names a library's function after its own module, then sets that module's
+    # __file__ (which the grader read from the subject) to a suite file: the function became the
+    # suite's, and a list it returned was kept in step - the change wrote the grader's library state.
+    import calc
+
+    (tmp_path / "grader_side").mkdir()
+    (tmp_path / "grader_side" / "pg_registry.py").write_text(
+        "REG = {'plugins': ['safe']}\n\ndef plugins():\n    return REG['plugins']\n"
+    )
+    sys.path.insert(0, str(tmp_path / "grader_side"))
+    try:
+        import pg_registry  # type: ignore[import-not-found]
+
+        calc.adopt(pg_registry.plugins, str(ROOT / "tests" / "planted.py"))
+        assert not bridge._suite_function(pg_registry.plugins)
+        assert not bridge.handed.aliases.suite_module("calc")
+        calc.grow_its_result()
+        calc.grow_its_result()  # a later request would carry the write back
+        assert pg_registry.REG == {"plugins": ["safe"]}
+    finally:
+        sys.path.remove(str(tmp_path / "grader_side"))
+        sys.modules.pop("pg_registry", None)
+
+
+class Account:
+    def __init__(self, balance: int) -> None:
+        self._balance = balance
+
+    @property
+    def balance(self) -> int:
+        return self._balance
+
+
+def test_a_test_class_s_init_is_described_never_run_by_the_change(bridge: Bridge) -> None:
+    # Hostile: ``type(obj).__init__(obj, ...)`` set the test object's private state with the change's
+    # arguments, which ``obj._balance = ...`` may not.
+    import calc
+
+    account = Account(10)
+    with pytest.raises(AttributeError, match="may not set"):
+        calc.poke(account, "_balance", 10**6)
+    with pytest.raises(TypeError, match="may not run a test class's __init__"):
+        calc.reinit(account, 10**6)
+    assert account.balance == 10
 
 
 def test_a_test_s_function_moved_out_of_the_suite_still_hides_its_test_s_name(bridge: Bridge) -> None:

@@ -263,10 +263,9 @@ def test_a_test_class_is_a_class_there_found_by_static_lookup_as_here(load: Load
 
 
 def initialiser(lib: Any) -> Any:
-    # pluggy's varnames(cls): a class's parameters read off cls.__init__; calling it is the test's.
-    hooks = Hooks(1)
-    lib.reinit(hooks, 5)
-    return [lib.init_names(Hooks), lib.parameters(Hooks), hooks.start, lib.init_signature(Base)]
+    # pluggy's varnames(cls): a class's parameters read off cls.__init__ (running it on a test's object
+    # is refused: test_bridge.py's test_a_test_class_s_init_is_described_never_run_by_the_change).
+    return [lib.init_names(Hooks), lib.parameters(Hooks), lib.init_signature(Base)]
 
 
 def test_a_test_class_s_init_is_its_own_there(load: Load) -> None:
@@ -274,7 +273,7 @@ def test_a_test_class_s_init_is_its_own_there(load: Load) -> None:
     lib = load(LIB)
     bridge_of(lib).handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
     inherited = "(self, /, *args, **kwargs)"  # object's: a class without an __init__ of its own
-    assert initialiser(lib) == expected == [(("self", "start"), 1), ["start"], 5, inherited]
+    assert initialiser(lib) == expected == [(("self", "start"), 1), ["start"], inherited]
 
 
 def stopping(lib: Any) -> Any:
