@@ -88,6 +88,8 @@ class Encoder:
         self.kept: Callable[[object, Encoder, int], dict[str, Any] | None] | None = None
         # What a pass that is abandoned (a later part could not be encoded) must take back.
         self.undo: list[Callable[[], None]] = []
+        # What the other side is given of a string (the grader: one it restored, as the subject wrote it).
+        self.strings: Callable[[str], str] | None = None
 
     def __call__(self, value: object, depth: int = 0) -> Any:
         self.nodes += 1
@@ -99,6 +101,8 @@ class Encoder:
             tag = self.kept(value, self, depth)
             if tag is not None:
                 return tag
+        if self.strings is not None and type(value) is str:
+            return self.strings(value)
         exact = _EXACT.get(id(type(value)))  # by identity: a metaclass's __eq__ or __hash__ is not asked
         if exact is not None and (self.extended or exact[1]):
             # Exactly a value type (never a handle: each side's ``handle`` claims classes of its own).
@@ -168,6 +172,8 @@ def _tuple(e: Encoder, value: Any, depth: int) -> Any:
 
 def _dict(e: Encoder, value: Any, depth: int) -> Any:
     items = list(dict.items(value if e.scrub is None else e.scrub(value)))
+    if e.strings is not None:
+        items = [(e.strings(k) if type(k) is str else k, v) for k, v in items]
     if all(type(k) is str for k, _ in items) and not any(k == TYPE for k, _ in items):
         return {k: e(v, depth + 1) for k, v in items}
     return {TYPE: "dict", "items": [[e(k, depth + 1), e(v, depth + 1)] for k, v in items]}

@@ -27,6 +27,9 @@ _TEST_NAME = re.compile(r"^(test|Test)")
 # The same, as a word in a text (``testMethod=test_x`` in a TestCase's repr).
 _TEST_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:test|Test)[A-Za-z0-9_]*")
 _ALIAS = re.compile(r"_pg[mqn]\d+")
+# How many restored strings a run remembers, and how many characters in all (``Aliases.restore``).
+MAX_GIVEN = 4096
+MAX_GIVEN_CHARS = 16 * 1024 * 1024
 
 
 class Aliases:
@@ -37,6 +40,9 @@ class Aliases:
         self._alias: dict[str, str] = {}
         self._real: dict[str, str] = {}
         self._lock = threading.Lock()
+        # Strings ``restore`` made (by id, held so the id stays theirs), with what the subject wrote.
+        self._given: dict[int, tuple[str, str]] = {}
+        self._given_chars = 0
 
     def suite_module(self, name: object) -> bool:
         """Whether ``name`` is a module of the suite (a test module, a conftest, a helper).
@@ -121,7 +127,30 @@ class Aliases:
         return _TEST_WORD.search(_ALIAS.sub("", text)) is not None
 
     def restore(self, text: str) -> str:
-        """Put the real names back into a string that came from the subject."""
+        """Put the real names back into a string that came from the subject.
+
+        The string made is remembered (``given_back``): handed to the subject again, by the test or
+        in a kept container it is, it goes as the subject wrote it, never with the real names in
+        clear. Past the bound on what is remembered a string keeps its aliases.
+        """
         if not self._real or "_pg" not in text:
             return text
-        return _ALIAS.sub(lambda m: self._real.get(m.group(0), m.group(0)), text)
+        found = _ALIAS.sub(lambda m: self._real.get(m.group(0), m.group(0)), text)
+        if found == text:
+            return text
+        with self._lock:
+            if len(self._given) >= MAX_GIVEN or self._given_chars + len(found) > MAX_GIVEN_CHARS:
+                return text
+            self._given[id(found)] = (found, text)
+            self._given_chars += len(found)
+        return found
+
+    @property
+    def given(self) -> bool:
+        """Whether any string was restored (``given_back`` can change one)."""
+        return bool(self._given)
+
+    def given_back(self, value: str) -> str:
+        """What the subject is given of ``value``: as it wrote it, if this is a string ``restore`` made."""
+        found = self._given.get(id(value))
+        return found[1] if found is not None and found[0] is value else value

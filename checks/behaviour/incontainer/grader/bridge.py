@@ -244,7 +244,12 @@ class Bridge:
         return found
 
     def encode(self, value: object) -> Any:
-        if type(value) is list and len(value) <= FAST_ITEMS and not (self.kept and self.kept.holds(value)):
+        if (
+            type(value) is list
+            and len(value) <= FAST_ITEMS
+            and not (self.kept and self.kept.holds(value))
+            and not self.handed.aliases.given  # a restored string is written as the subject wrote it
+        ):
             # The arguments of most requests: handles and plain scalars, as the encoder would write them.
             fast = _fast(value)
             if fast is not None:
@@ -264,6 +269,8 @@ class Bridge:
         )
         if self.kept:
             encoder.kept = self.kept.tag
+        if self.handed.aliases.given:  # a string restored from aliases goes back with them (aliases.py)
+            encoder.strings = self.handed.aliases.given_back
         return encoder
 
     def decode(self, data: Any) -> Any:

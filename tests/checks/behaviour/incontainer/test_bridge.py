@@ -197,6 +197,24 @@ def grow_its_result():
 def reinit(obj, *args):
     type(obj).__init__(obj, *args)
 
+_kept = {}
+
+def keep_alias(items, fn):
+    _kept["items"] = items
+    items.append(fn.__qualname__.split(".")[0])
+
+def kept_strings():
+    return [s[::-1] for s in _kept["items"] if isinstance(s, str)]
+
+def alias_of(fn):
+    return fn.__qualname__.split(".")[0]
+
+def seen_text(text):
+    return text[::-1]
+
+def seen_in(mapping):
+    return [[key[::-1], value[0][::-1]] for key, value in mapping.items()]
+
 def update_from(wrapper, wrapped, name):
     # functools.update_wrapper's ``updated``: the wrapper's own dict, updated in place.
     getattr(wrapper, name).update(getattr(wrapped, name))
@@ -590,6 +608,30 @@ def test_a_module_of_the_change_never_makes_a_function_the_suite_s(bridge: Bridg
     finally:
         sys.path.remove(str(tmp_path / "grader_side"))
         sys.modules.pop("pg_registry", None)
+
+
+def test_a_name_the_change_gave_by_alias_goes_back_to_it_as_the_alias(bridge: Bridge) -> None:
+    # Hostile: an alias the change wrote into a test's kept list was the real name on the test's side,
+    # and went back in clear when the test touched its list; a test passing back a string the change
+    # returned did the same.
+    import calc
+
+    def callback() -> None:
+        pass
+
+    real = "test_a_name_the_change_gave_by_alias_goes_back"
+    items: list[object] = []
+    calc.keep_alias(items, callback)
+    assert isinstance(items[0], str) and items[0].startswith(real)  # the test's side: as in one process
+    items.append(1)  # touched: its contents go to the subject again
+    seen = [text[::-1] for text in calc.kept_strings()]
+    assert seen and all(text.startswith("_pgq") and real not in text for text in seen), seen
+    name = calc.alias_of(callback)
+    assert name.startswith(real)
+    back = calc.seen_text(name)[::-1]
+    assert back.startswith("_pgq") and real not in back, back
+    for part in calc.seen_in({name: [name]})[0]:  # as a key and as an item too
+        assert part[::-1].startswith("_pgq") and real not in part[::-1], part
 
 
 class Account:
