@@ -197,7 +197,9 @@ class Bridge:
             # Bound there as here (inspect.ismethod): to the object if the subject holds it, else to
             # it sealed - passed back by a call of the method, never read, never written.
             owner = value.__self__
-            held = owner if self.handed.holds(owner) else self.handed.seal(owner, owner=True)
+            held = (
+                owner if self.handed.holds(owner) else self.handed.seal(owner, owner=True, of=value.__func__)
+            )
             tag["bound"] = [self._ref(value.__func__), self._ref(held)]
         return tag
 

@@ -26,6 +26,7 @@ decide, and it is narrow on purpose:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import types
 import weakref
@@ -37,6 +38,8 @@ from ..channel.protocol import FRAMED, GRADER_OPERATORS, OPERATORS, caps_of_type
 from .aliases import Aliases
 from .readahead import Lent
 
+_ANY: Any = object()  # ``unsealing``: no request's arguments are being decoded (an answer's value is)
+_SEAL_OWNERS = 64  # callables one value is sealed for, at most (a default shared by many)
 NEVER_HANDED = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
 _FRAMED = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 _FRAME_PREFIXES = ("gi_", "cr_", "ag_")
@@ -165,12 +168,19 @@ def describe(
 
 
 class Sealed:
-    """A default value of a test's callable: the subject may pass it back, never use it."""
+    """A default value of a test's callable: the subject may pass it back to that callable (one whose
+    signature sealed it), never use it, nor hand it to another (an echo would give it back)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("owners", "value")
 
     def __init__(self, value: object) -> None:
         self.value = value
+        self.owners: list[object] = []
+
+    def owned_by(self, target: object) -> bool:
+        """Whether ``target`` (a call's callable, or a method of it) is one this value was sealed for."""
+        func = getattr(target, "__func__", None) if type(target) is types.MethodType else None
+        return any(owner is target or (func is not None and owner is func) for owner in self.owners)
 
 
 class SealedOwner(Sealed):
@@ -196,6 +206,8 @@ class Handed:
         self._hidden: set[int] = set()
         # A test class's own __init__, described to be read (its signature), never run by the change.
         self._inits: weakref.WeakSet[types.FunctionType] = weakref.WeakSet()
+        # The callable whose request's arguments are being decoded (``unsealing``), per thread.
+        self._unsealing = threading.local()
         self._mirrorable: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         # Items of a test's built-in iterators lent to the subject ahead of its next() (readahead.py),
@@ -247,11 +259,15 @@ class Handed:
                 self._hidden.add(id(cls))
         return cls
 
-    def seal(self, value: object, *, owner: bool = False) -> Sealed:
+    def seal(self, value: object, *, owner: bool = False, of: object = None) -> Sealed:
+        """``value`` sealed, passed back only in a call of ``of`` (the callable whose default, or whose
+        object, it is)."""
         with self._lock:
             found = self._seals.get((id(value), owner))  # a default's seal is never an owner's
             if found is None:
                 found = self._seals[(id(value), owner)] = (SealedOwner if owner else Sealed)(value)
+            if of is not None and not any(o is of for o in found.owners) and len(found.owners) < _SEAL_OWNERS:
+                found.owners.append(of)
             return found
 
     def held(self, number: int) -> object:
@@ -261,11 +277,27 @@ class Handed:
         return self.by_number[number]
 
     def resolve(self, number: object) -> object:
-        """The object a tag names, as an argument (a sealed default is its value again)."""
+        """The object a tag names, as an argument (a sealed default is its value again, in a call of
+        its own callable only: ``unsealing``)."""
         if type(number) is not int or number not in self.by_number:
             raise ValueError(f"no grader object number {number!r}")
         value = self.by_number[number]
-        return value.value if isinstance(value, Sealed) else value
+        if not isinstance(value, Sealed):
+            return value
+        target = getattr(self._unsealing, "target", _ANY)
+        if target is not _ANY and not value.owned_by(target):
+            raise TypeError("patchgate: a test's default value is passed back to its own callable only")
+        return value.value
+
+    @contextlib.contextmanager
+    def unsealing(self, target: object) -> Iterator[None]:
+        """Decode a request's arguments for ``target`` (None: no callable may have a sealed value)."""
+        before = getattr(self._unsealing, "target", _ANY)
+        self._unsealing.target = target
+        try:
+            yield
+        finally:
+            self._unsealing.target = before
 
     def target(self, data: object) -> object:
         """The object a request is about: only one the subject was handed, named by its number."""
@@ -320,9 +352,11 @@ class Handed:
                 # Run on a test's object it would set that object's own private state afresh, with
                 # the change's arguments (what ``_may_set`` refuses attribute by attribute).
                 raise TypeError("patchgate: the code under test may not run a test class's __init__")
-            return target(*decode(request.get("args", [])), **decode(request.get("kwargs", {})))  # type: ignore[operator]
+            with self.unsealing(target):
+                args, kwargs = decode(request.get("args", [])), decode(request.get("kwargs", {}))
+            return target(*args, **kwargs)  # type: ignore[operator]
         if op == "signature":
-            return signatures.describe(target, self.seal)
+            return signatures.describe(target, lambda value: self.seal(value, of=target))
         if op == "describe":
             if not self.mirrorable(target):
                 raise TypeError("patchgate: only a test's own plain class is described")
@@ -337,7 +371,8 @@ class Handed:
             name = str(request.get("name"))
             if name not in GRADER_OPERATORS:
                 raise TypeError(f"patchgate: operation {name!r} is not offered on a test's object")
-            args = decode(request.get("args", []))
+            with self.unsealing(None):
+                args = decode(request.get("args", []))
             if name == "dir":  # its public names only
                 return [self.aliases.name(n) for n in dir(target) if not n.startswith("_")]
             found = OPERATORS[name].apply(target, *args)

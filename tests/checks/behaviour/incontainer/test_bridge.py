@@ -212,6 +212,21 @@ def alias_of(fn):
 def seen_text(text):
     return text[::-1]
 
+def pass_default_to(fn, owner, holder):
+    # A decorator's way (bind, then apply the defaults) back into the function; then the same sealed
+    # default handed to another of the test's callables, and into a test object's __dict__.
+    import inspect
+    bound = inspect.signature(fn).bind(1)
+    bound.apply_defaults()
+    sealed = bound.arguments["expected"]
+    found = [fn(*bound.args, **bound.kwargs)]
+    for use in (lambda: owner(sealed), lambda: holder.__dict__.setdefault("pg_x", sealed)):
+        try:
+            found.append(repr(use()))
+        except TypeError as exc:
+            found.append(str(exc))
+    return found
+
 def seen_in(mapping):
     return [[key[::-1], value[0][::-1]] for key, value in mapping.items()]
 
@@ -632,6 +647,28 @@ def test_a_name_the_change_gave_by_alias_goes_back_to_it_as_the_alias(bridge: Br
     assert back.startswith("_pgq") and real not in back, back
     for part in calc.seen_in({name: [name]})[0]:  # as a key and as an item too
         assert part[::-1].startswith("_pgq") and real not in part[::-1], part
+
+
+class Holder:
+    pass
+
+
+def test_a_sealed_default_goes_back_to_its_own_callable_only(bridge: Bridge) -> None:
+    # Hostile: a sealed default was its value again as any call's argument, so a test's identity
+    # function or a test object's ``__dict__.setdefault`` handed it back in clear.
+    import calc
+
+    def check(value: int, expected: tuple[str, int] = ("hidden", 4242)) -> bool:
+        return value == 1 and expected == ("hidden", 4242)
+
+    def echo(value: object) -> object:
+        return value
+
+    found = calc.pass_default_to(check, echo, Holder())
+    assert found[0] is True  # back into its own function: the test's value, as in one process
+    assert all("4242" not in text and "passed back to its own callable only" in text for text in found[1:]), (
+        found
+    )
 
 
 class Account:
