@@ -142,6 +142,14 @@ def decide(
                 f"({percent(suite.in_process_tier / suite.total)}, the policy allows {percent(share)}): "
                 "the code under test could forge them"
             )
+        if suite.kind in COUNTED_KINDS and suite.slow_in_process:
+            # Whatever the share: base passed them isolated, slowly; the change's code could run out
+            # of time on purpose to be measured where it can forge what they report.
+            maintainer.append(
+                f"behaviour: {suite.slow_in_process} {SUITE_LABELS[suite.kind]} test"
+                f"{'s' if suite.slow_in_process != 1 else ''} ran out of time isolated on head and "
+                "passed in-process: the code under test could forge them"
+            )
     if behaviour.forgeable and behaviour.status == "passed" and not policy.behaviour.allow_in_process_success:
         maintainer.append(
             "behaviour: a suite ran in-process (isolation: in-process): the code under test can forge it"

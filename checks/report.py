@@ -117,6 +117,9 @@ class SuiteResult(_Model):
     base_reused: bool = False
     # Of its tests, how many were measured in-process (they cannot cross the isolation): forgeable.
     in_process_tier: int = 0
+    # Of those, how many are there only because they ran out of time isolated on head (base passed them
+    # slowly): the change chose that, so such a pass always asks a maintainer (checks/decide.py).
+    slow_in_process: int = 0
     # Repository tests failing on base and on head: the base's own failures, left out of the counts.
     failing_on_base: int = 0
     # Tests failing on base and passing on head (for the change's own tests: they test the change).

@@ -138,6 +138,7 @@ def suite_result(outcome: SuiteOutcome, policy: Behaviour) -> SuiteResult:
         isolation="in-process" if outcome.in_process else "subject",
         base_reused=outcome.base_reused,
         in_process_tier=len(outcome.in_process_tier),
+        slow_in_process=len(outcome.in_process_tier & outcome.slow_to_cross),
         failing_on_base=len(grade.failing_on_base),
         fail_to_pass=grade.fail_to_pass,
     )

@@ -190,6 +190,31 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
         "behaviour: a suite ran in-process (isolation: in-process): the code under test can forge it",
     ),
     (
+        "a test in the tier for running out of time isolated on head asks a maintainer, whatever the share",
+        SHAPE_OK,
+        BehaviourResult(
+            status="passed",
+            suites=[
+                suite(passed=100, total=100).model_copy(update={"in_process_tier": 1, "slow_in_process": 1})
+            ],
+        ),
+        Q_SKIP,
+        "",
+        "action_required",
+        "behaviour: 1 hidden test ran out of time isolated on head and passed in-process",
+    ),
+    (
+        "the tier under the share alone does not",
+        SHAPE_OK,
+        BehaviourResult(
+            status="passed", suites=[suite(passed=100, total=100).model_copy(update={"in_process_tier": 1})]
+        ),
+        Q_SKIP,
+        "",
+        "success",
+        "all gates passed",
+    ),
+    (
         "unless the policy allows it",
         SHAPE_OK,
         B_FORGEABLE,
