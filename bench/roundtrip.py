@@ -53,6 +53,7 @@ from isolation import PROJECTS, fetch, head_plan, unpack  # puts the repository 
 from checks.behaviour.suites import SUITE_CONFIG
 from sandbox.docker import DockerSandbox
 from sandbox.images import ensure_base_image
+from sandbox.spec import Limits, RunSpec
 
 PROBE_MODULE = """
 class Box:
@@ -138,6 +139,48 @@ def both_modes(suite: Path) -> dict[str, Path]:
     return {"in-process": in_process, "isolated": suite}
 
 
+# The floor, in the same sandbox: two processes of the image's Python over a socketpair, one sends a JSON
+# request the size of the probe's ``len(box)`` and waits for a JSON answer - no framing, no dispatch.
+FLOOR = """
+import json, os, socket, sys, time
+calls, repeats = int(sys.argv[1]), int(sys.argv[2])
+a, b = socket.socketpair()
+if os.fork() == 0:
+    a.close()
+    while True:
+        data = b.recv(65536)
+        if not data:
+            os._exit(0)
+        asked = json.loads(data)
+        b.sendall(json.dumps({"ok": 3, "r": asked["q"]}, separators=(",", ":")).encode())
+b.close()
+request = {"op": "op", "name": "len", "args": [{"$t": "obj", "side": "s", "id": 7}], "deadline": 29.0,
+           "main": True}
+best = None
+for _ in range(repeats):
+    start = time.perf_counter()
+    for q in range(calls):
+        a.sendall(json.dumps({**request, "q": q}, separators=(",", ":")).encode())
+        json.loads(a.recv(65536))
+    took = (time.perf_counter() - start) / calls * 1e6
+    best = took if best is None else min(best, took)
+print(json.dumps(best))
+"""
+
+
+def floor(box: DockerSandbox, image: str, calls: int, repeats: int) -> float | None:
+    """A bare socketpair round trip with a JSON body in a sandbox of the probe's limits (us, the best run)."""
+    argv = ("python3", "-I", "-c", FLOOR, str(calls), str(repeats))
+    spec = RunSpec(image=image, argv=argv, limits=Limits())
+    result = box.run(spec)
+    if result.exit_code != 0:
+        print(f"  floor: exit {result.exit_code}: {result.stderr.decode(errors='replace')[-300:]}")
+        return None
+    found = float(json.loads(result.stdout))
+    print(f"  floor: a bare socketpair round trip with a JSON body, same sandbox limits: {found:.1f} us")
+    return found
+
+
 def probe(box: DockerSandbox, image: str, work: Path, calls: int, repeats: int) -> None:
     tree, suite = work / "repo", work / "suite"
     tree.mkdir(parents=True)
@@ -161,7 +204,11 @@ def probe(box: DockerSandbox, image: str, work: Path, calls: int, repeats: int) 
     trips = [t for t in PROBE_TRIPS if t != "test_list"]
     isolated = [per_mode["isolated"][t] for t in trips if t in per_mode.get("isolated", {})]
     if isolated:
-        print(f"  isolated: {sum(isolated) / len(isolated):.1f} us per round trip (mean of the three)")
+        mean = sum(isolated) / len(isolated)
+        print(f"  isolated: {mean:.1f} us per round trip (mean of the three)")
+        bare = floor(box, image, calls, repeats)
+        if bare:
+            print(f"  isolated / floor: {mean / bare:.2f}x (issue 20: within 2x)")
 
 
 LOCAL_SUBJECT = """

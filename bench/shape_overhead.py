@@ -22,7 +22,7 @@ Printed: each side's wall time, the ratio against the target (the gate <=
 bare time per tool, and the 1-minute load average beside each.
 
 Usage: .venv/bin/python bench/shape_overhead.py [--project tomlkit,markdown] [--files 3]
-       [--sdists DIR] [--slots 2] [--keep DIR]
+       [--sdists DIR] [--slots 2] [--warm 0] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -124,9 +124,11 @@ def make_repo(name: str, sdists: Path, work: Path, files: int) -> tuple[Path, li
     return tree, paths
 
 
-def gate(ws: Workspace, image: str, slots: int, cache: Any) -> tuple[float, dict[str, float], Recorder, str]:
+def gate(
+    ws: Workspace, image: str, box: DockerSandbox, cache: Any
+) -> tuple[float, dict[str, float], Recorder, str]:
     """Run the shape layer as `patchgate run` does; return its wall time, each tool's and the runs."""
-    recorder = Recorder(DockerSandbox(max_concurrency=slots))
+    recorder = Recorder(box)
     ctx = LayerContext(ws, Policy(), recorder, image)
     started = time.perf_counter()
     result = run_shape(ctx, cache=cache) if cache is not None else run_shape(ctx)
@@ -167,7 +169,7 @@ def bare(ws: Workspace, image: str, keep: Path) -> dict[str, float]:
     return out
 
 
-def measure(name: str, sdists: Path, work: Path, files: int, slots: int) -> list[float]:
+def measure(name: str, sdists: Path, work: Path, files: int, *, slots: int, warm: int) -> list[float]:
     repo, paths = make_repo(name, sdists, work, files)
     print(f"{name}: {len(paths)} changed files ({', '.join(paths)})", flush=True)
     cached = "cache" in inspect.signature(run_shape).parameters
@@ -177,13 +179,17 @@ def measure(name: str, sdists: Path, work: Path, files: int, slots: int) -> list
         from sandbox.images import image_id
 
         cache = ShapeCache(work / "shape-cache", identify=image_id)
+    # With --warm, one sandbox for the three jobs, as a worker keeps one (its pool then has the shapes a
+    # job ran before made ahead); without it, a sandbox per job, as each `patchgate run` process has.
+    shared = DockerSandbox(max_concurrency=slots, warm=warm) if warm else None
     ratios = []
     for label, head in (("a, first PR on the base", "a"), ("b, the same files again", "b"),
                         ("a again", "a")):  # fmt: skip
         dest = work / f"ws-{label[0]}-{len(ratios)}"
         ws = from_git(repo, "main", head, dest)
         image = ensure_env_image(ws.base_dir)
-        wall, seconds, recorder, status = gate(ws, image, slots, cache)
+        box = shared or DockerSandbox(max_concurrency=slots)
+        wall, seconds, recorder, status = gate(ws, image, box, cache)
         print(f"  {label}: shape {wall:6.1f} s -> {status}  ({load()})", flush=True)
         print("    per tool: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items()))
         inside = sum(s for _, s in recorder.runs)
@@ -200,6 +206,8 @@ def measure(name: str, sdists: Path, work: Path, files: int, slots: int) -> list
         verdict = "met" if ratio <= TARGET else "MISSED"
         print(f"    ratio {ratio:.2f}x against the <= {TARGET:.1f}x target: {verdict}", flush=True)
         shutil.rmtree(dest, ignore_errors=True)
+    if shared is not None:
+        shared.close()
     return ratios
 
 
@@ -212,6 +220,12 @@ def main() -> None:
     parser.add_argument("--sdists", type=Path, default=Path(tempfile.gettempdir()) / "patchgate-bench-sdists")
     parser.add_argument("--slots", type=int, default=2, help="sandbox runs at once (`patchgate run`: 2)")
     parser.add_argument("--keep", type=Path, help="keep the repositories and plans here")
+    parser.add_argument(
+        "--warm",
+        type=int,
+        default=0,
+        help="containers made ahead per shape; one sandbox for the jobs (a worker's: 1)",
+    )
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores; target: the shape layer <= {TARGET:.1f}x the tools bare once")
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="patchgate-shape-overhead-"))
@@ -223,7 +237,7 @@ def main() -> None:
             work = scratch / name
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir(parents=True)
-            summary[name] = measure(name, args.sdists, work, args.files, args.slots)
+            summary[name] = measure(name, args.sdists, work, args.files, slots=args.slots, warm=args.warm)
     finally:
         if args.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)

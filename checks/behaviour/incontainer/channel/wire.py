@@ -100,17 +100,19 @@ class Reader:
         """Whether a whole message is already buffered (``next`` returns it without reading)."""
         return len(self._buf) >= _HEADER.size and len(self._buf) >= _HEADER.size + _size(self._buf)
 
-    def fill(self) -> None:
-        """Read what has arrived, without waiting; raise ChannelClosed at the connection's end."""
+    def fill(self) -> int:
+        """Read what has arrived, without waiting (how many bytes: 0 when nothing had); raise
+        ChannelClosed at the connection's end."""
         try:
             count = self.sock.recv_into(self._chunk, 0, socket.MSG_DONTWAIT)
-        except BlockingIOError:  # another thread of ours read it first
-            return
+        except BlockingIOError:  # nothing yet, or another thread of ours read it first
+            return 0
         except OSError as exc:
             raise ChannelClosed(f"the connection failed: {exc}") from None
         if not count:
             raise ChannelClosed("the other side closed the connection")
         self._buf += memoryview(self._chunk)[:count]
+        return count
 
     def next(self) -> dict[str, Any]:
         """Return the buffered message (``pending`` said there is one)."""

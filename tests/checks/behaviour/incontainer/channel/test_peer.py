@@ -89,3 +89,37 @@ def test_a_handler_that_fails_breaks_the_channel_on_both_sides_instead_of_leavin
     assert "AttributeError" in str(outcome[0])
     with pytest.raises(PeerGone):
         client.request({"op": "get"}, timeout=10)
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    import json
+
+    payload = json.dumps(message).encode()
+    return len(payload).to_bytes(4, "big") + payload
+
+
+def test_a_reader_spins_for_a_message_only_on_a_core_of_its_own_and_rests_after_a_spin_for_nothing() -> None:
+    from checks.behaviour.incontainer.channel import peer as peer_module
+
+    mine, theirs = socket.socketpair()
+    try:
+        peer = Peer(mine, lambda request: {})
+        peer._multicore = True
+        # As a waiting thread reads: with the read lock, the reader thread staying out of its way.
+        peer._waiting_count += 1
+        peer._read_lock.acquire()
+        theirs.sendall(frame({"r": 1, "ok": 1}))
+        assert peer._spin()  # it had come: read without a select
+        assert peer._reader.next() == {"r": 1, "ok": 1}
+        assert not peer._spin()  # nothing comes: it gives up after SPIN_S, and rests
+        assert peer._spin_rest == peer_module._SPIN_REST
+        theirs.sendall(frame({"r": 2, "ok": 2}))
+        # Resting, it leaves the next waits to select (which reads it), however soon a message comes.
+        assert [peer._spin() for _ in range(peer_module._SPIN_REST)] == [False] * peer_module._SPIN_REST
+        assert peer._spin() and peer._reader.next() == {"r": 2, "ok": 2}
+        peer._multicore = False  # pinned to one core: spinning would hold the core the answer needs
+        theirs.sendall(frame({"r": 3, "ok": 3}))
+        assert not peer._spin() and not peer._reader.pending()
+    finally:
+        mine.close()
+        theirs.close()
