@@ -25,7 +25,8 @@ from collections.abc import Callable
 # The names patchgate's own pytest configuration collects as tests (checks/behaviour/plan.py).
 _TEST_NAME = re.compile(r"^(test|Test)")
 # The same, as a word in a text (``testMethod=test_x`` in a TestCase's repr).
-_TEST_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:test|Test)[A-Za-z0-9_]*")
+# (And a module named as pytest collects ``*_test.py``.)
+_TEST_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:(?:test|Test)[A-Za-z0-9_]*|[A-Za-z0-9_]+_test(?![A-Za-z0-9_]))")
 _ALIAS = re.compile(r"_pg[mqn]\d+")
 # How many restored strings a run remembers, and how many characters in all (``Aliases.restore``).
 MAX_GIVEN = 4096
@@ -121,6 +122,11 @@ class Aliases:
             same = all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True))
             return value if same else dict(pairs)
         return value
+
+    def whole_aliases(self, text: str) -> bool:
+        """Whether every alias in ``text`` is a whole dotted part of it (``_pgq1.<locals>.f``), never
+        glued to other characters (``x_pgq1.y`` would read back as ``xtest_name.y``, in clear)."""
+        return all(_ALIAS.fullmatch(part) or not _ALIAS.search(part) for part in text.split("."))
 
     def names_a_test(self, text: str) -> bool:
         """Whether ``text`` holds, in clear, a word named like a test's (what ``names_in`` would alias)."""

@@ -29,7 +29,7 @@ from . import ambient, handles, iteration, mirrors
 from .aliases import Aliases
 from .classes import Classes, RemoteClass
 from .errors import SubjectGone
-from .handed import NEVER_HANDED, Handed, PublicNamespace, Sealed, namespace_owner
+from .handed import ANSWER, NEVER_HANDED, Handed, PublicNamespace, Sealed, namespace_owner
 from .handles import Remote, RemoteModule, is_handle, remote_class
 from .kept import ProcessState, candidates
 from .members import BoundRemote, own_dict
@@ -142,7 +142,9 @@ class Bridge:
             if "raise" in answer:
                 raise self.mirrors.exception(answer["raise"])
             # A suite name that went out as an alias comes back as itself (functools.wraps of a callback).
-            return self.handed.aliases.restore_in(self.decode(answer.get("ok")), self.kept.holds)
+            with self.handed.unsealing(ANSWER):  # the test's own values, a sealed default its value again
+                value = self.decode(answer.get("ok"))
+            return self.handed.aliases.restore_in(value, self.kept.holds)
         finally:
             # After the answer is read (it may name a container the subject lets go of in this message),
             # before the test's code runs again.
@@ -238,6 +240,9 @@ class Bridge:
 
     def _my_exception(self, exc: BaseException) -> dict[str, Any]:
         found = mirrors.raised_here(exc, self.handed.keep(exc), self.encode)
+        # Its text names what raised it: a test's callback (``test_x.<locals>.cb() missing ...``), a
+        # test's class, an attribute looked up - each test's name aliased, as a test object's repr.
+        found["text"] = self.handed.aliases.names_in(str(found["text"]))
         # Caused by one the subject already holds (a test's exception it threw back into a test's
         # generator): the subject's exception for it is the cause there too, ``is`` holding.
         cause = BaseException.__dict__["__cause__"].__get__(exc)

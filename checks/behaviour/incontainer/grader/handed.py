@@ -38,7 +38,10 @@ from ..channel.protocol import FRAMED, GRADER_OPERATORS, OPERATORS, caps_of_type
 from .aliases import Aliases
 from .readahead import Lent
 
-_ANY: Any = object()  # ``unsealing``: no request's arguments are being decoded (an answer's value is)
+# ``unsealing``: an answer's value is being decoded (the test's own, each sealed value its value again);
+# an operator's arguments are (no sealed value is its).
+ANSWER: Any = object()
+_NO_CALLABLE: Any = object()
 _SEAL_OWNERS = 64  # callables one value is sealed for, at most (a default shared by many)
 NEVER_HANDED = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)
 _FRAMED = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
@@ -75,9 +78,10 @@ class ClassNamespace(Mapping[str, Any]):
         return isinstance(name, str) and not name.startswith("_")
 
     def __getitem__(self, name: str) -> Any:
+        sent = name
         name = self._handed.aliases.restore(name) if isinstance(name, str) else name
-        if not self._shown(name):
-            raise KeyError(name)
+        if not self._shown(name) or name not in self._names():
+            raise KeyError(sent)  # as the subject named it: never a real name an alias stands for
         return self._names()[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -284,15 +288,19 @@ class Handed:
         value = self.by_number[number]
         if not isinstance(value, Sealed):
             return value
-        target = getattr(self._unsealing, "target", _ANY)
-        if target is not _ANY and not value.owned_by(target):
+        target = getattr(self._unsealing, "target", None)
+        if target is ANSWER or (target is not None and value.owned_by(target)):
+            return value.value
+        if target is not None:
             raise TypeError("patchgate: a test's default value is passed back to its own callable only")
-        return value.value
+        return value  # anywhere else (an exception's arguments, a kept container's contents): sealed
 
     @contextlib.contextmanager
     def unsealing(self, target: object) -> Iterator[None]:
-        """Decode a request's arguments for ``target`` (None: no callable may have a sealed value)."""
-        before = getattr(self._unsealing, "target", _ANY)
+        """Decode a request's arguments for the callable ``target`` (its own sealed values are their
+        values again, any other is refused), or with ``ANSWER`` an answer's value, the test's own (each
+        its value again). Anywhere else a sealed value stays sealed."""
+        before = getattr(self._unsealing, "target", None)
         self._unsealing.target = target
         try:
             yield
@@ -319,7 +327,8 @@ class Handed:
             return self._aliased_text(owner.value, repr(owner.value))  # what the method's repr shows
         target = self.target(request.get("obj"))
         if op == "getattr":
-            name = self.aliases.restore(str(request.get("name")))
+            sent = str(request.get("name"))
+            name = self.aliases.restore(sent)
             if name == "__dict__" and hasattr(target, "__dict__"):
                 # What decorators copy (functools.update_wrapper) and caching descriptors write
                 # (boltons cachedproperty): the public attributes, and only those, as a live view;
@@ -333,7 +342,18 @@ class Handed:
                 # would open the test's frames, globals and values.
                 raise AttributeError(f"patchgate: the code under test may not read {name!r} of a test object")
             module, suite = self._owner(target)
-            return self.aliases.attribute(module, name, getattr(target, name), suite=suite)
+            try:
+                found = getattr(target, name)
+            except AttributeError:
+                if name == sent:
+                    raise
+                # An alias the change sent, restored: the error names what it sent, never the real
+                # name (its text and its ``name`` would otherwise decode any alias).
+                raise AttributeError(f"patchgate: no attribute {sent!r} of a test object") from None
+            if isinstance(target, BaseException) and name == "args" and type(found) is tuple:
+                # A test's exception's arguments, as its text crosses: a test's name in them aliased.
+                return tuple(self.aliases.names_in(a) if type(a) is str else a for a in found)
+            return self.aliases.attribute(module, name, found, suite=suite)
         if op in ("setattr", "delattr"):
             name = str(request.get("name"))
             if id(target) in self._hidden:
@@ -354,7 +374,10 @@ class Handed:
                 raise TypeError("patchgate: the code under test may not run a test class's __init__")
             with self.unsealing(target):
                 args, kwargs = decode(request.get("args", [])), decode(request.get("kwargs", {}))
-            return target(*args, **kwargs)  # type: ignore[operator]
+            found = target(*args, **kwargs)  # type: ignore[operator]
+            if type(found) is str and self._describes_a_test(target):
+                return self.aliases.names_in(found)
+            return found
         if op == "signature":
             return signatures.describe(target, lambda value: self.seal(value, of=target))
         if op == "describe":
@@ -371,7 +394,7 @@ class Handed:
             name = str(request.get("name"))
             if name not in GRADER_OPERATORS:
                 raise TypeError(f"patchgate: operation {name!r} is not offered on a test's object")
-            with self.unsealing(None):
+            with self.unsealing(_NO_CALLABLE):
                 args = decode(request.get("args", []))
             if name == "dir":  # its public names only
                 return [self.aliases.name(n) for n in dir(target) if not n.startswith("_")]
@@ -407,11 +430,19 @@ class Handed:
         """
         if not isinstance(value, str):
             return value
-        if self.aliases.names_a_test(value):
+        if self.aliases.names_a_test(value) or not self.aliases.whole_aliases(value):
             raise AttributeError(
                 f"patchgate: the code under test may not name a test's function {name!r} like a test"
             )
         return self.aliases.restore(value)
+
+    def _describes_a_test(self, target: object) -> bool:
+        """Whether ``target`` is a method of no suite's on a test's object: ``unittest.TestCase.id()``
+        and ``shortDescription()`` of a test's case say its test's name, as its ``repr`` does."""
+        if type(target) is not types.MethodType or self.aliases.suite_function(target.__func__):
+            return False
+        owner = type(target.__self__)
+        return any(self.aliases.suite_module(type.__dict__["__module__"].__get__(k)) for k in owner.__mro__)
 
     def theirs(self, target: object, name: str) -> bool:
         """Whether the subject itself put the private attribute ``name`` on ``target``."""

@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import unittest
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,10 +174,10 @@ def moved_name(fn):
     fn.__module__ = "elsewhere"
     return [fn.__qualname__[::-1], repr(fn)[::-1]]
 
-def renamed(fn, name, value, of=None):
-    # Set to ``value``, after the first part of what the change reads of ``of``; reversed: what the
-    # change reads back of what it set.
-    setattr(fn, name, getattr(fn, of).split(".")[0] + value if of else value)
+def renamed(fn, name, value, of=None, before=""):
+    # Set to ``value``, after the first part of what the change reads of ``of`` (after ``before``);
+    # reversed: what the change reads back of what it set.
+    setattr(fn, name, before + getattr(fn, of).split(".")[0] + value if of else value)
     found = getattr(fn, name)
     return found[::-1] if isinstance(found, str) else found
 
@@ -226,6 +227,33 @@ def pass_default_to(fn, owner, holder):
         except TypeError as exc:
             found.append(str(exc))
     return found
+
+def missing(fn, obj):
+    # An alias looked up where it is missing: what the errors say, reversed past the grader's restoring.
+    found = []
+    try:
+        getattr(obj, fn.__qualname__.split(".")[0])
+    except AttributeError as exc:
+        found += [str(exc)[::-1], str(exc.name)[::-1]]
+    try:
+        obj.__dict__[fn.__module__]
+    except KeyError as exc:
+        found.append(str(exc)[::-1])
+    try:
+        fn()
+    except TypeError as exc:
+        found.append(str(exc)[::-1])
+    return found
+
+def sealed_in_errors(fn, holder, items):
+    import inspect
+    sealed = inspect.signature(fn).parameters["expected"].default
+    holder.pg_error = ValueError(sealed)
+    items.append(KeyError(sealed))
+    return repr(holder.pg_error.args)
+
+def case_says(case):
+    return [case.id()[::-1], str(case)[::-1]]
 
 def seen_in(mapping):
     return [[key[::-1], value[0][::-1]] for key, value in mapping.items()]
@@ -653,6 +681,49 @@ class Holder:
     pass
 
 
+def test_an_alias_looked_up_where_it_is_missing_is_named_as_the_change_sent_it(bridge: Bridge) -> None:
+    # Hostile: getattr(obj, alias) failed with the real name the alias stands for in its text and its
+    # ``name``, a missing __dict__ key likewise, and a test's callback called wrongly named its test:
+    # any alias decoded.
+    import calc
+
+    def callback(needed: int) -> None:
+        pass
+
+    real, module = "test_an_alias_looked_up_where_it_is_missing", "test_bridge"
+    found = [text[::-1] for text in calc.missing(callback, Holder())]
+    assert len(found) == 4, found
+    assert all(real not in text and module not in text for text in found), found
+    assert "_pgq" in found[0] and "_pgm" in found[2] and "_pgq" in found[3], found
+
+
+def test_a_name_with_an_alias_glued_inside_a_part_is_refused(bridge: Bridge) -> None:
+    # Hostile: ``x_pgq1.y`` passed the test-word check, was restored to ``xtest_....y`` and read back
+    # in clear (its qualname's parts are aliased one by one, and ``xtest_...`` is no test's word).
+    import calc
+
+    def callback() -> None:
+        pass
+
+    with pytest.raises(AttributeError, match="may not name a test's function"):
+        calc.renamed(callback, "__qualname__", ".y", of="__qualname__", before="x")
+    assert callback.__qualname__.endswith(".<locals>.callback")
+
+
+def test_a_sealed_default_stays_sealed_in_an_error_the_change_puts_in_a_test_s_object(bridge: Bridge) -> None:
+    # Hostile: the arguments of an exception the change set on a test's object (or put in a kept list)
+    # were decoded with every sealed default unsealed, and read back in clear.
+    import calc
+
+    def check(value: int, expected: tuple[str, int] = ("hidden", 4242)) -> bool:
+        return value == 1
+
+    items: list[object] = []
+    shown = calc.sealed_in_errors(check, holder := Holder(), items)
+    assert "4242" not in shown, shown
+    assert "4242" not in repr(holder.pg_error.args) and "4242" not in repr(items), (holder.pg_error, items)  # type: ignore[attr-defined]
+
+
 def test_a_sealed_default_goes_back_to_its_own_callable_only(bridge: Bridge) -> None:
     # Hostile: a sealed default was its value again as any call's argument, so a test's identity
     # function or a test object's ``__dict__.setdefault`` handed it back in clear.
@@ -669,6 +740,20 @@ def test_a_sealed_default_goes_back_to_its_own_callable_only(bridge: Bridge) -> 
     assert all("4242" not in text and "passed back to its own callable only" in text for text in found[1:]), (
         found
     )
+
+
+class HiddenCases(unittest.TestCase):
+    def test_secret_case(self) -> None:
+        pass
+
+
+def test_a_test_case_s_id_names_its_test_by_alias(bridge: Bridge) -> None:
+    # Hostile: only a test object's repr was aliased; TestCase.id() - a method of unittest's on it -
+    # gave the test's module and name in clear.
+    import calc
+
+    said = [text[::-1] for text in calc.case_says(HiddenCases("test_secret_case"))]
+    assert all("test_secret_case" not in text and "test_bridge" not in text for text in said), said
 
 
 class Account:
