@@ -187,6 +187,19 @@ class Sealed:
         return any(owner is target or (func is not None and owner is func) for owner in self.owners)
 
 
+class _Call:
+    """A call of a test's callable the subject asked for, while its arguments are decoded: a sealed
+    value is its value again if the callable is the suite's own code (pluggy hands a hookspec's
+    default to the hook's implementations) or one it was sealed for; which were, to seal again one
+    the call hands straight back."""
+
+    __slots__ = ("suite", "target", "unsealed")
+
+    def __init__(self, target: object, suite: bool) -> None:
+        self.target, self.suite = target, suite
+        self.unsealed: dict[int, Sealed] = {}
+
+
 class SealedOwner(Sealed):
     """The object a test's method is bound to, the object itself not handed: passed back, and its
     ``repr`` read (the method's own ``repr`` shows it: ``<bound method C.f of <C ...>>``)."""
@@ -289,10 +302,13 @@ class Handed:
         if not isinstance(value, Sealed):
             return value
         target = getattr(self._unsealing, "target", None)
-        if target is ANSWER or (target is not None and value.owned_by(target)):
+        if target is ANSWER:
+            return value.value
+        if type(target) is _Call and (target.suite or value.owned_by(target.target)):
+            target.unsealed[id(value.value)] = value
             return value.value
         if target is not None:
-            raise TypeError("patchgate: a test's default value is passed back to its own callable only")
+            raise TypeError("patchgate: a test's default value is passed back to the test's own code only")
         return value  # anywhere else (an exception's arguments, a kept container's contents): sealed
 
     @contextlib.contextmanager
@@ -372,9 +388,13 @@ class Handed:
                 # Run on a test's object it would set that object's own private state afresh, with
                 # the change's arguments (what ``_may_set`` refuses attribute by attribute).
                 raise TypeError("patchgate: the code under test may not run a test class's __init__")
-            with self.unsealing(target):
+            call = _Call(target, self._suite_callable(target))
+            with self.unsealing(call):
                 args, kwargs = decode(request.get("args", [])), decode(request.get("kwargs", {}))
             found = target(*args, **kwargs)  # type: ignore[operator]
+            passed = call.unsealed.get(id(found))
+            if passed is not None and passed.value is found:
+                return passed  # a default it was given, handed straight back (an identity): sealed again
             if type(found) is str and self._describes_a_test(target):
                 return self.aliases.names_in(found)
             return found
@@ -435,6 +455,14 @@ class Handed:
                 f"patchgate: the code under test may not name a test's function {name!r} like a test"
             )
         return self.aliases.restore(value)
+
+    def _suite_callable(self, target: object) -> bool:
+        """Whether calling ``target`` runs the suite's own code: a test's function or method, a test's
+        own class, or an object of one (its ``__call__``)."""
+        func = target.__func__ if type(target) is types.MethodType else target
+        if type(func) is types.FunctionType:
+            return self.aliases.suite_function(func)
+        return self.mirrorable(func if isinstance(func, type) else type(func))
 
     def _describes_a_test(self, target: object) -> bool:
         """Whether ``target`` is a method of no suite's on a test's object: ``unittest.TestCase.id()``

@@ -213,15 +213,16 @@ def alias_of(fn):
 def seen_text(text):
     return text[::-1]
 
-def pass_default_to(fn, owner, holder):
+def pass_default_to(fn, others, holder):
     # A decorator's way (bind, then apply the defaults) back into the function; then the same sealed
-    # default handed to another of the test's callables, and into a test object's __dict__.
+    # default handed to the test's other callables, and into a test object's __dict__.
     import inspect
     bound = inspect.signature(fn).bind(1)
     bound.apply_defaults()
     sealed = bound.arguments["expected"]
     found = [fn(*bound.args, **bound.kwargs)]
-    for use in (lambda: owner(sealed), lambda: holder.__dict__.setdefault("pg_x", sealed)):
+    uses = [lambda other=other: other(sealed) for other in others]
+    for use in [*uses, lambda: holder.__dict__.setdefault("pg_x", sealed)]:
         try:
             found.append(repr(use()))
         except TypeError as exc:
@@ -724,9 +725,11 @@ def test_a_sealed_default_stays_sealed_in_an_error_the_change_puts_in_a_test_s_o
     assert "4242" not in repr(holder.pg_error.args) and "4242" not in repr(items), (holder.pg_error, items)  # type: ignore[attr-defined]
 
 
-def test_a_sealed_default_goes_back_to_its_own_callable_only(bridge: Bridge) -> None:
+def test_a_sealed_default_goes_back_to_the_test_s_code_only_and_never_straight_back(bridge: Bridge) -> None:
     # Hostile: a sealed default was its value again as any call's argument, so a test's identity
-    # function or a test object's ``__dict__.setdefault`` handed it back in clear.
+    # function or a test object's ``__dict__.setdefault`` handed it back in clear. The test's own code
+    # gets it (pluggy hands a hookspec's default to the hook's implementations); handed straight back
+    # it is sealed again.
     import calc
 
     def check(value: int, expected: tuple[str, int] = ("hidden", 4242)) -> bool:
@@ -735,11 +738,13 @@ def test_a_sealed_default_goes_back_to_its_own_callable_only(bridge: Bridge) -> 
     def echo(value: object) -> object:
         return value
 
-    found = calc.pass_default_to(check, echo, Holder())
-    assert found[0] is True  # back into its own function: the test's value, as in one process
-    assert all("4242" not in text and "passed back to its own callable only" in text for text in found[1:]), (
-        found
-    )
+    def implementation(kwarg: object) -> bool:
+        return kwarg == ("hidden", 4242)
+
+    found = calc.pass_default_to(check, [echo, implementation], Holder())
+    assert found[:3:2] == [True, "True"], found  # its own function, and another of the test's: the value
+    assert "4242" not in found[1], found  # the identity: sealed again
+    assert "4242" not in found[3] and "the test's own code only" in found[3], found
 
 
 class HiddenCases(unittest.TestCase):
