@@ -208,7 +208,7 @@ class Peer:
     def _spin(self) -> bool:
         """Read for up to ``SPIN_S`` before sleeping in ``select``; return whether a whole message came.
 
-        Woken from ``select`` on a core of its own, a process here waits 30-40 us more per message
+        Woken from ``select`` on a core of its own, a process here waits 40-60 us more per message
         than one that never slept (bench/README.md, ``roundtrip.py``): most answers come sooner than
         that. Only where another core can run the other side (on one, spinning would hold the very
         core the answer needs), and only while spinning pays: a spin that found nothing (a long

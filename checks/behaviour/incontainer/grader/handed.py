@@ -172,8 +172,9 @@ def describe(
 
 
 class Sealed:
-    """A default value of a test's callable: the subject may pass it back to that callable (one whose
-    signature sealed it), never use it, nor hand it to another (an echo would give it back)."""
+    """A default value of a test's callable: the subject may pass it back to the suite's own code or to a
+    callable whose signature sealed it (``_Call``), and return it to the test; never use it, nor hand it
+    to anything else of the test's (``__dict__.setdefault`` would give it back)."""
 
     __slots__ = ("owners", "value")
 
@@ -313,9 +314,10 @@ class Handed:
 
     @contextlib.contextmanager
     def unsealing(self, target: object) -> Iterator[None]:
-        """Decode a request's arguments for the callable ``target`` (its own sealed values are their
-        values again, any other is refused), or with ``ANSWER`` an answer's value, the test's own (each
-        its value again). Anywhere else a sealed value stays sealed."""
+        """Decode a request's arguments for ``target``: a ``_Call`` (a sealed value is its value again
+        where the callable is the suite's own code or one it was sealed for, refused elsewhere),
+        ``_NO_CALLABLE`` (an operator's: refused), or ``ANSWER`` (an answer's value, the test's own:
+        each its value again). Anywhere else a sealed value stays sealed."""
         before = getattr(self._unsealing, "target", None)
         self._unsealing.target = target
         try:
