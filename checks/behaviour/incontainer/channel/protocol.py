@@ -50,7 +50,9 @@ SUBJECT_SERVES = frozenset({
     # an iterator's items many to a request, for a consumer that takes them whole
     "take",
 })  # fmt: skip
-GRADER_SERVES = frozenset({"getattr", "setattr", "delattr", "call", "op", "signature", "take"})
+GRADER_SERVES = frozenset({
+    "getattr", "setattr", "delattr", "call", "op", "signature", "take", "describe", "where",
+})  # fmt: skip
 
 # -- tags -----------------------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ _TEST_NAME = re.compile(r"^(test|Test)")
 # The same, as a word in a text (``testMethod=test_x`` in a TestCase's repr).
 # (And a module named as pytest collects ``*_test.py``.)
 _TEST_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:(?:test|Test)[A-Za-z0-9_]*|[A-Za-z0-9_]+_test(?![A-Za-z0-9_]))")
-_ALIAS = re.compile(r"_pg[mqn]\d+")
+_ALIAS = re.compile(r"_pg[mqnf]\d+")
 # How many restored strings a run remembers, and how many characters in all (``Aliases.restore``).
 MAX_GIVEN = 4096
 MAX_GIVEN_CHARS = 16 * 1024 * 1024
@@ -73,6 +73,11 @@ class Aliases:
     def suite_file(self, path: object) -> bool:
         """Whether ``path`` is a file of the suite (a generator's code says where it was defined)."""
         return bool(self.prefix) and isinstance(path, str) and path.startswith(self.prefix)
+
+    def file(self, path: str) -> str | None:
+        """The alias of a suite file's path (what a test function's code says of where it was defined),
+        or None for any other file: the suite's paths name its tests, and stay with the grader."""
+        return self._of(path, "f") if self.suite_file(path) else None
 
     def attribute(self, owner_module: object, name: str, value: object, *, suite: bool = False) -> object:
         """Return what the subject may see of ``value``, the ``name`` attribute of a suite object

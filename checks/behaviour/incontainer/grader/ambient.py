@@ -225,8 +225,14 @@ class Outbound:
             message["random"] = encode([[name, list(args)] for name, args in kept])
 
 
-def deliver(answer: dict[str, Any], decode: Callable[[Any], Any], registry: dict[Any, Any]) -> None:
-    """The grader's side: the request's prints to our streams, its warnings through our filters."""
+def deliver(
+    answer: dict[str, Any],
+    decode: Callable[[Any], Any],
+    registry: dict[Any, Any],
+    restore: Callable[[str], str] = lambda text: text,
+) -> None:
+    """The grader's side: the request's prints to our streams, its warnings through our filters
+    (``restore``: a suite name or file the text or the file gives by alias, itself again)."""
     for stream, key in ((sys.stdout, "out"), (sys.stderr, "err")):
         text = answer.get(key)
         if isinstance(text, str) and text:
@@ -242,10 +248,10 @@ def deliver(answer: dict[str, Any], decode: Callable[[Any], Any], registry: dict
         if not (isinstance(category, type) and issubclass(category, Warning)):
             continue
         lineno = w.get("lineno")
-        filename, line = str(w.get("filename")), lineno if isinstance(lineno, int) else 0
+        filename, line = restore(str(w.get("filename"))), lineno if isinstance(lineno, int) else 0
         if not filename:  # warned with a stacklevel past the change's code: the test's line that called
             filename, line = _caller()
-        message: Any = str(w.get("message"))
+        message: Any = restore(str(w.get("message")))
         if "same" in w:  # a warning object the test handed over, warned as itself (``record.message is``)
             try:
                 same = decode(w["same"])

@@ -25,7 +25,7 @@ from ..channel import byname, codec
 from ..channel.kept import Kept, keepable
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import BOUND, ENVIRON, KEPT, caps
-from . import ambient, handles, iteration, mirrors
+from . import ambient, enums, handles, iteration, mirrors
 from .aliases import Aliases
 from .classes import Classes, RemoteClass
 from .errors import SubjectGone
@@ -87,6 +87,7 @@ class Bridge:
         self.broken = broken
         self.handles: weakref.WeakValueDictionary[int, Remote] = weakref.WeakValueDictionary()
         self.handed = Handed(Aliases(suite_root.rstrip("/") + "/" if suite_root else ""))
+        self._enums: dict[type, bool] = {}  # a test's enum class: whether the subject makes one (enums.py)
         self.handed.encode = self.encode  # items lent ahead go encoded, within a message's budget
         self.handed.decode_held = self.decode_held
         self.handed.subjects = is_handle  # the change's own objects a test's class holds go back as such
@@ -137,7 +138,7 @@ class Bridge:
         self.handed.lent.settle(answer.get("took"))
         # Interrupted while the subject works (a test's timeout): the answer, when it comes, finds no
         # one waiting and is dropped; the subject's own deadline for the request ends it soon after.
-        ambient.deliver(answer, self.decode, self._warned)
+        ambient.deliver(answer, self.decode, self._warned, self.handed.aliases.restore)
         try:
             if "raise" in answer:
                 raise self.mirrors.exception(answer["raise"])
@@ -187,6 +188,12 @@ class Bridge:
             return {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": []}
         tag = {codec.TYPE: "obj", "side": "g", "id": self.handed.keep(value), "caps": caps(value)}
         tag["type"] = self._type_names(type(value))
+        if isinstance(value, type) and self._test_enum(value):  # an enum of the subject's own (enums.py)
+            return enums.tag(value, self.handed.keep(value), self._type_names(value), self.encode, tag)
+        if self._test_enum(type(value)):  # a member of one
+            cls = type(value)
+            number, names = self.handed.keep(cls), self._type_names(cls)
+            return enums.tag(cls, number, names, self.encode, tag, member=value)  # type: ignore[arg-type]
         if self.handed.mirrorable(value):  # a class of its own there (handed.describe)
             tag.update(kind="tclass", names=self._type_names(value))  # type: ignore[arg-type]
         elif self.handed.mirrorable(type(value)):
@@ -204,6 +211,30 @@ class Bridge:
             )
             tag["bound"] = [self._ref(value.__func__), self._ref(held)]
         return tag
+
+    def _test_enum(self, cls: type) -> bool:
+        """Whether ``cls`` is a test's enum the subject makes one of its own for (enums.py)."""
+        if type(cls) is not enums.EnumType:
+            return False
+        found = self._enums.get(cls)
+        if found is None:
+            found = self._enums[cls] = enums.mirrorable(
+                cls, self.handed.aliases.suite_module, self.handed.aliases.names_a_test
+            )
+        return found
+
+    def _member(self, found: object, tag: dict[str, Any]) -> object:
+        """The object a grader tag names: ``found``, or the member of a test's enum at the tag's place
+        (enums.py) - only of a class the subject was given as a test's enum."""
+        if "member" not in tag:
+            return found
+        if not (isinstance(found, type) and self._test_enum(found)):
+            raise ValueError("patchgate: a member of no test's enum")
+        return enums.member(found, tag["member"])
+
+    def _handled(self, value: object) -> bool:
+        """What the encoder hands to ``_ref`` whatever its type: our handles, a test's enum's members."""
+        return is_handle(value) or (type(type(value)) is enums.EnumType and self._test_enum(type(value)))
 
     def _own_functions(self, value: object) -> list[list[Any]]:
         """The functions and methods a test class's object holds as its own public attributes (pluggy
@@ -272,7 +303,7 @@ class Bridge:
     def encoder(self) -> codec.Encoder:
         """Return a fresh pass of the codec as ``encode`` runs it (its fast path gives the same)."""
         encoder = codec.Encoder(
-            self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub, handle=is_handle
+            self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub, handle=self._handled
         )
         if self.kept:
             encoder.kept = self.kept.tag
@@ -295,7 +326,7 @@ class Bridge:
     def _resolve_held(self, tag: dict[str, Any]) -> object:
         number = tag.get("id")
         if tag.get(codec.TYPE) == "obj" and tag.get("side") == "g" and type(number) is int:
-            return self.handed.held(number)
+            return self._member(self.handed.held(number), tag)
         if tag.get(codec.TYPE) == BOUND:  # bound to a sealed default: it stays sealed
             return self._bound(tag, self.decode_held)
         return self._resolve(tag)
@@ -323,7 +354,7 @@ class Bridge:
         if tag.get(codec.TYPE) != "obj" or not isinstance(number, int):
             raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
         if tag.get("side") == "g":
-            return self.handed.resolve(number)
+            return self._member(self.handed.resolve(number), tag)
         if tag.get("kind") == "exc_class":
             return self.mirrors.mirror(number, tag)
         if tag.get("kind") == "module":

@@ -402,6 +402,8 @@ class Handed:
             return found
         if op == "signature":
             return signatures.describe(target, lambda value: self.seal(value, of=target))
+        if op == "where":
+            return self._where(target)
         if op == "describe":
             if not self.mirrorable(target):
                 raise TypeError("patchgate: only a test's own plain class is described")
@@ -457,6 +459,22 @@ class Handed:
                 f"patchgate: the code under test may not name a test's function {name!r} like a test"
             )
         return self.aliases.restore(value)
+
+    def _where(self, target: object) -> list[object] | None:
+        """Where a test's function, method or running generator was defined, as its code says: the
+        file by alias (restored where the change's text comes back: a warning's file, an error's
+        text) and the first line (pluggy warns at a hook implementation's line and names a wrapper
+        that yielded twice by its file and line). None for any function not of the suite's files:
+        the grader's paths, a library's, never cross."""
+        func = target.__func__ if type(target) is types.MethodType else target
+        if isinstance(func, _FRAMED):
+            code = getattr(func, f"{FRAMED[type(func)]}_code", None)
+        else:
+            code = func.__code__ if type(func) is types.FunctionType else None
+        if type(code) is not types.CodeType:
+            return None
+        alias = self.aliases.file(code.co_filename)
+        return None if alias is None else [alias, code.co_firstlineno]
 
     def _suite_callable(self, target: object) -> bool:
         """Whether calling ``target`` runs the suite's own code: a test's function or method, a test's

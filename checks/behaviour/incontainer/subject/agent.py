@@ -29,6 +29,7 @@ from ..channel.kept import Kept
 from ..channel.peer import Peer, PeerGone
 from ..channel.protocol import BOUND, CONTENTS, ENVIRON, KEPT, OPERATORS, SUBJECT_SERVES, caps
 from . import ambient, calls, cases, classes, iteration, tracer, tree
+from .enums import TestEnums
 from .objects import Objects
 from .readahead import ReadAhead
 from .standins import GraderObject, Standins, test_class_id
@@ -58,6 +59,7 @@ class Agent:
         # Classes already described to the grader (kept alive: the grader keeps their local classes).
         self.described: dict[int, type] = {}
         self.grader_class_ids: dict[type, int] = {}
+        self.test_enums = TestEnums()  # a test's enums, made here as enums (enums.py)
         # The exception made here for each of the last ones the grader raised: a later one caused by
         # it (pluggy's ``teardown.throw(exc)``: ``RuntimeError`` from it) has it as its ``__cause__``.
         self._raised_for: dict[int, BaseException] = {}
@@ -82,6 +84,9 @@ class Agent:
         mirrored = test_class_id(value)
         if mirrored is not None:  # a test's class, mirrored here
             return {codec.TYPE: "obj", "side": "g", "id": mirrored}
+        enum_tag = self.test_enums.ref(value)
+        if enum_tag is not None:  # a test's enum made here, or one of its members: the test's own back
+            return enum_tag
         bound: Any = value if type(value) is types.MethodType else None
         if bound is not None and isinstance(bound.__func__, GraderObject):
             # A test's function bound here (pluggy binds a test class's method to its object): the
@@ -115,9 +120,14 @@ class Agent:
             tag["caps"] = caps(value)  # what its type offers: the grader's handle offers the same
         return tag
 
+    def _claimed(self, value: object) -> bool:
+        """What the encoder hands to ``_ref`` whatever its type: a value subclass of the change's, held
+        by handle as well, and a member of a test's enum made here (the test's member goes back)."""
+        return classes.proxied_instance(value) or self.test_enums.claims(value)
+
     def _as_value(self, value: object) -> Any:
         """``value`` as its built-in base type, read with that type's own methods (never its class's)."""
-        encoder = codec.Encoder(self._ref, extended=True, handle=classes.proxied_instance)
+        encoder = codec.Encoder(self._ref, extended=True, handle=self._claimed)
         encoder.as_value = True
         try:
             return encoder(value)
@@ -152,7 +162,7 @@ class Agent:
             return self._ref(value)
 
     def encoder(self) -> codec.Encoder:
-        encoder = codec.Encoder(self._ref, extended=True, handle=classes.proxied_instance)
+        encoder = codec.Encoder(self._ref, extended=True, handle=self._claimed)
         if self.kept:
             encoder.kept = self.kept.tag
         return encoder
@@ -168,6 +178,8 @@ class Agent:
                 return self._grader_class(int(tag["id"]), tag)
             if tag.get("kind") == "tclass":
                 return self.standins.test_class(int(tag["id"]), tag)
+            if tag.get("kind") == "tenum":
+                return self.test_enums.resolve(tag, self.decode)
             if "bound" in tag:  # a test's method: its function bound to its object, as the grader has it
                 func, owner = self.decode(tag["bound"])
                 if isinstance(func, GraderObject):

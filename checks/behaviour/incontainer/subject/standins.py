@@ -111,7 +111,7 @@ def _stub_code(self: GraderObject, kind: str | None) -> types.CodeType:
         params.append(_STARS.get(p.kind, "") + p.name)
         if p.kind is kinds.POSITIONAL_ONLY and (i + 1 == len(values) or values[i + 1].kind is not p.kind):
             params.append("/")
-    return _empty_code(kind, name, params)
+    return _placed(self, _empty_code(kind, name, params))
 
 
 def _empty_code(kind: str | None, name: object, params: list[str]) -> types.CodeType:
@@ -124,13 +124,26 @@ def _empty_code(kind: str | None, name: object, params: list[str]) -> types.Code
     return next(c for c in made.co_consts if isinstance(c, types.CodeType))
 
 
+def _placed(self: GraderObject, code: types.CodeType) -> types.CodeType:
+    """``code`` with the file (by alias) and first line the grader's function says of itself, when it
+    is the suite's: pluggy warns at a hook implementation's line and names a wrapper that yielded
+    twice by its file and line. Anything else keeps our stub file."""
+    where = self._pg_agent.callback("where", self)
+    if not (isinstance(where, list) and len(where) == 2):
+        return code
+    filename, line = where
+    if type(filename) is not str or type(line) is not int or not 0 < line < 2**31:
+        return code
+    return code.replace(co_filename=filename, co_firstlineno=line)
+
+
 _FRAMED_KINDS = {"gi": "genfunc", "cr": "corofunc", "ag": "asyncgenfunc"}
 
 
 def _running_code(self: GraderObject, kind: str) -> types.CodeType:
     """A running generator's ``gi_code`` (pluggy names a wrapper that yielded twice by it): its
     function's name, and nothing of the test's code."""
-    return _empty_code(kind, self._pg_agent.callback("getattr", self, "__name__"), [])
+    return _placed(self, _empty_code(kind, self._pg_agent.callback("getattr", self, "__name__"), []))
 
 
 def _bind(self: GraderObject, instance: object, owner: object = None) -> Any:

@@ -7,7 +7,9 @@ and what never does.
 
 from __future__ import annotations
 
+import enum
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -259,6 +261,41 @@ def case_says(case):
 def seen_in(mapping):
     return [[key[::-1], value[0][::-1]] for key, value in mapping.items()]
 
+def placed(fn):
+    # What inspection reads of where a function was defined (the file reversed past the grader's
+    # restoring of aliases).
+    code = fn.gi_code if hasattr(fn, "gi_code") else fn.__code__
+    return [code.co_filename[::-1], code.co_firstlineno]
+
+def warn_at(fn):
+    # pluggy's deprecation of a hook implementation: warned at the function's own file and line.
+    import warnings
+    code = fn.__code__
+    warned = DeprecationWarning("old")
+    warnings.warn_explicit(warned, DeprecationWarning, code.co_filename, code.co_firstlineno)
+
+def yielded_twice(gen):
+    # pluggy's error for a wrapper that yields twice: its file and line in the text.
+    code = gen.gi_code
+    where = f"{code.co_filename}:{code.co_firstlineno}"
+    raise RuntimeError(f"wrap_controller at {code.co_name!r} {where} yielded twice")
+
+def enum_seen(value):
+    import enum
+    return [repr(value), str(value), getattr(value, "name", None), isinstance(value, enum.Enum)]
+
+def same(value):
+    return value
+
+def member_of(cls, value):
+    return cls(value)
+
+def names_of(cls):
+    return [member.name for member in cls]
+
+def plus_one(value):
+    return value + 1
+
 def update_from(wrapper, wrapped, name):
     # functools.update_wrapper's ``updated``: the wrapper's own dict, updated in place.
     getattr(wrapper, name).update(getattr(wrapped, name))
@@ -366,7 +403,7 @@ def test_no_module_or_frame_of_the_test_side_ever_reaches_the_subject(bridge: Br
     numbers = (n for n in expected)
     code = calc.peek(numbers, "gi_code")  # a stand-in of its name only (pluggy's error messages)
     assert code.co_name in ("<genexpr>", "function")
-    assert 4242 not in code.co_consts and code.co_filename == "<patchgate: a test's function>"
+    assert 4242 not in code.co_consts and code.co_filename == __file__  # its alias, restored here
     for name in ("gi_frame", "gi_yieldfrom"):
         with pytest.raises(AttributeError, match="may not read"):
             calc.peek(numbers, name)
@@ -794,3 +831,83 @@ def test_a_test_s_function_moved_out_of_the_suite_still_hides_its_test_s_name(br
     assert callback.__module__ == "elsewhere"
     assert not any("test_a_test_s_function_moved" in text for text in seen), seen
     assert seen[0].endswith(".<locals>.callback") and seen[0].startswith("_pgq"), seen
+
+
+def test_a_test_function_s_file_reaches_the_change_by_alias_and_its_line_as_it_is(bridge: Bridge) -> None:
+    # pluggy: a deprecated hook implementation is warned at its own file and line; a wrapper that
+    # yields twice is named by its file and line in the error.
+    import calc
+
+    def hook() -> None:
+        pass
+
+    filename, line = calc.placed(hook)
+    assert re.fullmatch(r"_pgf\d+", filename[::-1])  # what the change read: an alias, no path
+    assert line == hook.__code__.co_firstlineno
+    # Back on the test's side, the alias is the file again: the warning's, the error's text.
+    with pytest.warns(DeprecationWarning, match="old") as records:
+        calc.warn_at(hook)
+    (record,) = records
+    assert (record.filename, record.lineno) == (__file__, hook.__code__.co_firstlineno)
+    numbers = (n for n in [1])
+    with pytest.raises(RuntimeError) as info:
+        calc.yielded_twice(numbers)
+    line = numbers.gi_code.co_firstlineno  # type: ignore[attr-defined]
+    assert f"{__file__}:{line} yielded twice" in str(info.value)
+    # The same file, the same alias; a function of no suite file's says nothing of where it is.
+    assert calc.placed(numbers)[0] == filename
+    assert calc.placed(Bridge.encode) == ["<patchgate: a test's function>"[::-1], 1]
+
+
+class Exit(enum.IntEnum):
+    OK = 0
+    FAILED = 1
+
+
+class Mode(str, enum.Enum):  # noqa: UP042 - the shape of enum.StrEnum, with str's own __str__
+    __str__ = str.__str__
+    PLAIN = "plain"
+
+
+class Color(enum.Enum):
+    RED = "red"
+    CRIMSON = "red"  # an alias
+
+
+class Doubling(enum.Enum):
+    ONE = 1
+
+    def doubled(self) -> int:
+        return int(self.value) * 2
+
+
+def test_a_test_s_enum_crosses_as_an_enum_and_its_members_come_back_as_the_test_s(bridge: Bridge) -> None:
+    # pluggy's tracer shows a test's IntEnum as <Exit.FAILED: 1>: by value it was 1, with no name.
+    import calc
+
+    assert calc.enum_seen(Exit.FAILED) == ["<Exit.FAILED: 1>", "1", "FAILED", True]
+    assert calc.enum_seen(Mode.PLAIN) == ["<Mode.PLAIN: 'plain'>", "plain", "PLAIN", True]
+    assert calc.enum_seen(Color.CRIMSON) == ["<Color.RED: 'red'>", "Color.RED", "RED", True]
+    # Back, the test's own member and class; a member the change looked up is the test's too.
+    assert calc.same(Exit.FAILED) is Exit.FAILED
+    assert calc.same([Mode.PLAIN, Color.RED]) == [Mode.PLAIN, Color.RED]
+    assert calc.same(Exit) is Exit
+    assert calc.member_of(Exit, 0) is Exit.OK
+    assert calc.member_of(Color, "red") is Color.RED
+    assert calc.names_of(Color) == ["RED"]
+    # An IntEnum is an int there as here.
+    assert calc.plus_one(Exit.FAILED) == 2
+    # An enum with a method of its own is no enum made there: it crosses as any test object.
+    assert calc.enum_seen(Doubling.ONE)[3] is False
+    assert calc.same(Doubling.ONE) is Doubling.ONE
+
+
+def test_the_change_names_a_member_only_of_a_test_s_enum_and_only_one_it_has(bridge: Bridge) -> None:
+    secret = ["the held-out test's expected value"]
+    # The subject names a member by its class's number and its place: never of another object.
+    for number, place in ((bridge.handed.keep(secret), 0), (bridge.handed.keep(Exit), 2)):
+        tag = {"__type__": "obj", "side": "g", "id": number, "member": place}
+        with pytest.raises(ValueError, match="member"):
+            bridge.decode(tag)
+        with pytest.raises(ValueError, match="member"):
+            bridge.decode_held(tag)
