@@ -113,13 +113,28 @@ HANDING_SUITE = {
 }  # fmt: skip
 
 
+# A conftest that drives each test's protocol itself (a rerun loop's shape): pytest then writes
+# PYTEST_CURRENT_TEST, the running test's id, with the suite's frame further out on the stack.
+DRIVING_CONFTEST = {
+    "conftest.py": "from _pytest.runner import runtestprotocol\n\n\n"
+                   "def pytest_runtest_protocol(item, nextitem):\n"
+                   "    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)\n"
+                   "    runtestprotocol(item, nextitem=nextitem)\n"
+                   "    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)\n"
+                   "    return True\n",
+}  # fmt: skip
+
+
 @pytest.mark.parametrize(
-    "cheat", [ENVIRONMENT_VALUES, TMP_PATH_NAMES], ids=["environment-values", "tmp-path-names"]
+    ("cheat", "conftest"),
+    [(ENVIRONMENT_VALUES, {}), (TMP_PATH_NAMES, {}), (ENVIRONMENT_VALUES, DRIVING_CONFTEST)],
+    ids=["environment-values", "tmp-path-names", "environment-values-conftest-drives-the-runner"],
 )
 def test_nothing_of_the_runner_s_state_tells_the_code_under_test_the_expected_value(
-    gate: Gate, cheat: str
+    gate: Gate, cheat: str, conftest: dict[str, str]
 ) -> None:
     tmp_suite = {
+        **conftest,
         **HIDDEN,
         "test_tmp.py": "import pytest\n\nfrom calc import half\n\n\n"
                        "@pytest.mark.parametrize(('x', 'y'), [(4, 2), (10, 5)])\n"
@@ -128,7 +143,7 @@ def test_nothing_of_the_runner_s_state_tells_the_code_under_test_the_expected_va
     result = gate.run(
         gate.change({"calc/__init__.py": _cheating(cheat)}),
         gate.suite("hidden", tmp_suite),
-        gate.suite("held-out", HELD_OUT),
+        gate.suite("held-out", {**conftest, **HELD_OUT}),
     )
     assert result.status == "failed", result
     hidden, held = result.suites

@@ -7,10 +7,12 @@ trust domains they travel with the requests, and what crosses is an
 allowlist of the test's own changes, never a copy of the grader's state:
 
 - the **environment**: each variable has an owner, decided when it is
-  first written: the *test* when a frame of the suite's own code is on the
-  stack (``monkeypatch.setenv`` in a test or a fixture, a conftest setting
-  one at import), the *runner* otherwise (pytest's ``PYTEST_CURRENT_TEST``,
-  which names the running test and its parameters; anything a tool sets).
+  first written: the *test* when, walking out from the write, a frame of
+  the suite's own code comes before any of the runner's
+  (``monkeypatch.setenv`` in a test or a fixture, a conftest setting one at
+  import), the *runner* otherwise (pytest's ``PYTEST_CURRENT_TEST``, which
+  names the running test and its parameters, even when a conftest drives
+  the test's protocol itself; anything a tool sets).
   Only the test's variables cross: their value, their removal, or their
   return to how the grader started (the subject then takes its own
   starting value back). What the grader started with, the runner's
@@ -91,20 +93,33 @@ class Environment:
         with self._lock:
             owner = self.owners.get(key)
             if owner is None:
-                owner = self.owners[key] = "test" if self._suite_on_stack(depth + 1) else "runner"
+                owner = self.owners[key] = "test" if self._suite_wrote(depth + 1) else "runner"
                 if owner == "runner":
                     self.runner.append(key)
             if owner == "test":
                 self.version += 1
 
-    def _suite_on_stack(self, depth: int) -> bool:
+    def _suite_wrote(self, depth: int) -> bool:
+        """Whether the suite's own code made the write: walking out from it, a frame of the suite's
+        comes before any of the runner's.
+
+        The runner is pytest, pluggy and the harness; a frame of anything else (the standard
+        library's ``os``, ``unittest.mock``, a library) only passes the write on to its caller, as
+        pytest's ``monkeypatch`` does, the test's own tool. A frame of the runner's decides for the
+        runner even with the suite's code further out: a conftest that drives a test's protocol
+        itself (``runtestprotocol``) would otherwise own pytest's ``PYTEST_CURRENT_TEST``, and the
+        running test's id would cross.
+        """
         prefix = self.suite_prefix
         if not prefix:
             return False
         frame: FrameType | None = sys._getframe(depth)
         while frame is not None:
-            if frame.f_code.co_filename.startswith(prefix):
+            filename = frame.f_code.co_filename
+            if filename.startswith(prefix):
                 return True
+            if _runner_frame(frame, filename):
+                return False
             frame = frame.f_back
         return False
 
@@ -132,6 +147,21 @@ class Environment:
         if not dropped:
             return value
         return {k: v for k, v in value.items() if k not in dropped}
+
+
+# The runner's code, by module: whatever it writes is the runner's (``Environment._suite_wrote``).
+_RUNNER_PACKAGES = frozenset({"_pytest", "pytest", "pluggy"})
+# The runner's tools a test calls to write on its own behalf: their caller decides.
+_TEST_TOOLS = frozenset({"_pytest.monkeypatch"})
+
+
+def _runner_frame(frame: FrameType, filename: str) -> bool:
+    if filename.startswith(HARNESS_DIR):
+        return True
+    module = frame.f_globals.get("__name__")
+    if not isinstance(module, str) or module in _TEST_TOOLS:
+        return False
+    return module.partition(".")[0] in _RUNNER_PACKAGES
 
 
 ENVIRONMENT = Environment()

@@ -99,6 +99,52 @@ def test_a_swapped_environ_crosses_without_the_runner_s_variables(
     assert all(v == ["unset"] for k, v in env.items() if k != "ONLY")
 
 
+def _module_function(source: str, module: str, filename: str) -> Any:
+    namespace: dict[str, Any] = {"os": os, "__name__": module}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own functions, under a chosen name
+    return next(v for k, v in namespace.items() if callable(v) and not k.startswith("_") and k != "os")
+
+
+# The suite's code calling another's: ``call(fn, *args)`` from a conftest.
+_CALL = "def call(fn, *args):\n    return fn(*args)\n"
+suite_call = _module_function(_CALL, "conftest", SUITE + "conftest.py")
+
+
+def test_a_runner_s_write_is_the_runner_s_even_when_the_suite_drives_the_runner(
+    environment: ambient.Environment,
+) -> None:
+    # A conftest's pytest_runtest_protocol that calls runtestprotocol itself: pytest writes
+    # PYTEST_CURRENT_TEST (the running test's id) with the conftest's frame further out.
+    from _pytest.runner import _update_current_test_var
+
+    outbound = ambient.Outbound()
+
+    class Item:
+        nodeid = "test_held_out.py::test_secret_case[4-2]"
+
+    suite_call(_update_current_test_var, Item(), "call")
+    assert os.environ["PYTEST_CURRENT_TEST"].startswith(Item.nodeid)
+    assert sent(outbound) == {}
+    # pluggy's frames are the runner's too; a library's only pass the write on to their caller.
+    pluggy_write = _module_function(_WRITE, "pluggy._callers", "/usr/pluggy/_callers.py")
+    library_write = _module_function(_WRITE, "dotenv.main", "/usr/dotenv/main.py")
+    suite_call(pluggy_write, "FROM_PLUGGY", "1")
+    suite_call(library_write, "FROM_A_LIBRARY", "1")
+    assert sent(outbound) == {"FROM_A_LIBRARY": ["set", "1"]}
+
+
+def test_monkeypatch_writes_for_its_caller(environment: ambient.Environment) -> None:
+    outbound = ambient.Outbound()
+    patch = pytest.MonkeyPatch()
+    try:
+        suite_call(patch.setenv, "SET_BY_THE_TEST", "yes")  # the test's tool, called by the test
+        assert sent(outbound) == {"SET_BY_THE_TEST": ["set", "yes"]}
+        patch.setenv("SET_BY_THE_RUNNER", "yes")  # called by none of the suite's code
+        assert sent(outbound) == {}
+    finally:
+        patch.undo()
+
+
 _KEYS = st.text(st.characters(codec="ascii", categories=["Lu", "Ll", "Nd"]), min_size=1, max_size=12)
 _VALUE_CHARS = st.characters(codec="ascii", exclude_characters="\x00")
 
