@@ -28,6 +28,9 @@ _TEST_NAME = re.compile(r"^(test|Test)")
 # (And a module named as pytest collects ``*_test.py``.)
 _TEST_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:(?:test|Test)[A-Za-z0-9_]*|[A-Za-z0-9_]+_test(?![A-Za-z0-9_]))")
 _ALIAS = re.compile(r"_pg[mqnf]\d+")
+_FILE_ALIAS = re.compile(r"_pgf\d+")
+# The rest of a path after the suite's folder, in a text: up to a space, a quote, a bracket or a colon.
+_PATH_REST = r"[^\s'\"():,\[\]<>]*"
 # How many restored strings a run remembers, and how many characters in all (``Aliases.restore``).
 MAX_GIVEN = 4096
 MAX_GIVEN_CHARS = 16 * 1024 * 1024
@@ -103,8 +106,16 @@ class Aliases:
         return self._of(own, "n") if _TEST_NAME.match(own) else own
 
     def names_in(self, text: str) -> str:
-        """``text`` with every word named like a test's aliased, as ``name`` aliases it."""
+        """``text`` with every word named like a test's aliased, as ``name`` aliases it, and every path
+        of a suite file as the file's alias (a test's exception may name its file, or a helper's)."""
+        if self.prefix and self.prefix in text:
+            path = re.escape(self.prefix) + _PATH_REST
+            text = re.sub(path, lambda found: self._of(found.group(0), "f"), text)
         return _TEST_WORD.sub(lambda found: self.name(found.group(0)), text)
+
+    def names_a_file(self, text: str) -> bool:
+        """Whether ``text`` holds a suite file's alias (a file is never a function's name or place)."""
+        return _FILE_ALIAS.search(text) is not None
 
     def restore_in(self, value: object, kept: Callable[[object], bool] = lambda v: False) -> object:
         """Return ``value`` with the real names back in every string it holds.

@@ -191,7 +191,8 @@ class Bridge:
         if isinstance(value, type) and self._test_enum(value):  # an enum of the subject's own (enums.py)
             return enums.tag(value, self.handed.keep(value), self._type_names(value), self.encode, tag)
         if self._test_enum(type(value)):  # a member of one
-            cls = type(value)
+            # Its class goes with it to read, never to write (the handed class itself: handed.py).
+            cls = self.handed.reach(type(value))
             number, names = self.handed.keep(cls), self._type_names(cls)
             return enums.tag(cls, number, names, self.encode, tag, member=value)  # type: ignore[arg-type]
         if self.handed.mirrorable(value):  # a class of its own there (handed.describe)
@@ -226,11 +227,11 @@ class Bridge:
     def _member(self, found: object, tag: dict[str, Any]) -> object:
         """The object a grader tag names: ``found``, or the member of a test's enum at the tag's place
         (enums.py) - only of a class the subject was given as a test's enum."""
-        if "member" not in tag:
+        if "member" not in tag and "flag" not in tag:
             return found
         if not (isinstance(found, type) and self._test_enum(found)):
-            raise ValueError("patchgate: a member of no test's enum")
-        return enums.member(found, tag["member"])
+            raise ValueError(enums.REFUSED)
+        return enums.member(found, tag)
 
     def _handled(self, value: object) -> bool:
         """What the encoder hands to ``_ref`` whatever its type: our handles, a test's enum's members."""
@@ -354,7 +355,9 @@ class Bridge:
         if tag.get(codec.TYPE) != "obj" or not isinstance(number, int):
             raise ValueError(f"unknown tag {tag.get(codec.TYPE)!r}")
         if tag.get("side") == "g":
-            return self._member(self.handed.resolve(number), tag)
+            if "member" in tag or "flag" in tag:  # as held: a sealed enum class is never a member's
+                return self._member(self.handed.held(number), tag)
+            return self.handed.resolve(number)
         if tag.get("kind") == "exc_class":
             return self.mirrors.mirror(number, tag)
         if tag.get("kind") == "module":

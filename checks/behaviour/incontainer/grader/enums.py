@@ -98,18 +98,36 @@ def tag(
         "members": [[name, encode(m._value_)] for name, m in members],
         "plain": plain, "fallback": handle,
     }  # fmt: skip
-    if member is not None:
-        found["member"] = next(i for i, (_, m) in enumerate(members) if m is member)
-        if mixin is not None:
-            found["fallback"] = encode(member._value_)
+    if member is None:
+        return found
+    if mixin is not None:
+        found["fallback"] = encode(member._value_)
+    place = next((i for i, (_, m) in enumerate(members) if m is member), None)
+    if place is not None:
+        found["member"] = place
+    elif isinstance(member, enum.Flag) and type(member._value_) is int:
+        found["flag"] = member._value_  # a combination of a flag's members (``R | W``): by its value
+    else:
+        return handle
     return found
 
 
-def member(cls: type, place: object) -> enum.Enum:
-    """The member at ``place`` of the test's enum ``cls`` (what the subject names a member by)."""
+REFUSED = "patchgate: the code under test named no member of a test's enum it was given"
+
+
+def member(cls: type, tag: dict[str, Any]) -> enum.Enum:
+    """The member of the test's enum ``cls`` a tag names: by its place among the members, or a flag's
+    combination by its value (``cls(value)``, the standard library's lookup: no ``_missing_``)."""
+    if "flag" in tag:
+        value = tag["flag"]
+        if not (issubclass(cls, enum.Flag) and type(value) is int):
+            raise ValueError(REFUSED)
+        made: enum.Enum = cls(value)
+        return made
     members = list(cls.__dict__["_member_map_"].values())
+    place = tag.get("member")
     if type(place) is not int or not 0 <= place < len(members):
-        raise ValueError(f"patchgate: no member {place!r} of a test's enum")
+        raise ValueError(REFUSED)
     found: enum.Enum = members[place]
     return found
 

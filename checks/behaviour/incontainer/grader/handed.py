@@ -27,6 +27,7 @@ decide, and it is narrow on purpose:
 from __future__ import annotations
 
 import contextlib
+import enum
 import threading
 import types
 import weakref
@@ -374,8 +375,9 @@ class Handed:
             return self.aliases.attribute(module, name, found, suite=suite)
         if op in ("setattr", "delattr"):
             name = str(request.get("name"))
-            if id(target) in self._hidden:
-                # Reached only as an object's class: a method set there would change every object.
+            if id(target) in self._hidden or isinstance(target, enum.EnumType):
+                # Reached only as an object's class: a method set there would change every object. A
+                # test's enum is its members' class: ``value`` set there would be every member's value.
                 raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test's class")
             if op == "setattr" and name in RENAMEABLE and type(target) is types.FunctionType:
                 return self._rename(target, name, self.decode_held(request.get("value")))
@@ -454,7 +456,11 @@ class Handed:
         """
         if not isinstance(value, str):
             return value
-        if self.aliases.names_a_test(value) or not self.aliases.whole_aliases(value):
+        if (
+            self.aliases.names_a_test(value)
+            or not self.aliases.whole_aliases(value)
+            or self.aliases.names_a_file(value)  # restored, a suite file's path would read back in clear
+        ):
             raise AttributeError(
                 f"patchgate: the code under test may not name a test's function {name!r} like a test"
             )

@@ -41,6 +41,8 @@ class TestEnums:
         cls = self._made.get(number) if number in self._made else self._make(number, tag, decode)
         if cls is None:
             return decode(tag.get("fallback"))
+        if "flag" in tag and type(tag["flag"]) is int and issubclass(cls, enum.Flag):
+            return cls(tag["flag"])  # a combination of the flag's members
         if "member" not in tag:
             return cls
         place = tag["member"]
@@ -50,12 +52,10 @@ class TestEnums:
         return members[place]
 
     def claims(self, value: object) -> bool:
-        """Whether ``value`` is one of the members made here (it goes back as the test's member).
-
-        A flag's combination of members (``A | B``) is no member of the test's: it goes as any value.
-        """
+        """Whether ``value`` is one of the members made here, or a combination of a flag's: it goes back
+        as the test's member (or the test's flag's combination of the same value)."""
         found = self._numbers.get(type(value))
-        return found is not None and getattr(value, "_name_", None) in found[1]
+        return found is not None and (getattr(value, "_name_", None) in found[1] or _combined(value))
 
     def ref(self, value: object) -> dict[str, Any] | None:
         """The tag ``value`` goes back by, if it is one of our enums or one of its members."""
@@ -63,10 +63,14 @@ class TestEnums:
             found = self._numbers.get(value)
             return None if found is None else {codec.TYPE: "obj", "side": "g", "id": found[0]}
         found = self._numbers.get(type(value))
-        name = getattr(value, "_name_", None)
-        if found is None or name not in found[1]:
+        if found is None:
             return None
-        return {codec.TYPE: "obj", "side": "g", "id": found[0], "member": found[1][name]}
+        name = getattr(value, "_name_", None)
+        if name in found[1]:
+            return {codec.TYPE: "obj", "side": "g", "id": found[0], "member": found[1][name]}
+        if _combined(value):
+            return {codec.TYPE: "obj", "side": "g", "id": found[0], "flag": value._value_}  # type: ignore[attr-defined]
+        return None
 
     def _make(self, number: int, tag: dict[str, Any], decode: Callable[[Any], Any]) -> type[enum.Enum] | None:
         made: type[enum.Enum] | None = None
@@ -79,6 +83,11 @@ class TestEnums:
         if made is not None:
             self._numbers[made] = (number, {name: i for i, name in enumerate(made.__members__)})
         return made
+
+
+def _combined(value: object) -> bool:
+    """Whether ``value`` is a combination of a flag's members (``R | W``, or none of them)."""
+    return isinstance(value, enum.Flag) and type(value._value_) is int
 
 
 def _build(tag: dict[str, Any], decode: Callable[[Any], Any]) -> type[enum.Enum] | None:

@@ -296,6 +296,51 @@ def names_of(cls):
 def plus_one(value):
     return value + 1
 
+def _agent():
+    import gc
+    from checks.behaviour.incontainer.subject.agent import Agent
+    return next(o for o in gc.get_objects() if isinstance(o, Agent))
+
+def set_on_class_of(member, name, value):
+    # The class of a member it was handed, named by the number the grader gave it, written.
+    from checks.behaviour.incontainer.subject.standins import GraderObject
+    agent = _agent()
+    number = agent.test_enums._numbers[type(member)][0]
+    agent.callback("setattr", GraderObject(agent, number), name, value)
+
+def raise_with(text):
+    raise ValueError(text)
+
+def error_through(fn, callback):
+    # A test's callback that calls back into the change with a suite file's alias; what the error says.
+    try:
+        callback(fn.__code__.co_filename)
+    except Exception as exc:
+        return [str(exc)[::-1], [str(a)[::-1] for a in exc.args]]
+    return None
+
+def name_after_file(fn):
+    fn.__qualname__ = fn.__code__.co_filename
+
+def combine(a, b):
+    return a | b
+
+def counted(items):
+    return len(list(items))
+
+def named_in_sealed(fn, echo):
+    # A sealed default named as an enum's member, sent raw to a suite function that returns its argument.
+    import inspect
+    agent = _agent()
+    sealed = inspect.signature(fn).parameters["kind"].default
+    number = object.__getattribute__(sealed, "_pg_id")
+    found = []
+    for place in range(2):
+        tag = {"__type__": "obj", "side": "g", "id": number, "member": place}
+        answer = agent.peer.request({"op": "call", "obj": agent.encode(echo), "args": [tag], "kwargs": {}})
+        found.append(str(answer["raise"]) if "raise" in answer else repr(agent.decode(answer["ok"])))
+    return found
+
 def update_from(wrapper, wrapped, name):
     # functools.update_wrapper's ``updated``: the wrapper's own dict, updated in place.
     getattr(wrapper, name).update(getattr(wrapped, name))
@@ -911,3 +956,63 @@ def test_the_change_names_a_member_only_of_a_test_s_enum_and_only_one_it_has(bri
             bridge.decode(tag)
         with pytest.raises(ValueError, match="member"):
             bridge.decode_held(tag)
+
+
+class Perm(enum.Flag):
+    R = 1
+    W = 2
+
+
+def test_a_combination_of_a_test_s_flags_crosses_both_ways(bridge: Bridge) -> None:
+    import calc
+
+    assert calc.enum_seen(Perm.R | Perm.W)[:3] == ["<Perm.R|W: 3>", "Perm.R|W", "R|W"]
+    assert calc.combine(Perm.R, Perm.W) == Perm.R | Perm.W
+    assert calc.same(Perm(0)) == Perm(0)
+    # None is lost on the way: a member that could not be tagged once ended an iterator early.
+    assert calc.counted(iter([Perm.R, Perm.R | Perm.W, Perm.W])) == 3
+
+
+def test_a_test_s_enum_class_is_never_written_by_the_change(bridge: Bridge) -> None:
+    # Handed one member, the change named its class and set `value` there: every member's value.
+    import calc
+
+    assert calc.same(Color.RED) is Color.RED
+    for name in ("value", "name"):
+        with pytest.raises(AttributeError, match="may not set"):
+            calc.set_on_class_of(Color.RED, name, "forged")
+    assert (Color.RED.value, Color.RED.name) == ("red", "RED")
+    assert "value" not in vars(Color)
+
+
+def test_a_sealed_default_is_never_named_as_a_member_of_its_enum(bridge: Bridge) -> None:
+    import calc
+
+    def handler(event: object = None, kind: type = Color) -> object:  # a default: sealed
+        return event
+
+    def echo(value: object) -> object:
+        return value
+
+    found = calc.named_in_sealed(handler, echo)
+    assert all("named no member" in text for text in found), found
+
+
+def test_a_suite_file_s_path_never_reaches_the_change_in_an_error_or_a_name(bridge: Bridge) -> None:
+    import calc
+
+    def calls_back(text: str) -> None:
+        calc.raise_with(text)  # the change raises the file's alias: restored here to the path
+
+    def names_its_file(text: str) -> None:
+        raise FileNotFoundError(__file__)
+
+    suite = str(ROOT / "tests")
+    for callback in (calls_back, names_its_file):
+        found = calc.error_through(callback, callback)
+        assert found is not None
+        seen = " ".join([found[0][::-1], *(a[::-1] for a in found[1])])
+        assert suite not in seen and "test_bridge" not in seen, seen
+        assert re.search(r"_pgf\d+", seen)
+    with pytest.raises(AttributeError, match="like a test"):
+        calc.name_after_file(calls_back)
