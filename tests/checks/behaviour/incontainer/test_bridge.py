@@ -341,6 +341,14 @@ def named_in_sealed(fn, echo):
         found.append(str(answer["raise"]) if "raise" in answer else repr(agent.decode(answer["ok"])))
     return found
 
+class Lazy:
+    # six.moves' lazy modules: any attribute imports the module it stands for, which may not exist.
+    def __getattr__(self, name):
+        raise ImportError("No module named '_gdbm'")
+
+def lazies():
+    return [Lazy(), Lazy]
+
 def update_from(wrapper, wrapped, name):
     # functools.update_wrapper's ``updated``: the wrapper's own dict, updated in place.
     getattr(wrapper, name).update(getattr(wrapped, name))
@@ -1016,3 +1024,12 @@ def test_a_suite_file_s_path_never_reaches_the_change_in_an_error_or_a_name(brid
         assert re.search(r"_pgf\d+", seen)
     with pytest.raises(AttributeError, match="like a test"):
         calc.name_after_file(calls_back)
+
+
+def test_the_harness_never_asks_the_change_s_objects_for_attributes_of_its_own(bridge: Bridge) -> None:
+    # six's lazy modules import on any attribute: the subject looking up `_name_` on every object it
+    # sent (whether it was a test's enum) made test_six.py fail to import with ImportError.
+    import calc
+
+    found = calc.lazies()
+    assert len(found) == 2 and isinstance(found[0], found[1])
