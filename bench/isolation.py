@@ -216,18 +216,20 @@ class Figures:
         return len(both) / len(passed) if passed else 0.0
 
 
-def fetch(project: Project, sdists: Path) -> Path:
+def fetch(project: Project, sdists: Path, *, download: bool = True) -> Path:
     """Return the project's sdist, downloading it with pip when it is not there yet."""
     sdists.mkdir(parents=True, exist_ok=True)
-    stem = project.name.replace("-", "_")
-    for pattern in (f"{stem}-{project.version}.tar.gz", f"{project.name}-{project.version}.tar.gz"):
-        found = sorted(sdists.glob(pattern))
-        if found:
-            return found[0]
+    # An sdist's file name is its project's as the project spells it (Unidecode-1.4.0.tar.gz).
+    names = {f"{name}-{project.version}.tar.gz".lower() for name in (project.name, project.name.replace("-", "_"))}
+    found = sorted(path for path in sdists.iterdir() if path.name.lower() in names)
+    if found:
+        return found[0]
+    if not download:
+        raise SystemExit(f"pip downloaded no sdist of {project.name} {project.version} into {sdists}")
     argv = (sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
             "--dest", str(sdists), f"{project.name}=={project.version}")  # fmt: skip
     run_process(argv, check=True, timeout=300, what=f"downloading {project.name}")
-    return fetch(project, sdists)
+    return fetch(project, sdists, download=False)
 
 
 def unpack(sdist: Path, project: Project, work: Path) -> tuple[Path, Path, Path]:
