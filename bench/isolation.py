@@ -220,7 +220,8 @@ def fetch(project: Project, sdists: Path, *, download: bool = True) -> Path:
     """Return the project's sdist, downloading it with pip when it is not there yet."""
     sdists.mkdir(parents=True, exist_ok=True)
     # An sdist's file name is its project's as the project spells it (Unidecode-1.4.0.tar.gz).
-    names = {f"{name}-{project.version}.tar.gz".lower() for name in (project.name, project.name.replace("-", "_"))}
+    spellings = (project.name, project.name.replace("-", "_"))
+    names = {f"{name}-{project.version}.tar.gz".lower() for name in spellings}
     found = sorted(path for path in sdists.iterdir() if path.name.lower() in names)
     if found:
         return found[0]
