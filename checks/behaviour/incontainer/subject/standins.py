@@ -146,6 +146,13 @@ def _running_code(self: GraderObject, kind: str) -> types.CodeType:
     return _placed(self, _empty_code(kind, self._pg_agent.callback("getattr", self, "__name__"), []))
 
 
+_FRAMED_TYPES = {"gi": types.GeneratorType, "cr": types.CoroutineType, "ag": types.AsyncGeneratorType}
+
+
+def _framed_class(self: GraderObject, kind: str) -> type:
+    return _FRAMED_TYPES[kind]
+
+
 def _bind(self: GraderObject, instance: object, owner: object = None) -> Any:
     return self if instance is None else types.MethodType(self, instance)  # type: ignore[arg-type]
 
@@ -253,6 +260,9 @@ def _offered(wanted: frozenset[str]) -> dict[str, Any]:
     for prefix, kind in _FRAMED_KINDS.items():
         if f"code:{prefix}" in wanted:
             namespace[f"{prefix}_code"] = property(functools.partial(_running_code, kind=kind))
+            # A test's generator says it is one, as a test's function does: inspect.isgenerator asks
+            # ``__class__`` (xmltodict.parse iterates a generator of chunks it is given).
+            namespace["__class__"] = property(functools.partial(_framed_class, kind=prefix))
     if "selfiter" in wanted and "iter" in wanted:
         namespace["__iter__"] = lambda self: self  # a built-in iterator is its own: no request
     if "seqiter" in wanted and "next" in wanted:

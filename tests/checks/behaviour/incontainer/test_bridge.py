@@ -349,6 +349,13 @@ class Lazy:
 def lazies():
     return [Lazy(), Lazy]
 
+def chunks_of(source):
+    # xmltodict.parse: a generator is iterated for its chunks, anything else read or parsed whole.
+    import inspect, types
+    kinds = [inspect.isgenerator(source), isinstance(source, types.GeneratorType)]
+    kinds.append(inspect.iscoroutine(source))
+    return [*kinds, "".join(source) if inspect.isgenerator(source) else None]
+
 def update_from(wrapper, wrapped, name):
     # functools.update_wrapper's ``updated``: the wrapper's own dict, updated in place.
     getattr(wrapper, name).update(getattr(wrapped, name))
@@ -1033,3 +1040,10 @@ def test_the_harness_never_asks_the_change_s_objects_for_attributes_of_its_own(b
 
     found = calc.lazies()
     assert len(found) == 2 and isinstance(found[0], found[1])
+
+
+def test_a_test_s_generator_is_a_generator_to_the_change(bridge: Bridge) -> None:
+    import calc
+
+    assert calc.chunks_of(part for part in ["<a>", "1</a>"]) == [True, True, False, "<a>1</a>"]
+    assert calc.chunks_of(iter(["<a/>"]))[:3] == [False, False, False]  # an iterator is none
