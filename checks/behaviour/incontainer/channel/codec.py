@@ -90,6 +90,9 @@ class Encoder:
         self.undo: list[Callable[[], None]] = []
         # What the other side is given of a string (the grader: one it restored, as the subject wrote it).
         self.strings: Callable[[str], str] | None = None
+        # Which tzinfo of an aware datetime or time goes by ``ref`` (the other side's own object, asked
+        # its offset there) rather than as the fixed offset it gives now: the change's own tzinfo.
+        self.tz_ref: Callable[[object], bool] | None = None
 
     def __call__(self, value: object, depth: int = 0) -> Any:
         self.nodes += 1
@@ -201,8 +204,33 @@ def _folded(kind: type[datetime.datetime] | type[datetime.time], value: Any) -> 
     return {**tagged, "fold": 1} if _field(kind, "fold", value) else tagged
 
 
-def _unfolded(kind: type[datetime.datetime] | type[datetime.time], data: dict[str, Any]) -> Any:
+def _dated(kind: type[datetime.datetime] | type[datetime.time]) -> Encode:
+    """An aware datetime or time whose tzinfo is the change's (``Encoder.tz_ref``) goes as its naive
+    text and its tzinfo by reference, rebuilt on the other side with that side's own object: its text
+    would ask the tzinfo its offset, which for a handle is a request encoding the datetime again."""
+
+    def encode(e: Encoder, value: Any, depth: int) -> Any:
+        tz = _field(kind, "tzinfo", value)
+        ref, by_ref = e.ref, e.tz_ref
+        if tz is None or type(tz) is datetime.timezone or ref is None or by_ref is None or not by_ref(tz):
+            return _folded(kind, value)
+        return {**_folded(kind, kind.replace(value, tzinfo=None)), "tz": ref(tz)}
+
+    return encode
+
+
+def _unfolded(
+    kind: type[datetime.datetime] | type[datetime.time],
+    data: dict[str, Any],
+    resolve: Resolve | None,
+    depth: int,
+) -> Any:
     found = kind.fromisoformat(str(data["iso"]))
+    if "tz" in data:
+        tz = decode(data["tz"], resolve, depth + 1)
+        if not isinstance(tz, datetime.tzinfo) or found.tzinfo is not None:
+            raise ValueError("a datetime's tzinfo must be a tzinfo, with a naive text")
+        found = found.replace(tzinfo=tz)
     return found.replace(fold=1) if data.get("fold") == 1 else found
 
 
@@ -254,9 +282,9 @@ _BY_BASE: dict[type, Encode] = {
     set: _members(set),
     frozenset: _members(frozenset),
     datetime.timedelta: _timedelta,
-    datetime.datetime: lambda e, v, d: _folded(datetime.datetime, v),
+    datetime.datetime: _dated(datetime.datetime),
     datetime.date: lambda e, v, d: {TYPE: "date", "iso": datetime.date.isoformat(v)},
-    datetime.time: lambda e, v, d: _folded(datetime.time, v),
+    datetime.time: _dated(datetime.time),
     datetime.timezone: _timezone,  # not subclassable: exactly the standard library's
     decimal.Decimal: lambda e, v, d: {TYPE: "decimal", "value": decimal.Decimal.__str__(v)},
 }  # fmt: skip
@@ -448,9 +476,9 @@ _DECODERS: dict[str, Callable[[dict[str, Any], Resolve | None, int], Any]] = {
     "frozenset": lambda d, r, n: frozenset(_items(d, r, n)),
     "dict": lambda d, r, n: {decode(k, r, n + 1): decode(v, r, n + 1) for k, v in d["items"]},
     "timedelta": _decode_timedelta,
-    "datetime": lambda d, *_: _unfolded(datetime.datetime, d),
+    "datetime": lambda d, r, n: _unfolded(datetime.datetime, d, r, n),
     "date": lambda d, *_: datetime.date.fromisoformat(str(d["iso"])),
-    "time": lambda d, *_: _unfolded(datetime.time, d),
+    "time": lambda d, r, n: _unfolded(datetime.time, d, r, n),
     "timezone": _decode_timezone,
     "decimal": lambda d, *_: decimal.Decimal(str(d["value"])),
     "fraction": lambda d, *_: fractions.Fraction(int(d["n"]), int(d["d"])),

@@ -306,6 +306,7 @@ class Bridge:
         encoder = codec.Encoder(
             self._ref, extended=True, names="all", scrub=ambient.ENVIRONMENT.scrub, handle=self._handled
         )
+        encoder.tz_ref = is_handle  # the change's tzinfo in a test's datetime: its own object there
         if self.kept:
             encoder.kept = self.kept.tag
         if self.handed.aliases.given:  # a string restored from aliases goes back with them (aliases.py)

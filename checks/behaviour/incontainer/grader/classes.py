@@ -267,6 +267,10 @@ class Classes:
             offered = remote_class(tag.get("caps"))
             # After the bases: one that offers the same is already in their order (a consistent MRO).
             parents = (*bases, offered) if not any(issubclass(b, offered) for b in bases) else bases
+            if tag.get("tzinfo") is True and not any(issubclass(b, datetime.tzinfo) for b in parents):
+                # The change's tzinfo is one here too: a test's datetime takes it (C checks the type),
+                # and asks it its offset, name and DST - each a request, as ``utcoffset`` is its method.
+                parents = (*parents, datetime.tzinfo)
         cls: type = RemoteClass(str(tag.get("name") or "Remote"), parents, namespace, _pgc_registry=self)
         self._bind(cls, number)
         return cls

@@ -57,7 +57,8 @@ def describe(cls: type, ref: Callable[[object], Any]) -> dict[str, Any]:
     value_base = next((name for base, name in VALUE_BASES.items() if issubclass(cls, base)), None)
     container = next((name for base, name in CONTAINER_BASES.items() if issubclass(cls, base)), None)
     own = [k for k in mro if k not in VALUE_BASES and k not in CONTAINER_BASES and k is not object]
-    plain_getattr = not any("__getattribute__" in vars(k) for k in own)
+    # (A standard-library base's C lookup - datetime.tzinfo lists its own - is the plain one.)
+    plain_getattr = not any("__getattribute__" in vars(k) for k in own if proxied(k))
     methods = sorted({
         name for k in own for name, v in vars(k).items()
         if isinstance(v, types.FunctionType) and (not name.startswith("__") or name == "__init__")
@@ -80,6 +81,8 @@ def describe(cls: type, ref: Callable[[object], Any]) -> dict[str, Any]:
         "overrides": sorted({n for k in own for n in vars(k) if n in _DUNDERS}),
         "value": value_base,
         "container": container,
+        # A tzinfo: the grader's class for it is one too, so its datetimes take it (and ask it).
+        "tzinfo": issubclass(cls, datetime.tzinfo),
         "doc": cls.__doc__[:10_000] if isinstance(cls.__doc__, str) else None,
     }
 

@@ -6,6 +6,7 @@ names the project test that showed the shape.
 
 from __future__ import annotations
 
+import datetime
 import inspect
 import signal
 import socket
@@ -1275,3 +1276,74 @@ def test_a_value_subclass_s_own_arithmetic_is_the_change_s(load: Load) -> None:
     assert ("x" + lib.token("y")).render() == '"xy"'
     number = lib.count(1) + 2
     assert number == 3 and number.render() == "+3" and (-number).render() == "-3"
+
+
+TZ = """
+import datetime
+
+class Utc(datetime.tzinfo):
+    def utcoffset(self, dt):
+        return datetime.timedelta(0)
+
+    def tzname(self, dt):
+        return "UTC"
+
+    def dst(self, dt):
+        return datetime.timedelta(0)
+
+class Fixed(datetime.tzinfo):
+    def __init__(self, hours):
+        self.hours = hours
+
+    def utcoffset(self, dt):
+        return datetime.timedelta(hours=self.hours)
+
+    def tzname(self, dt):
+        return f"FIXED{self.hours:+d}"
+
+    def dst(self, dt):
+        return None
+
+UTC = Utc()
+
+def stamp():
+    return datetime.datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+def offset_of(value):
+    return [value.utcoffset(), value.tzname(), value.tzinfo is UTC]
+
+def at(hours):
+    return datetime.datetime(2020, 1, 1, 12, tzinfo=Fixed(hours))
+"""
+
+
+def test_the_change_s_tzinfo_is_a_tzinfo_for_the_test_s_datetimes(load: Load) -> None:
+    # isodate's test modules build datetime(..., tzinfo=isodate.UTC) at import: isolated, a TypeError
+    # ("tzinfo argument must be None or of a tzinfo subclass") took out three modules.
+    lib = load(TZ)
+    utc = datetime.UTC
+    mine = datetime.datetime(2012, 1, 1, tzinfo=lib.UTC)
+    assert isinstance(lib.UTC, datetime.tzinfo)
+    assert (mine.utcoffset(), mine.tzname(), mine.isoformat()) == (
+        datetime.timedelta(0), "UTC", "2012-01-01T00:00:00+00:00",
+    )  # fmt: skip
+    # The change's datetimes come back with its own tzinfo object, the test's go to it with it.
+    stamp = lib.stamp()
+    assert stamp.tzinfo is lib.UTC and stamp == datetime.datetime(2020, 1, 2, 3, 4, 5, tzinfo=utc)
+    assert lib.offset_of(mine) == [datetime.timedelta(0), "UTC", True]
+    later = lib.at(2)
+    assert later.tzname() == "FIXED+2" and later == datetime.datetime(2020, 1, 1, 10, tzinfo=utc)
+    assert lib.offset_of(datetime.time(1, 2, tzinfo=lib.UTC))[1:] == ["UTC", True]
+
+    class Plus3(datetime.tzinfo):
+        def utcoffset(self, dt: object) -> datetime.timedelta:
+            return datetime.timedelta(hours=3)
+
+        def dst(self, dt: object) -> None:
+            return None
+
+        def tzname(self, dt: object) -> str:
+            return "P3"
+
+    # A test's own tzinfo still goes by the offset it gives.
+    assert lib.offset_of(datetime.datetime(2020, 1, 1, tzinfo=Plus3()))[0] == datetime.timedelta(hours=3)
