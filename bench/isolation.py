@@ -201,7 +201,8 @@ HOLDOUT = (
             Bug("jmespath/functions.py", "        return len(arg)", "        return len(arg) + 1"),
             # The sdist leaves out tests/__init__.py, which the tests import helpers from (first run: 5 of
             # 6 modules did not import, bare too); what they import of it, as the repository has it.
-            writes=(("tests/__init__.py", "import json\nimport unittest\nfrom collections import OrderedDict\n"),)),
+            writes=(("tests/__init__.py",
+                     "import json\nimport unittest\nfrom collections import OrderedDict\n"),)),
     Project("xmltodict", "1.0.4", (("tests", "tests"),),
             "callbacks and generators handed to the library (item_callback, postprocessor), file-like "
             "objects (BytesIO, generators of chunks), expat parser objects",
