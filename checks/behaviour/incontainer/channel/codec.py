@@ -333,12 +333,13 @@ def _exact_builtin_subclass(value: object) -> bool:
 
 
 _MUTABLE = (list, dict, set)
-_KEEPABLE = frozenset({list, dict, set, bytearray})
+_KEEPABLE = frozenset({list, dict, set, bytearray, collections.defaultdict})
 
 
 def encode_base(encoder: Encoder, value: object, depth: int = 0) -> Any:
-    """``value`` (exactly a list, dict, set or bytearray) as its type writes it, whatever hooks say of it."""
-    return _BY_BASE[type(value)](encoder, value, depth + 1)
+    """``value`` (exactly a list, dict, set, bytearray or defaultdict) as its base type writes it,
+    whatever hooks say of it."""
+    return _BY_BASE[_value_base(type(value)) or type(value)](encoder, value, depth + 1)
 
 
 _PLAIN_CLASS = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__",

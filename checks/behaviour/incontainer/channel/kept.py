@@ -6,9 +6,10 @@ fills as the wrapper runs, long after the call that took it, and
 ``lib.identity(items) is items``. Across the two trust domains a container
 crosses by value, and all three were lost.
 
-A *kept* container is a test's exact ``list``, ``dict``, ``set`` or
-``bytearray`` handed as an argument of a call (the grader decides which:
-``grader/kept.py`` refuses the process's own state, ``sys.path`` or a
+A *kept* container is a test's exact ``list``, ``dict``, ``set``,
+``bytearray`` or ``collections.defaultdict`` (its factory with it) handed
+as an argument of a call (the grader decides which: ``grader/kept.py``
+refuses the process's own state, ``sys.path`` or a
 module's namespace). It is numbered by the grader and crosses once with its
 contents (``{"__type__": "kept", "n": n, "kind": ..., "value": ...}``); from
 then on both sides name it by its number alone, so the subject holds one
@@ -33,6 +34,7 @@ ignored.
 
 from __future__ import annotations
 
+import collections
 import operator
 import sys
 import threading
@@ -43,7 +45,10 @@ from . import codec
 from .protocol import KEPT
 
 FIELD = "kept"  # the message field
-KINDS: dict[str, type] = {"list": list, "dict": dict, "set": set, "bytearray": bytearray}
+KINDS: dict[str, type] = {
+    "list": list, "dict": dict, "set": set, "bytearray": bytearray, "defaultdict": collections.defaultdict,
+}  # fmt: skip
+_DICTS = (dict, collections.defaultdict)
 _KIND_OF: dict[type, str] = {t: k for k, t in KINDS.items()}
 # Bounds: how many containers one test keeps at once, and how large one may be (each message compares
 # every kept container with what was last sent, so both bound the cost a message carries).
@@ -58,14 +63,14 @@ Encoding = Callable[[], codec.Encoder]
 
 
 def keepable(value: object) -> bool:
-    """Whether ``value``'s type may be kept (exactly one of the four) and it is small enough."""
+    """Whether ``value``'s type may be kept (exactly one of ``KINDS``) and it is small enough."""
     kind = type(value)
     return kind in _KIND_OF and len(value) <= MAX_ITEMS  # type: ignore[arg-type]
 
 
 def _snapshot(value: Any) -> Snapshot:
     kind = type(value)
-    if kind is dict:
+    if kind in _DICTS:
         return (list(value), list(value.values()))
     if kind is bytearray:
         return bytes(value)
@@ -77,7 +82,7 @@ def _same(value: Any, snapshot: Snapshot) -> bool:
     kind = type(value)
     if kind is bytearray:
         return bool(value == snapshot)
-    if kind is dict:
+    if kind in _DICTS:
         keys, values = snapshot
         return (
             len(value) == len(keys)
@@ -105,6 +110,7 @@ def _fill(target: Any, contents: object) -> bool:
 _FITS: dict[type, tuple[type, ...]] = {
     list: (list,),
     dict: (dict,),
+    collections.defaultdict: (dict,),
     set: (set, frozenset),
     bytearray: (bytes,),
 }
@@ -175,7 +181,10 @@ class Kept:
         except BaseException:
             entry[2] = False
             raise
-        return {codec.TYPE: KEPT, "n": n, "kind": _KIND_OF[type(value)], "value": written}
+        found = {codec.TYPE: KEPT, "n": n, "kind": _KIND_OF[type(value)], "value": written}
+        if type(value) is collections.defaultdict:  # what a missing key is made by (a test's callable)
+            found["factory"] = encoder(value.default_factory, depth + 1)
+        return found
 
     def resolve(self, tag: dict[str, Any], decode: Callable[[Any], Any], *, make: bool) -> object:
         """The object a kept tag names; ``make`` (the subject): one is made the first time it crosses."""
@@ -190,6 +199,9 @@ class Kept:
             if not make or kind is None or "value" not in tag:
                 raise ValueError(f"no kept container {n}")
             made = kind()
+            if kind is collections.defaultdict and "factory" in tag:
+                factory = decode(tag["factory"])
+                made.default_factory = factory if callable(factory) else None
             with self._lock:
                 # Snapshot empty: decoding its contents can ask the other side (a test's class the
                 # subject describes), and that message must see nothing changed in it yet.

@@ -25,13 +25,14 @@ whenever a module was imported since.
 
 from __future__ import annotations
 
+import collections
 import sys
 import threading
 import warnings
 
 from ..channel.kept import MAX_KEPT, keepable
 
-_KEPT_TYPES = (list, dict, set, bytearray)
+_KEPT_TYPES = (list, dict, set, bytearray, collections.defaultdict)
 # What ``candidates`` looks into for containers a container holds, and how deep.
 _WALKED = (*_KEPT_TYPES, tuple)
 _NESTED_DEPTH = 4

@@ -7,6 +7,7 @@ and what never does.
 
 from __future__ import annotations
 
+import collections
 import enum
 import os
 import re
@@ -355,6 +356,13 @@ def chunks_of(source):
     kinds = [inspect.isgenerator(source), isinstance(source, types.GeneratorType)]
     kinds.append(inspect.iscoroutine(source))
     return [*kinds, "".join(source) if inspect.isgenerator(source) else None]
+
+def look_up(mapping, *keys):
+    return [mapping[key] for key in keys]
+
+def group_into(groups, pairs):
+    for key, value in pairs:
+        groups[key].append(value)
 
 def update_from(wrapper, wrapped, name):
     # functools.update_wrapper's ``updated``: the wrapper's own dict, updated in place.
@@ -1047,3 +1055,16 @@ def test_a_test_s_generator_is_a_generator_to_the_change(bridge: Bridge) -> None
 
     assert calc.chunks_of(part for part in ["<a>", "1</a>"]) == [True, True, False, "<a>1</a>"]
     assert calc.chunks_of(iter(["<a/>"]))[:3] == [False, False, False]  # an iterator is none
+
+
+def test_a_test_s_defaultdict_keeps_its_factory_and_what_the_change_adds(bridge: Bridge) -> None:
+    # xmltodict's namespaces=defaultdict(lambda: None): crossed as a plain dict, a missing key raised.
+    import calc
+
+    namespaces: collections.defaultdict[str, object] = collections.defaultdict(lambda: None, {"a": "x"})
+    assert calc.look_up(namespaces, "a", "missing") == ["x", None]
+    assert dict(namespaces) == {"a": "x", "missing": None}  # the key the factory made, here too
+    groups: collections.defaultdict[str, list[int]] = collections.defaultdict(list)
+    calc.group_into(groups, [("odd", 1), ("even", 2), ("odd", 3)])
+    assert groups == {"odd": [1, 3], "even": [2]} and groups.default_factory is list
+    assert calc.same(groups) is groups
