@@ -22,6 +22,7 @@ import fractions
 import json
 import math
 import pathlib
+import re
 import sys
 import types
 import uuid
@@ -105,7 +106,7 @@ class Encoder:
             if tag is not None:
                 return tag
         if self.strings is not None and type(value) is str:
-            return self.strings(value)
+            return _str(self.strings(value))
         exact = _EXACT.get(id(type(value)))  # by identity: a metaclass's __eq__ or __hash__ is not asked
         if exact is not None and (self.extended or exact[1]):
             # Exactly a value type (never a handle: each side's ``handle`` claims classes of its own).
@@ -158,6 +159,21 @@ def _value_base(t: type) -> type | None:
     return None
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def plain_text(text: str) -> bool:
+    """Whether ``text`` crosses as a JSON string exactly: not when it holds a surrogate code point,
+    which JSON's escapes cannot tell apart (two lone surrogates read back as one astral character)."""
+    return text.isascii() or _SURROGATES.search(text) is None
+
+
+def _str(text: str) -> Any:
+    if plain_text(text):
+        return text
+    return {TYPE: "str", "utf32": text.encode("utf-32-le", "surrogatepass").hex()}
+
+
 def _encode_float(e: Encoder, value: Any, depth: int) -> Any:
     f = float.__float__(value)
     if math.isfinite(f):
@@ -177,7 +193,7 @@ def _dict(e: Encoder, value: Any, depth: int) -> Any:
     items = list(dict.items(value if e.scrub is None else e.scrub(value)))
     if e.strings is not None:
         items = [(e.strings(k) if type(k) is str else k, v) for k, v in items]
-    if all(type(k) is str for k, _ in items) and not any(k == TYPE for k, _ in items):
+    if all(type(k) is str and plain_text(k) for k, _ in items) and not any(k == TYPE for k, _ in items):
         return {k: e(v, depth + 1) for k, v in items}
     return {TYPE: "dict", "items": [[e(k, depth + 1), e(v, depth + 1)] for k, v in items]}
 
@@ -271,7 +287,7 @@ _BY_BASE: dict[type, Encode] = {
     bool: lambda e, v, d: bool.__bool__(v),
     int: lambda e, v, d: int.__int__(v),
     float: _encode_float,
-    str: lambda e, v, d: str.__str__(v),
+    str: lambda e, v, d: _str(str.__str__(v)),
     bytes: lambda e, v, d: {TYPE: "bytes", "hex": bytes(memoryview(v)).hex()},
     bytearray: lambda e, v, d: {TYPE: "bytes", "hex": bytes(memoryview(v)).hex()},
     complex: lambda e, v, d: {TYPE: "complex", "real": e(_field(complex, "real", v), d + 1),
@@ -470,6 +486,7 @@ def _namespace(data: dict[str, Any], resolve: Resolve | None, depth: int) -> obj
 
 _DECODERS: dict[str, Callable[[dict[str, Any], Resolve | None, int], Any]] = {
     "float": _float,
+    "str": lambda d, *_: bytes.fromhex(str(d["utf32"])).decode("utf-32-le", "surrogatepass"),
     "bytes": lambda d, *_: bytes.fromhex(str(d["hex"])),
     "complex": lambda d, r, n: complex(decode(d["real"], r, n + 1), decode(d["imag"], r, n + 1)),
     "tuple": lambda d, r, n: tuple(_items(d, r, n)),

@@ -65,7 +65,7 @@ def _fast(items: list[Any]) -> list[Any] | None:
     encoded: list[Any] = []
     for item in items:
         kind = type(item)
-        if kind is int or kind is str or kind is bool or item is None:
+        if kind is int or kind is bool or item is None or (kind is str and codec.plain_text(item)):
             encoded.append(item)
         elif is_handle(item):
             encoded.append(_handle_tag(item))

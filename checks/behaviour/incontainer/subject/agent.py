@@ -158,7 +158,10 @@ class Agent:
 
     def encode(self, value: object) -> Any:
         kind = type(value)
-        if kind is int or kind is str or kind is bool or value is None:  # as they are, the most common answer
+        # As they are, the most common answer (a string JSON would not give back exactly: tagged).
+        if kind is int or kind is bool or value is None:
+            return value
+        if kind is str and codec.plain_text(value):  # type: ignore[arg-type]  # exactly a str
             return value
         try:
             return self.encoder()(value)

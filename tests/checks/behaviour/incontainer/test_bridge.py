@@ -1068,3 +1068,13 @@ def test_a_test_s_defaultdict_keeps_its_factory_and_what_the_change_adds(bridge:
     calc.group_into(groups, [("odd", 1), ("even", 2), ("odd", 3)])
     assert groups == {"odd": [1, 3], "even": [2]} and groups.default_factory is list
     assert calc.same(groups) is groups
+
+
+def test_a_string_with_surrogates_reaches_the_change_as_the_test_wrote_it(bridge: Bridge) -> None:
+    import calc
+
+    pair = "\ud835" + "\udce3"  # two code points, not the one character UTF-16 would make of them
+    assert calc.counted(pair) == 2
+    for text in (pair, "a\udce3", "\U0001d4e3"):
+        assert calc.same(text) == text and len(calc.same(text)) == len(text)
+    assert calc.same({pair: [pair]}) == {pair: [pair]}

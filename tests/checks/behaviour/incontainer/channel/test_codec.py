@@ -120,3 +120,15 @@ def test_a_timezone_is_its_constructor_s_arguments_and_nothing_out_of_range_is_b
     for seconds in (86_400, 10**30):
         with pytest.raises(ValueError, match=r"offset|magnitude|too large|overflow"):
             codec.decode({codec.TYPE: "timezone", "seconds": seconds, "microseconds": 0})
+
+
+@pytest.mark.parametrize("text", ["\ud835\udce3", "\ud835", "a\udce3b", "\U0001d4e3", "plain", "é"], ids=repr)
+def test_a_string_crosses_exactly_even_with_surrogate_code_points(text: str) -> None:
+    # unidecode's test_surrogate_pairs: two lone surrogates written as JSON escapes read back as the
+    # one astral character they would stand for in UTF-16; the library never saw the pair.
+    import json
+
+    for value in (text, [text], {text: text}):
+        back = codec.decode(json.loads(json.dumps(codec.encode(value))))
+        assert back == value
+    assert len(codec.decode(json.loads(json.dumps(codec.encode(text))))) == len(text)
