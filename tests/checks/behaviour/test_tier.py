@@ -24,14 +24,19 @@ from tests.checks.behaviour.test_layer import HIDDEN, RIGHT, WRONG, WRONG_NUMBER
 
 __all__ = ["gate"]
 
-# datetime() checks its tzinfo in C: a handle of the change's tzinfo is refused, in one process it is not.
-TZ = "\n\nimport datetime\n\n\nclass UTC(datetime.tzinfo):\n    def utcoffset(self, dt):\n        return datetime.timedelta(0)\n\n    def tzname(self, dt):\n        return 'UTC'\n\n    def dst(self, dt):\n        return datetime.timedelta(0)\n"
-TZ_TEST = {
-    "test_tz.py": "import datetime\n\nfrom calc import UTC\n\n\ndef test_aware():\n    assert datetime.datetime(2020, 1, 1, tzinfo=UTC()).tzname() == 'UTC'\n",
+# A value of the change's compared with a test's: isolated, the change's __eq__ is never handed the
+# test's value (the comparison defence, by design: semver's `Version == "1.0.0"`); in one process it is.
+COMPARES = (
+    "\n\nclass Version:\n    def __init__(self, text):\n        self.text = text\n\n"
+    "    def __eq__(self, other):\n        return self.text == getattr(other, 'text', other)\n\n"
+    "    def __hash__(self):\n        return hash(self.text)\n"
+)
+COMPARES_TEST = {
+    "test_compares.py": "from calc import Version\n\n\ndef test_equal_to_text():\n    assert Version('1.0') == '1.0'\n",
 }
-BASE_WITH_TZ: Files = {
+BASE_WITH_COMPARES: Files = {
     "calc/__init__.py": "def double(x):\n    return x * 2\n\n\ndef half(x):\n    raise NotImplementedError\n"
-    + TZ
+    + COMPARES
 }
 
 
@@ -175,8 +180,8 @@ def test_base_runs_the_tier_again_only_when_a_tier_test_s_head_runs_disagree(
 
 @pytest.mark.docker
 def test_a_test_the_isolation_cannot_carry_is_measured_in_process_and_labelled(gate: Gate) -> None:
-    suite = gate.suite("hidden", {**HIDDEN, **TZ_TEST})
-    result = gate.run(gate.change({"calc/__init__.py": RIGHT + TZ}, base=BASE_WITH_TZ), suite)
+    suite = gate.suite("hidden", {**HIDDEN, **COMPARES_TEST})
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT + COMPARES}, base=BASE_WITH_COMPARES), suite)
     assert result.status == "passed", result
     hidden = result.suites[0]
     assert numbers(hidden) == (7, 7) and hidden.in_process_tier == 1
@@ -211,9 +216,9 @@ for module in list(sys.modules.values()):
 
 @pytest.mark.docker
 def test_forging_in_the_tier_changes_no_other_test_s_outcome(gate: Gate) -> None:
-    suite = gate.suite("hidden", {**HIDDEN, **TZ_TEST})
-    wrong = WRONG + TZ + FORGE_IN_PROCESS
-    result = gate.run(gate.change({"calc/__init__.py": wrong}, base=BASE_WITH_TZ), suite)
+    suite = gate.suite("hidden", {**HIDDEN, **COMPARES_TEST})
+    wrong = WRONG + COMPARES + FORGE_IN_PROCESS
+    result = gate.run(gate.change({"calc/__init__.py": wrong}, base=BASE_WITH_COMPARES), suite)
     assert result.status == "failed", result
     hidden = result.suites[0]
     # The wrong code's own numbers for every test the isolation carries; the tier's one test is all the
@@ -228,16 +233,16 @@ def test_forging_in_the_tier_changes_no_other_test_s_outcome(gate: Gate) -> None
 
 # A module whose tier test leans on state an earlier test leaves (a class attribute, a module global),
 # as pathspec's symlink tests lean on the first one's probe, and a test that writes beside its own files.
-STATEFUL_TZ_TEST = {
-    "test_tz.py": (
-        "import datetime\nfrom pathlib import Path\n\nimport pytest\n\nfrom calc import UTC\n\nSEEN = []\n\n\n"
+STATEFUL_COMPARES_TEST = {
+    "test_compares.py": (
+        "from pathlib import Path\n\nimport pytest\n\nfrom calc import Version\n\nSEEN = []\n\n\n"
         "@pytest.mark.xfail(strict=True, reason='known broken, after it has probed')\n"
-        "def test_probe():\n    SEEN.append(datetime.datetime(2020, 1, 1, tzinfo=UTC()))\n    assert False\n\n\n"
-        "def test_uses_the_probe():\n    assert SEEN and SEEN[0].tzname() == 'UTC'\n\n\n"
+        "def test_probe():\n    SEEN.append(Version('1.0'))\n    assert False\n\n\n"
+        "def test_uses_the_probe():\n    assert SEEN and SEEN[0] == '1.0'\n\n\n"
         "def test_writes_beside_itself():\n"
         "    out = Path(__file__).with_name('written.txt')\n"
-        "    out.write_text(datetime.datetime(2020, 1, 1, tzinfo=UTC()).tzname())\n"
-        "    assert out.read_text() == 'UTC'\n"
+        "    out.write_text('same' if Version('1.0') == '1.0' else 'other')\n"
+        "    assert out.read_text() == 'same'\n"
     ),
 }
 
@@ -247,8 +252,8 @@ def test_head_s_tier_runs_meet_what_base_s_met(gate: Gate) -> None:
     # Without the same tests in head's tier runs as in base's, test_uses_the_probe passes on base and
     # fails on unchanged code; without a writable copy of the suite, test_writes_beside_itself fails
     # on base in-process too and counts against every change.
-    suite = gate.suite("hidden", {**HIDDEN, **STATEFUL_TZ_TEST})
-    result = gate.run(gate.change({"calc/__init__.py": RIGHT + TZ}, base=BASE_WITH_TZ), suite)
+    suite = gate.suite("hidden", {**HIDDEN, **STATEFUL_COMPARES_TEST})
+    result = gate.run(gate.change({"calc/__init__.py": RIGHT + COMPARES}, base=BASE_WITH_COMPARES), suite)
     assert result.status == "passed", result
     hidden = result.suites[0]
     assert hidden.in_process_tier == 2 and hidden.skipped_on_base == 1
