@@ -24,6 +24,7 @@ from __future__ import annotations
 import collections
 import collections.abc
 import copy
+import enum
 import inspect
 import io
 import itertools
@@ -179,6 +180,17 @@ _OFFERED_BY_DUNDER = {name: dunder for name, dunder in CAPABILITIES.items() if n
 # ``inspect.isgeneratorfunction`` answers on the other side as it would on the owner's.
 # A running generator, coroutine or async generator: the prefix of its code attribute (``gi_code``),
 # which the other side answers with a stand-in code object of the same name (never the real one).
+# A test's enum made in the subject (grader/enums.py, subject/enums.py): the standard library's
+# families it may derive from, by the name that crosses, most derived first; its mixin types; the
+# mixin's built-in methods it may take as its own (``Mode.__str__ = str.__str__``); and how many
+# members it may have (past that it crosses as before).
+ENUM_FAMILIES: dict[str, type[enum.Enum]] = {
+    "IntFlag": enum.IntFlag, "Flag": enum.Flag, "IntEnum": enum.IntEnum, "StrEnum": enum.StrEnum,
+    "Enum": enum.Enum,
+}  # fmt: skip
+ENUM_MIXINS: dict[str, type] = {"int": int, "str": str, "float": float}
+ENUM_PLAIN_METHODS = ("__str__", "__format__", "__repr__")
+ENUM_MAX_MEMBERS = 256
 FRAMED = {types.GeneratorType: "gi", types.CoroutineType: "cr", types.AsyncGeneratorType: "ag"}
 CODE_KINDS = {"genfunc": inspect.CO_GENERATOR, "corofunc": inspect.CO_COROUTINE,
               "asyncgenfunc": inspect.CO_ASYNC_GENERATOR}  # fmt: skip

@@ -235,7 +235,7 @@ class Bridge:
 
     def _handled(self, value: object) -> bool:
         """What the encoder hands to ``_ref`` whatever its type: our handles, a test's enum's members."""
-        return is_handle(value) or (type(type(value)) is enums.EnumType and self._test_enum(type(value)))
+        return is_handle(value) or self._test_enum(type(value))
 
     def _own_functions(self, value: object) -> list[list[Any]]:
         """The functions and methods a test class's object holds as its own public attributes (pluggy

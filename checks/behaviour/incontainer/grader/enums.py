@@ -24,18 +24,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..channel import codec
+from ..channel.protocol import ENUM_FAMILIES, ENUM_MAX_MEMBERS, ENUM_MIXINS, ENUM_PLAIN_METHODS
 
-# The standard library's enum classes a test's enum may derive from, by the name the subject knows.
-FAMILIES: dict[type, str] = {
-    enum.IntFlag: "IntFlag", enum.Flag: "Flag", enum.IntEnum: "IntEnum", enum.StrEnum: "StrEnum",
-    enum.Enum: "Enum",
-}  # fmt: skip
-# The mixin types a member may also be, by name.
-MIXINS: dict[type, str] = {int: "int", str: "str", float: "float"}
-# Built-in methods a test's enum may take from its mixin (``Mode.__str__ = str.__str__``).
-PLAIN_METHODS = ("__str__", "__format__", "__repr__")
-# An enum past this many members crosses as before.
-MAX_MEMBERS = 256
+FAMILIES: dict[type, str] = {cls: name for name, cls in ENUM_FAMILIES.items()}  # most derived first
+MIXINS: dict[type, str] = {cls: name for name, cls in ENUM_MIXINS.items()}
+PLAIN_METHODS = ENUM_PLAIN_METHODS
+MAX_MEMBERS = ENUM_MAX_MEMBERS
 EnumType = enum.EnumType
 _ALLOWED_BASES = frozenset({*FAMILIES, enum.ReprEnum, *MIXINS, object})
 

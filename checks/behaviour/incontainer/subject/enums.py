@@ -15,16 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..channel import codec
+from ..channel.protocol import ENUM_FAMILIES, ENUM_MAX_MEMBERS, ENUM_MIXINS, ENUM_PLAIN_METHODS
 
-_FAMILIES: dict[str, type[enum.Enum]] = {
-    "Enum": enum.Enum, "IntEnum": enum.IntEnum, "StrEnum": enum.StrEnum, "Flag": enum.Flag,
-    "IntFlag": enum.IntFlag,
-}  # fmt: skip
-_MIXINS: dict[str, type] = {"int": int, "str": str, "float": float}
-_PLAIN_METHODS = frozenset({"__str__", "__format__", "__repr__"})
 # How many test enums are made here; past it, a member is what it was before (its value or a handle).
 MAX_ENUMS = 1000
-MAX_MEMBERS = 256
 
 
 class TestEnums:
@@ -91,13 +85,13 @@ def _combined(value: object) -> bool:
 
 
 def _build(tag: dict[str, Any], decode: Callable[[Any], Any]) -> type[enum.Enum] | None:
-    family = _FAMILIES[str(tag.get("family"))]
-    mixin = _MIXINS.get(str(tag.get("mixin")))
+    family = ENUM_FAMILIES[str(tag.get("family"))]
+    mixin = ENUM_MIXINS.get(str(tag.get("mixin")))
     names = tag.get("names")
     members = tag.get("members")
     if not (isinstance(names, list) and len(names) == 3 and all(isinstance(n, str) for n in names)):
         return None
-    if not (isinstance(members, list) and 0 < len(members) <= MAX_MEMBERS):
+    if not (isinstance(members, list) and 0 < len(members) <= ENUM_MAX_MEMBERS):
         return None
     pairs = [(str(m[0]), decode(m[1])) for m in members if isinstance(m, list) and len(m) == 2]
     extra = mixin if mixin is not None and not issubclass(family, mixin) else None
@@ -106,6 +100,6 @@ def _build(tag: dict[str, Any], decode: Callable[[Any], Any]) -> type[enum.Enum]
     if list(made.__members__) != [p[0] for p in pairs]:
         return None  # a name the functional API read otherwise: places would not match
     for name in tag.get("plain") or []:
-        if name in _PLAIN_METHODS and mixin is not None:
+        if name in ENUM_PLAIN_METHODS and mixin is not None:
             setattr(made, name, getattr(mixin, name))
     return made
