@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..channel import signatures
-from ..channel.protocol import CAPABILITIES, GRADER_OPERATORS, OPERATORS, register_abcs
+from ..channel.protocol import CAPABILITIES, FRAMED, GRADER_OPERATORS, OPERATORS, register_abcs
 from .readahead import ReadAhead
 
 
@@ -146,7 +146,7 @@ def _running_code(self: GraderObject, kind: str) -> types.CodeType:
     return _placed(self, _empty_code(kind, self._pg_agent.callback("getattr", self, "__name__"), []))
 
 
-_FRAMED_TYPES = {"gi": types.GeneratorType, "cr": types.CoroutineType, "ag": types.AsyncGeneratorType}
+_FRAMED_TYPES = {prefix: kind for kind, prefix in FRAMED.items()}  # "gi" -> GeneratorType
 
 
 def _framed_class(self: GraderObject, kind: str) -> type:
