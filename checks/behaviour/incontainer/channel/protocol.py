@@ -47,7 +47,7 @@ SUBJECT_SERVES = frozenset({
     # a differential check: the change's function on arguments sent by value
     "apply",
     # a method call in one request; super()'s; a container subclass's contents; a test's subclass
-    "call_attr", "call_on", "call_classmethod", "value", "subclass",
+    "call_attr", "call_on", "call_classmethod", "value", "subclass", "prepare",
     # an iterator's items many to a request, for a consumer that takes them whole
     "take",
 })  # fmt: skip
@@ -125,6 +125,8 @@ OPERATORS: dict[str, Operator] = {
     "iand": Operator(operator.iand, "__iand__"),
     # A path-like object: os.PathLike's structural check reads the special method.
     "fspath": Operator(os.fspath, "__fspath__"),
+    # A base that is not a class (``typing.Generic[T]``): what a class statement puts in its place.
+    "mro_entries": Operator(lambda o, b: type(o).__mro_entries__(o, b), "__mro_entries__"),
 }  # fmt: skip
 CAPABILITIES: dict[str, str] = {name: op.dunder for name, op in OPERATORS.items() if op.dunder}
 # Arithmetic every object is asked for (no capability): by the special method a class of the change may
@@ -138,7 +140,7 @@ REFLECTED: dict[str, str] = {f"__r{n}__": n for n in _BINARY}
 GRADER_OPERATORS = frozenset({
     "repr", "str", "bool", "len", "iter", "next", "hash", "getitem", "contains", "eq", "setitem",
     "delitem", "lt", "le", "gt", "ge", "reversed", "index", "int", "float", "dir", "enter", "exit",
-    "fspath",
+    "fspath", "mro_entries",
 })  # fmt: skip
 
 # The ABCs whose membership is registered, not structural: a stand-in is registered with the ones its

@@ -36,6 +36,11 @@ MAX_GIVEN = 4096
 MAX_GIVEN_CHARS = 16 * 1024 * 1024
 
 
+def named_like_a_test(name: str) -> bool:
+    """Whether ``name`` is one patchgate's pytest configuration collects as a test's (``test_*``)."""
+    return _TEST_NAME.match(name) is not None
+
+
 class Aliases:
     """One run's aliases: real name -> alias and back."""
 
@@ -103,7 +108,7 @@ class Aliases:
 
     def name(self, own: str) -> str:
         """An object's own name: kept, unless it is a test's."""
-        return self._of(own, "n") if _TEST_NAME.match(own) else own
+        return self._of(own, "n") if named_like_a_test(own) else own
 
     def names_in(self, text: str) -> str:
         """``text`` with every word named like a test's aliased, as ``name`` aliases it, and every path

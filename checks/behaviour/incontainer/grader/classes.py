@@ -74,14 +74,30 @@ _DATE_FIELDS: dict[type, tuple[str, ...]] = {
 class RemoteClass(type):
     """The metaclass of the local classes: whatever a class is asked that is not local goes to the subject."""
 
-    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> Any:
+    @classmethod
+    def __prepare__(mcs, name: str, bases: tuple[type, ...], /, **kwargs: Any) -> Any:
+        """A class body's namespace: the one the change's metaclass prepares, where it prepares one."""
+        parent = next((b for b in bases if isinstance(b, RemoteClass) and _prepares(b)), None)
+        if parent is None:
+            return {}
+        return type.__getattribute__(parent, "_pgc_registry").prepare(name, bases)
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: Any, **kwargs: Any) -> Any:
         registry: Classes | None = kwargs.pop("_pgc_registry", None)
+        parent = next((b for b in bases if isinstance(b, RemoteClass)), None) if registry is None else None
+        if parent is not None and isinstance(namespace, Prepared):
+            # The body ran into the subject's namespace: the class is the subject's, made there.
+            return type.__getattribute__(parent, "_pgc_registry").made_there(name, bases, namespace)
         cls = super().__new__(mcs, name, bases, namespace, **kwargs)
-        if registry is None:
-            # A test's own subclass of classes of the change: its counterpart is made in the subject.
-            parent = next((b for b in bases if isinstance(b, RemoteClass)), None)
-            if parent is not None:
-                type.__getattribute__(parent, "_pgc_registry").subclass(cls, bases, namespace)
+        if parent is not None:
+            # A test's own subclass of classes of the change: its counterpart is made in the subject,
+            # by their metaclass, which may make something else of the class statement.
+            made = type.__getattribute__(parent, "_pgc_registry").subclass(cls, bases, namespace)
+            if made is not cls:
+                cell = namespace.get("__classcell__")
+                if cell is not None:  # super() in the body's methods: the class the statement gives
+                    cell.cell_contents = made
+                return made
         return cls
 
     @property
@@ -142,6 +158,40 @@ class RemoteClass(type):
             args = bridge.encode([instance, cls])
             return bool(bridge.request("op", name="isinstance", args=args))
         return False
+
+
+def _class_operator(name: str) -> Callable[..., Any]:
+    dunder, result = OPERATORS[name].dunder, OPERATORS[name].result
+
+    def apply(cls: type, *args: Any) -> Any:
+        mro = type.__dict__["__mro__"].__get__(cls)
+        offered = next((own_dict(k)["_pgc_metacaps"] for k in mro if "_pgc_metacaps" in own_dict(k)), ())
+        if name not in offered:
+            # As the class's own metaclass answers where it defines no such method.
+            raise TypeError(f"{dunder} of class {type.__dict__['__name__'].__get__(cls)!r}: not offered")
+        bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
+        answer = bridge.request("op", name=name, args=bridge.encode([cls, *args]))
+        return answer if result is None else result(answer)
+
+    apply.__name__ = str(dunder)
+    return apply
+
+
+class RemoteMetaclassed(RemoteClass):
+    """The local classes of the change's classes whose metaclass is its own (an enum's): the protocol a
+    class itself offers by its metaclass - ``list(Colour)``, ``len``, ``Colour["RED"]``, ``in``,
+    ``reversed`` - is the subject's class's, asked there; one the metaclass does not offer raises."""
+
+    __iter__ = _class_operator("iter")
+    __len__ = _class_operator("len")
+    __getitem__ = _class_operator("getitem")
+    __contains__ = _class_operator("contains")
+    __reversed__ = _class_operator("reversed")
+
+
+def _prepares(cls: type) -> bool:
+    """Whether the change's metaclass of ``cls`` prepares a class body's namespace itself."""
+    return any(own_dict(k).get("_pgc_prepare") is True for k in type.__dict__["__mro__"].__get__(cls))
 
 
 def _value_op(name: str) -> Callable[..., Any]:
@@ -231,6 +281,7 @@ class Classes:
         value = VALUE_TYPES.get(str(tag.get("value")))
         namespace: dict[str, Any] = {
             "_pgc_made": True,  # a library's class (a test's subclass is made elsewhere, without it)
+            "_pgc_prepare": tag.get("prepare") is True,
             "__module__": str(tag.get("module") or "?"),
             "__qualname__": str(tag.get("qualname") or tag.get("name")),
             "__doc__": tag.get("doc") if isinstance(tag.get("doc"), str) else None,
@@ -271,7 +322,13 @@ class Classes:
                 # The change's tzinfo is one here too: a test's datetime takes it (C checks the type),
                 # and asks it its offset, name and DST - each a request, as ``utcoffset`` is its method.
                 parents = (*parents, datetime.tzinfo)
-        cls: type = RemoteClass(str(tag.get("name") or "Remote"), parents, namespace, _pgc_registry=self)
+        metacaps = tag.get("metacaps")
+        if isinstance(metacaps, list) and metacaps:
+            namespace["_pgc_metacaps"] = frozenset(c for c in metacaps if isinstance(c, str))
+            meta: type = RemoteMetaclassed
+        else:
+            meta = RemoteClass
+        cls: type = meta(str(tag.get("name") or "Remote"), parents, namespace, _pgc_registry=self)
         self._bind(cls, number)
         return cls
 
@@ -299,8 +356,25 @@ class Classes:
                     self.values[number] = found
             return found
 
-    def subclass(self, cls: type, bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
-        """Make a test's subclass ``cls`` in the subject too, and bind it to the class made there."""
+    def prepare(self, name: str, bases: tuple[type, ...]) -> Any:
+        """The namespace the change's metaclass prepares for a test's class statement over ``bases``: a
+        test's own mapping (its metaclass's, asked back), or the subject's, written through ``Prepared``."""
+        remote = [b for b in bases if isinstance(b, RemoteClass)]
+        found = self.bridge.request("prepare", name=self.aliases.name(name), bases=self.bridge.encode(remote))
+        return Prepared(found, self.aliases) if handles.is_handle(found) else found
+
+    def made_there(self, name: str, bases: tuple[type, ...], namespace: Prepared) -> Any:
+        """The class the change's metaclass makes of a class body run into its own namespace."""
+        remote = [b for b in bases if isinstance(b, RemoteClass)]
+        found = self.bridge.request(
+            "subclass", name=self.aliases.name(name), bases=self.bridge.encode(remote),
+            prepared=self.bridge.encode(namespace.handle),
+        )  # fmt: skip
+        return found["made"] if isinstance(found, dict) and "made" in found else found
+
+    def subclass(self, cls: type, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
+        """Make a test's subclass ``cls`` in the subject too, and bind it to the class made there; what
+        the metaclass made instead, where it made something else."""
         remote = [b for b in bases if isinstance(b, RemoteClass)]
         # The test's own other bases (mixins) reach the subject as the methods they give the class.
         given: dict[str, Any] = {}
@@ -338,11 +412,39 @@ class Classes:
             module=self.aliases.attribute(module, "__module__", module),
             bases=encode(remote), namespace=entries,
         )  # fmt: skip
+        if isinstance(number, dict) and "made" in number:
+            return number["made"]
         if not isinstance(number, int):
             raise TypeError("patchgate: the code under test did not make the subclass")
         with self._lock:
             self.by_number[number] = cls
         self._bind(cls, number)
+        return cls
+
+
+class Prepared(dict):  # type: ignore[type-arg]
+    """A class body's namespace the change's metaclass prepared (an enum's): each name the body binds is
+    written there too, a suite's module and qualified name as their aliases, as a subclass sends them.
+
+    A dict itself, for the class statement (``LOAD_NAME`` reads the body's own names back here).
+    """
+
+    def __init__(self, handle: Any, aliases: Aliases) -> None:
+        super().__init__()
+        self.handle = handle
+        self._aliases = aliases
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        super().__setitem__(name, value)
+        if name == "__module__" and isinstance(value, str):
+            value = self._aliases.attribute(value, "__module__", value)
+        elif name == "__qualname__" and isinstance(value, str):
+            value = self._aliases.attribute(self.get("__module__"), "__qualname__", value)
+        self.handle[self._aliases.name(name)] = value
+
+    def __delitem__(self, name: str) -> None:
+        super().__delitem__(name)
+        del self.handle[self._aliases.name(name)]
 
 
 def _value_instance(base: type, cls: type, value: object) -> object:

@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from ..channel import codec, signatures
-from ..channel.protocol import FRAMED, GRADER_OPERATORS, OPERATORS, caps_of_type
-from .aliases import Aliases
+from ..channel.protocol import CAPABILITIES, FRAMED, GRADER_OPERATORS, OPERATORS, caps_of_type
+from .aliases import Aliases, named_like_a_test
 from .readahead import Lent
 
 # ``unsealing``: an answer's value is being decoded (the test's own, each sealed value its value again);
@@ -54,6 +54,10 @@ DESCRIBED_DUNDERS = frozenset({"__call__", "__init__"})
 RENAMEABLE = frozenset({"__name__", "__qualname__", "__module__", "__doc__", "__annotations__"})
 # Of those, the names: set from an alias, they are the suite's real name again (``_renamed``).
 NAMES = frozenset({"__name__", "__qualname__", "__module__"})
+# The special methods a stand-in offers for what a test's class offers (subject/standins.py).
+OFFERED_DUNDERS = frozenset(CAPABILITIES.values()) | {"__ne__"}
+# What a class's namespace holds of those (the rest are its type's: ``__name__``, ``__qualname__``).
+CLASS_METADATA = frozenset({"__module__", "__doc__", "__annotations__"})
 METADATA = frozenset({
     "__name__", "__qualname__", "__module__", "__doc__", "__annotations__", "__wrapped__",
     "__isabstractmethod__",
@@ -76,14 +80,24 @@ class ClassNamespace(Mapping[str, Any]):
         return vars(self._target)
 
     def _shown(self, name: object) -> bool:
-        return isinstance(name, str) and not name.startswith("_")
+        if not isinstance(name, str):
+            return False
+        if name == "__slots__":  # the names of its public slots, as dir() lists them
+            return _public_slots(self._names().get(name))
+        return not name.startswith("_") or name in CLASS_METADATA
 
     def __getitem__(self, name: str) -> Any:
         sent = name
         name = self._handed.aliases.restore(name) if isinstance(name, str) else name
         if not self._shown(name) or name not in self._names():
             raise KeyError(sent)  # as the subject named it: never a real name an alias stands for
-        return self._names()[name]
+        found = self._names()[name]
+        if name in CLASS_METADATA:  # as ``getattr`` gives it: a suite's module as its alias
+            module = (
+                type.__dict__["__module__"].__get__(self._target) if isinstance(self._target, type) else None
+            )
+            return self._handed.aliases.attribute(module, name, found)
+        return found
 
     def __iter__(self) -> Iterator[str]:
         # A test's name (``test_*``) goes as its alias, as ``dir()`` gives it.
@@ -91,6 +105,18 @@ class ClassNamespace(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+    def copy(self) -> dict[str, Any]:
+        """What ``mappingproxy.copy`` gives: a dict of the names shown (six's ``add_metaclass``)."""
+        return {name: self[name] for name in self}
+
+
+def _public_slots(slots: object) -> bool:
+    """Whether a class's ``__slots__`` lists public names only, none a test's (``describe``)."""
+    listed = [slots] if isinstance(slots, str) else slots if isinstance(slots, list | tuple) else None
+    return listed is not None and all(
+        type(n) is str and not n.startswith("_") and not named_like_a_test(n) for n in listed
+    )
 
 
 def namespace_owner(view: ClassNamespace) -> object:
@@ -169,6 +195,9 @@ def describe(
         "caps": caps_of_type(cls),
         "doc": doc if isinstance(doc, str) else None,
         "namespace": namespace,
+        # Which special methods its objects offer (``caps``) the class defines itself: its namespace
+        # there shows them, as ``vars(cls)`` does here (attrs asks whether a class has its own __eq__).
+        "own": sorted(n for n in vars(cls) if n in OFFERED_DUNDERS),
     }
 
 
@@ -354,8 +383,15 @@ class Handed:
                 # a class's, read-only.
                 kind = ClassNamespace if isinstance(target, type) else PublicNamespace
                 return kind(target, self)
+            if name in ("__bases__", "__mro__") and isinstance(target, type):
+                # A class's structure, as isinstance and issubclass already probe it (six's add_metaclass
+                # rebuilds a class on its bases): each class in it reached to read, never to write.
+                return tuple(self.reach(k) for k in getattr(target, name))
             theirs = name in self._theirs.get(id(target), ())
-            refused = name.startswith("_") and name not in METADATA and not theirs
+            # A test's metaclass prepares a class body's namespace, as a class statement asks it to (six's
+            # with_metaclass asks it on the class statement's behalf).
+            prepares = name == "__prepare__" and isinstance(target, type) and issubclass(target, type)
+            refused = name.startswith("_") and name not in METADATA and not theirs and not prepares
             if refused or (isinstance(target, _FRAMED) and name.startswith(_FRAME_PREFIXES)):
                 # Private attributes, code, globals, closures, defaults or a generator's frame
                 # would open the test's frames, globals and values.

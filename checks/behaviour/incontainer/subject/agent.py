@@ -441,11 +441,23 @@ class Agent:
         """A container subclass's contents as its base type reads them."""
         return self._as_value(self._target(request))
 
-    def _serve_subclass(self, request: dict[str, Any]) -> int:
-        """A test's subclass of classes of the change's, made here."""
+    def _serve_subclass(self, request: dict[str, Any]) -> Any:
+        """A test's subclass of classes of the change's, made here: its number, when it is a new class
+        of ours; else what the metaclass made of the class statement, as a value."""
         made = classes.make_subclass(request, self.decode)
+        if "prepared" in request or not isinstance(made, type) or not classes.proxied(made):
+            return {"made": self.encode(made)}
+        if id(made) in self.described:  # a class the metaclass had made before
+            return {"made": self.encode(made)}
         self.described[id(made)] = made
         return self.objects.number(made)
+
+    def _serve_prepare(self, request: dict[str, Any]) -> Any:
+        """The namespace for a test's class statement over classes of the change's, as their metaclass
+        prepares it (a test's own object, when that metaclass asks the test's)."""
+        found = classes.prepare(request, self.decode)
+        # Ours by reference, whatever its type (an enum's namespace is a dict): the body writes into it.
+        return self.encode(found) if isinstance(found, GraderObject) else self._ref(found)
 
     # -- deadlines ------------------------------------------------------------------------------
 

@@ -84,6 +84,13 @@ def describe(cls: type, ref: Callable[[object], Any]) -> dict[str, Any]:
         # A tzinfo: the grader's class for it is one too, so its datetimes take it (and ask it).
         "tzinfo": issubclass(cls, datetime.tzinfo),
         "doc": cls.__doc__[:10_000] if isinstance(cls.__doc__, str) else None,
+        # Its metaclass prepares a class body's namespace itself (an enum's; six's with_metaclass):
+        # a test's class statement over it asks for that namespace here (``prepare``).
+        "prepare": any(
+            "__prepare__" in vars(k) for k in type.__dict__["__mro__"].__get__(type(cls)) if k is not type
+        ),
+        # What the class itself offers by its metaclass (an enum's: iterating, len, lookup by name).
+        "metacaps": [] if type(cls) is type else caps_of_type(type(cls)),
     }
 
 
@@ -117,9 +124,35 @@ def call_classmethod(cls: type, name: str, bind: type, args: Any, kwargs: Any) -
     raise AttributeError(f"{cls.__name__} has no class method {name!r}")
 
 
-def make_subclass(request: dict[str, Any], decode: Callable[[Any], Any]) -> type:
-    """Make the subject's side of a test's subclass of classes of the change."""
+def metaclass_of(bases: tuple[type, ...]) -> type:
+    """The metaclass a class statement over ``bases`` calls: the most derived of theirs."""
+    winner: type = type
+    for base in bases:
+        meta = type(base)
+        if issubclass(meta, winner):
+            winner = meta
+        elif not issubclass(winner, meta):
+            raise TypeError(
+                "metaclass conflict: the metaclass of a derived class must be a (non-strict) subclass "
+                "of the metaclasses of all its bases"
+            )
+    return winner
+
+
+def prepare(request: dict[str, Any], decode: Callable[[Any], Any]) -> object:
+    """The namespace the metaclass of a test's class statement over the change's classes prepares."""
     bases = tuple(b for b in (decode(x) for x in request.get("bases") or []) if isinstance(b, type))
+    return metaclass_of(bases).__prepare__(str(request.get("name")), bases)
+
+
+def make_subclass(request: dict[str, Any], decode: Callable[[Any], Any]) -> object:
+    """Make the subject's side of a test's subclass of classes of the change, as its class statement
+    would: by the bases' metaclass, which may make something else of it (six's ``with_metaclass``
+    hands the namespace to the test's own metaclass)."""
+    bases = tuple(b for b in (decode(x) for x in request.get("bases") or []) if isinstance(b, type))
+    meta = metaclass_of(bases)
+    if "prepared" in request:  # the namespace the metaclass prepared here, the class body run into it
+        return meta(str(request.get("name")), bases, decode(request["prepared"]))
     namespace: dict[str, Any] = {}
     for name, entry in dict(request.get("namespace") or {}).items():
         if not isinstance(entry, dict):
@@ -133,4 +166,4 @@ def make_subclass(request: dict[str, Any], decode: Callable[[Any], Any]) -> type
             namespace[str(name)] = wrap(value) if wrap is not None else value
     namespace["__module__"] = str(request.get("module") or "?")
     namespace["__qualname__"] = str(request.get("qualname") or request.get("name"))
-    return type(str(request.get("name")), bases or (object,), namespace)
+    return meta(str(request.get("name")), bases or (object,), namespace)

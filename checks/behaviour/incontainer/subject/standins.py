@@ -288,8 +288,12 @@ class GraderClass(type):
 
     def __getattribute__(cls, name: str) -> Any:
         agent = _agent_of(cls)
-        if agent is not None and not name.startswith(("__", "_pg_")):
-            return agent.callback("getattr", cls, name)
+        if agent is not None:
+            if not name.startswith(("__", "_pg_")):
+                return agent.callback("getattr", cls, name)
+            view = _VIEWS.get(name)
+            if view is not None:
+                return view(cls)
         return type.__getattribute__(cls, name)
 
     def __setattr__(cls, name: str, value: Any) -> None:
@@ -350,6 +354,35 @@ class TestObject(GraderObject):
         if name.startswith("__") or name.startswith("_pg_") or name == "_op":
             return object.__getattribute__(self, name)
         return object.__getattribute__(self, "_pg_agent").callback("getattr", self, name)
+
+
+# What a test's class here says of its own structure, read as the test's class would answer it: a
+# library that rebuilds a class (six's ``add_metaclass``: ``metaclass(cls.__name__, cls.__bases__,
+# cls.__dict__.copy())``) hands the grader the test's bases and namespace, never our machinery.
+_OURS = (TestObject, GraderObject)
+
+
+def _namespace_view(cls: type) -> types.MappingProxyType[str, Any]:
+    """The class's ``__dict__`` as the test's class holds it, read from the grader now (what it shows:
+    public names, module, docstring, public slots), its functions as they stand here."""
+    own = type.__getattribute__(cls, "__dict__")
+    found = dict(own["_pg_cagent"].callback("getattr", cls, "__dict__").copy())
+    found.update((k, own[k]) for k in own["_pg_own"] if k in own)
+    return types.MappingProxyType(found)
+
+
+def _bases_view(cls: type) -> tuple[type, ...]:
+    bases: tuple[type, ...] = type.__getattribute__(cls, "__bases__")
+    return tuple(b for b in bases if b not in _OURS) or (object,)
+
+
+def _mro_view(cls: type) -> tuple[type, ...]:
+    return tuple(k for k in type.__getattribute__(cls, "__mro__") if k not in _OURS)
+
+
+_VIEWS: dict[str, Callable[[type], Any]] = {
+    "__dict__": _namespace_view, "__bases__": _bases_view, "__mro__": _mro_view,
+}  # fmt: skip
 
 
 def test_class_id(value: object) -> int | None:
@@ -477,6 +510,7 @@ def _mirror(agent: Caller, number: int, tag: dict[str, Any], described: object) 
                                  "__doc__": doc if isinstance(doc, str) else None, **_offered(offered),
                                  "_pg_cid": number, "_pg_cagent": agent}  # fmt: skip
     later: dict[str, Any] = {}
+    described_names: list[str] = []  # the test's own functions, as its namespace shows them here
     for entry in described.get("namespace", ()):
         if not (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str)):
             continue
@@ -488,8 +522,16 @@ def _mirror(agent: Caller, number: int, tag: dict[str, Any], described: object) 
             later[name] = value
             continue
         namespace[name] = wrap(value) if wrap is not None else value
+        described_names.append(name)
         if wrap is not None and isinstance(held, GraderObject):
             namespace[name].__dict__["_pg_held"] = held
+    own = described.get("own")
+    special = (
+        [n for n in own if isinstance(n, str) and n.startswith("__") and n in namespace]
+        if isinstance(own, list)
+        else []
+    )
+    namespace["_pg_own"] = (*described_names, *special)
     made = GraderClass(named[0], bases, namespace)
     for name, value in later.items():  # the change's own objects: set after, never __set_name__ again
         type.__setattr__(made, name, value)

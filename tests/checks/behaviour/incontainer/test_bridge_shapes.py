@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -1219,6 +1220,12 @@ def read(cls, name):
         return cls.__dict__[name]
     except KeyError:
         return "KeyError"
+
+def seen_reversed(cls, name):
+    return cls.__dict__[name][::-1]
+
+def attribute_reversed(cls, name):
+    return getattr(cls, name)[::-1]
 """
 
 
@@ -1231,7 +1238,11 @@ def test_a_test_class_s_namespace_is_readable_public_and_read_only(load: Load) -
         _private = "hidden"
 
     assert Owner.method.found_again() is True
-    assert lib.names_of(Owner) == ["method", "public"]
+    # Its module (as its alias) and docstring, as the class's namespace holds them; no private name.
+    assert lib.names_of(Owner) == ["__doc__", "__module__", "method", "public"]
+    assert lib.read(Owner, "__module__") == __name__  # the alias restored on the way back
+    # What the change saw there is what getattr gives it (a suite module's alias, where aliased).
+    assert lib.seen_reversed(Owner, "__module__") == lib.attribute_reversed(Owner, "__module__")
     assert lib.read(Owner, "public") == "shown" and lib.read(Owner, "_private") == "KeyError"
     # Hostile: the change may not change a test class through its namespace.
     assert lib.write(Owner, "public") == "TypeError" and lib.write(Owner, "__eq__") == "TypeError"
@@ -1347,3 +1358,183 @@ def test_the_change_s_tzinfo_is_a_tzinfo_for_the_test_s_datetimes(load: Load) ->
 
     # A test's own tzinfo still goes by the offset it gives.
     assert lib.offset_of(datetime.datetime(2020, 1, 1, tzinfo=Plus3()))[0] == datetime.timedelta(hours=3)
+
+
+METACLASSES = r"""
+import enum, sys, types
+
+def add_metaclass(metaclass):
+    # six.add_metaclass: the class rebuilt by its metaclass from what it reads of it.
+    def wrapper(cls):
+        orig_vars = cls.__dict__.copy()
+        slots = orig_vars.get("__slots__")
+        if slots is not None:
+            for slots_var in [slots] if isinstance(slots, str) else slots:
+                orig_vars.pop(slots_var)
+        orig_vars.pop("__dict__", None)
+        orig_vars.pop("__weakref__", None)
+        orig_vars["__qualname__"] = cls.__qualname__
+        return metaclass(cls.__name__, cls.__bases__, orig_vars)
+    return wrapper
+
+def with_metaclass(meta, *bases):
+    # six.with_metaclass: a temporary class whose metaclass hands the class statement to ``meta``.
+    class metaclass(type):
+        def __new__(cls, name, this_bases, d):
+            resolved_bases = types.resolve_bases(bases)
+            if resolved_bases is not bases:
+                d["__orig_bases__"] = bases
+            return meta(name, resolved_bases, d)
+
+        @classmethod
+        def __prepare__(cls, name, this_bases):
+            return meta.__prepare__(name, bases)
+    return type.__new__(metaclass, "temporary_class", (), {})
+
+class Choice(enum.Enum):
+    # A library's enum base a test's enum derives from (the metaclass prepares the body's namespace).
+    def describe(self):
+        return f"{type(self).__name__}.{self.name}={self.value}"
+
+class Recorded(dict):
+    pass
+
+class Recording(type):
+    # A metaclass that keeps every name and value a class body binds.
+    @classmethod
+    def __prepare__(mcs, name, bases):
+        return Recorded()
+
+    def __new__(mcs, name, bases, namespace):
+        cls = super().__new__(mcs, name, bases, dict(namespace))
+        cls.bound = sorted(f"{k}={v!r}" for k, v in namespace.items())
+        return cls
+
+class Recorder(metaclass=Recording):
+    pass
+
+def structure(cls):
+    return [b.__name__ for b in cls.__bases__], [k.__name__ for k in cls.__mro__], sorted(vars(cls))
+
+def bound_reversed(cls):
+    return " ".join(cls.bound)[::-1]
+"""
+
+
+def test_a_library_rebuilds_a_test_s_class_with_a_metaclass(load: Load) -> None:
+    lib = load(METACLASSES)
+
+    class Meta(type):
+        pass
+
+    class Base:
+        b = "b"
+
+    class Plain(Base):
+        "success"
+
+        def method(self) -> str:
+            return "method"
+
+    # six.add_metaclass: what the change reads of the test's class is the class as the test wrote it
+    # (its bases, its namespace: no machinery of ours), and the test's metaclass makes the class.
+    names = ["__doc__", "__module__", "method"]
+    assert lib.structure(Plain) == (["Base"], ["Plain", "Base", "object"], names)
+    made = lib.add_metaclass(Meta)(Plain)
+    assert type(made) is Meta and made.__bases__ == (Base,)
+    assert made.__module__ == __name__ and made.__doc__ == "success"
+    assert made.__qualname__ == Plain.__qualname__
+    assert made().method() == "method" and made().b == "b"
+
+    class Slotted:
+        __slots__ = ["a", "b"]
+
+    made = lib.add_metaclass(Meta)(Slotted)
+    assert made.__slots__ == ["a", "b"]
+    instance = made()
+    instance.a = "foo"
+    with pytest.raises(AttributeError):
+        instance.c = "bar"
+
+
+def test_a_test_s_class_statement_is_the_change_s_metaclass_s_to_make(load: Load) -> None:
+    lib = load(METACLASSES)
+
+    class Meta(type):
+        pass
+
+    class Base:
+        pass
+
+    class Made(lib.with_metaclass(Meta, Base)):
+        def method(self) -> object:
+            return __class__  # the class cell: the class the statement gave
+
+    assert type(Made) is Meta and Made.__mro__ == (Made, Base, object)
+    assert Made().method() is Made
+
+    class Namespace(dict):
+        pass
+
+    class Preparing(type):
+        @classmethod
+        def __prepare__(mcs, name: str, bases: tuple[type, ...]) -> Namespace:  # type: ignore[override]
+            namespace = Namespace(super().__prepare__(name, bases), cls=mcs, bases=bases)
+            namespace["namespace"] = namespace
+            return namespace
+
+    class Prepared(lib.with_metaclass(Preparing, Base)):
+        pass
+
+    assert Prepared.cls is Preparing and Prepared.bases == (Base,)
+    assert isinstance(Prepared.namespace, Namespace)
+
+    # A base that is not a class: the change's resolve_bases asks the test's object what stands for it.
+    T = typing.TypeVar("T")
+
+    class Generic(lib.with_metaclass(Meta, typing.Generic[T])):
+        pass
+
+    assert isinstance(Generic, Meta) and Generic.__bases__ == (typing.Generic,)
+    assert Generic.__orig_bases__ == (typing.Generic[T],)
+
+
+def test_a_test_s_enum_over_a_library_s_enum_base_is_made_by_the_enum_s_metaclass(load: Load) -> None:
+    lib = load(METACLASSES)
+
+    class Colour(lib.Choice):
+        RED = 1
+        GREEN = 2
+
+    assert [m.name for m in Colour] == ["RED", "GREEN"]
+    assert Colour.RED.value == 1 and Colour(2) is Colour.GREEN and isinstance(Colour.RED, lib.Choice)
+    assert Colour.GREEN.describe() == "Colour.GREEN=2"
+
+
+def test_a_class_body_run_into_the_change_s_namespace_never_names_its_test(load: Load) -> None:
+    # Hostile: a metaclass of the change's that prepares the namespace sees every name the body binds,
+    # as in one process; the class's module and qualified name go as their aliases, never in clear.
+    lib = load(METACLASSES)
+    bridge: Bridge = object.__getattribute__(lib, "_pg_bridge")
+    bridge.handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
+
+    class Recorded(lib.Recorder):
+        value = 42
+
+    seen = lib.bound_reversed(Recorded)[::-1]
+    assert "value=42" in seen and "__module__='_pgm" in seen and "__qualname__='_pgq" in seen, seen
+    assert "test_a_class_body" not in seen and "test_bridge_shapes" not in seen, seen
+
+
+def test_the_change_s_enum_iterates_counts_and_looks_up_as_its_metaclass_offers(load: Load) -> None:
+    lib = load(
+        "import enum\n"
+        "class Color(enum.Enum):\n    RED = 1\n    GREEN = 2\n"
+        "class Meta(type):\n    pass\n"
+        "class Plain(metaclass=Meta):\n    pass\n"
+    )
+    assert list(lib.Color) == [lib.Color.RED, lib.Color.GREEN] and len(lib.Color) == 2
+    assert lib.Color["GREEN"] is lib.Color.GREEN and lib.Color.RED in lib.Color
+    assert list(reversed(lib.Color)) == [lib.Color.GREEN, lib.Color.RED]
+    with pytest.raises(TypeError):  # its metaclass offers no iteration: as in one process
+        iter(lib.Plain)

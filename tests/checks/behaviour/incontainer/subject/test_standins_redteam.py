@@ -19,6 +19,7 @@ pytestmark = pytest.mark.slow
 __all__ = ["load"]
 
 SECRET = 4242
+PUBLIC = 1717
 
 LIB = r"""
 import inspect, types
@@ -242,8 +243,9 @@ class Secretive:
     """A class."""
 
     _secret = SECRET
-    secret = SECRET
-    listed = (SECRET,)
+    # Public values are the class's to show (``getattr`` and its namespace give them): never SECRET.
+    secret = PUBLIC
+    listed = (PUBLIC,)
 
     def __init__(self, expected: int = SECRET) -> None:
         self._hidden = SECRET
@@ -270,6 +272,7 @@ def test_nothing_of_a_class_s_values_crosses_through_the_mirror(load: Load) -> N
     prefix(lib)
     seen = lib.everything(Secretive)
     assert "4242" not in seen, seen
+    assert str(PUBLIC) in seen  # its public value, as getattr gives it, and only that
 
 
 def test_the_call_handle_with_a_forged_self_is_only_what_calling_gives(load: Load) -> None:
