@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
+import os
 import re
 import tarfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from sandbox.host import ProcessError, run_process
-from sandbox.trees import DEFAULT_BOUNDS, Bounds, Tally, TreeBoundExceeded
+from sandbox.trees import DEFAULT_BOUNDS, Bounds, Tally, TreeBoundExceeded, remove
 
-# Beyond this many changed files the rest are listed as a notice and not examined.
+# A change that touches more files than this is not examined: its tree is refused (TreeRefused),
+# the PR's failure - a bound the PR controls never leaves files unexamined.
 MAX_CHANGED_FILES = 2000
 
 FileStatus = Literal["added", "modified", "deleted", "renamed", "copied", "type_changed"]
@@ -61,7 +65,9 @@ class ChangedFile:
 
     @property
     def is_python(self) -> bool:
-        return self.path.endswith(".py") and self.status != "deleted" and not self.binary
+        # Whatever git calls it: a PR's ``.gitattributes`` (``*.py -diff``) makes any file "binary" to
+        # git, and a file the tools skipped would be a file no tool examined.
+        return self.path.endswith(".py") and self.status != "deleted"
 
 
 @dataclass(frozen=True)
@@ -118,45 +124,169 @@ def from_git(repo: Path, base: str, head: str, dest: Path) -> Workspace:
     base_dir, head_dir = dest / "base", dest / "head"
     sides: tuple[tuple[Side, str, Path], ...] = (("base", base_sha, base_dir), ("head", head_sha, head_dir))
     for side, sha, target in sides:
-        if not _git(repo, "ls-tree", "--name-only", sha, what=f"list {sha}").strip():
-            target.mkdir(parents=True)  # an empty tree: tarfile cannot read git's file-less archive
-            continue
-        archive = _git(repo, "archive", "--format=tar", sha, what=f"export {sha}")
+        entries = _ls_tree(repo, sha)
         try:
-            extract_tar(archive, target)
+            if not entries:
+                target.mkdir(parents=True)  # an empty tree: tarfile cannot read git's file-less archive
+                continue
+            extract_tar(_git(repo, "archive", "--format=tar", sha, what=f"export {sha}"), target)
+            # git archive applies the tree's own .gitattributes (export-ignore, export-subst): the
+            # export is made the commit again, each blob as git holds it.
+            rewrite, extra = tree_differences(target, entries)
+            for path in extra:
+                remove(target / path)
+            for entry, data in zip(rewrite, _blobs(repo, rewrite), strict=True):
+                write_entry(target, entry, data)
         except TreeBoundExceeded as exc:
             raise TreeRefused(side, exc, base_sha=base_sha, head_sha=head_sha) from exc
-    diff = _git(
-        repo,
-        "diff",
-        "--no-color",
-        "--no-ext-diff",
-        "-M",
-        "-U0",
-        "--no-textconv",
-        base_sha,
-        head_sha,
-        what="diff base and head",
-    )
-    numstat = _git(repo, "diff", "--numstat", "-z", "-M", base_sha, head_sha, what="diff base and head")
-    names = _git(repo, "diff", "--name-status", "-z", "-M", base_sha, head_sha, what="diff base and head")
-    changed, notices = parse_changes(diff, numstat, names)
+    # --no-ext-diff, --no-textconv: the repository's .gitattributes name diff drivers the PR writes.
+    common = ("diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M")
+    diff = _git(repo, *common, "-U0", "--text", base_sha, head_sha, what="diff base and head")
+    numstat = _git(repo, *common, "--numstat", "-z", base_sha, head_sha, what="diff base and head")
+    names = _git(repo, *common, "--name-status", "-z", base_sha, head_sha, what="diff base and head")
+    try:
+        changed, notices = parse_changes(diff, numstat, names)
+    except TreeBoundExceeded as exc:
+        raise TreeRefused("head", exc, base_sha=base_sha, head_sha=head_sha) from exc
     return Workspace(base_dir, head_dir, base_sha, head_sha, changed, notices)
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One file of a commit's tree, as git lists it (``git ls-tree -r``, GitHub's Git Trees API)."""
+
+    path: str
+    mode: str  # 100644, 100755, 120000 (a symlink), 160000 (a submodule's commit)
+    sha: str
+    size: int = 0
+
+
+def blob_sha(data: bytes) -> str:
+    """The sha git names ``data`` by as a blob."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def tree_differences(
+    target: Path, entries: Sequence[TreeEntry], *, bounds: Bounds = DEFAULT_BOUNDS
+) -> tuple[list[TreeEntry], list[str]]:
+    """What makes the exported tree ``target`` the commit's own: the entries to write (missing, or not
+    the blob git holds) and the paths to remove (no file of the commit).
+
+    An export is ``git archive`` output - GitHub's tarballs too - and ``git archive`` applies the
+    tree's own ``.gitattributes``, which the PR writes: ``export-ignore`` leaves a file out (no tool
+    would examine it), ``export-subst`` rewrites one (the tests would run other code than the commit's).
+    The listing is counted against ``bounds`` first (TreeBoundExceeded), as the export was.
+    """
+    tally = Tally(bounds)
+    wanted: dict[str, TreeEntry] = {}
+    for entry in entries:
+        tally.add(entry.path, entry.size)
+        if entry.mode != "160000":  # a submodule's commit: an empty folder in any export
+            wanted[entry.path] = entry
+    root = target.resolve()
+    have: dict[str, str] = {}
+    for folder, dirs, files in os.walk(root):
+        for name in [*files, *(d for d in dirs if os.path.islink(os.path.join(folder, d)))]:
+            full = os.path.join(folder, name)
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            if os.path.islink(full):
+                have[rel] = "120000:" + blob_sha(os.fsencode(os.readlink(full)))
+            else:
+                have[rel] = "file:" + blob_sha(Path(full).read_bytes())
+    rewrite = [
+        e
+        for path, e in sorted(wanted.items())
+        if have.get(path) != ("120000:" if e.mode == "120000" else "file:") + e.sha
+    ]
+    extra = sorted(path for path in have if path not in wanted)
+    return rewrite, extra
+
+
+def write_entry(target: Path, entry: TreeEntry, data: bytes) -> None:
+    """Write one blob of the commit into the exported tree ``target``, as ``extract_tar`` would have:
+    a symlink only to a place inside the tree (else it is left out), an executable file executable."""
+    if blob_sha(data) != entry.sha:
+        raise WorkspaceError(f"{entry.path}: the blob read is not {entry.sha}")
+    root = target.resolve()
+    dest = root / entry.path
+    if not dest.parent.resolve().is_relative_to(root) or not (dest.parent / dest.name).is_relative_to(root):
+        return
+    if dest.is_symlink() or dest.is_file():
+        dest.unlink()
+    elif dest.exists():
+        remove(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if entry.mode == "120000":
+        link = os.fsdecode(data)
+        if (dest.parent / link).resolve().is_relative_to(root) and not os.path.isabs(link):
+            dest.symlink_to(link)
+        return
+    dest.write_bytes(data)
+    dest.chmod(0o755 if entry.mode == "100755" else 0o644)
+
+
+def _ls_tree(repo: Path, sha: str) -> list[TreeEntry]:
+    out = _git(repo, "ls-tree", "-r", "-z", "--full-tree", "-l", sha, what=f"list {sha}")
+    entries = []
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition(b"\t")
+        mode, _kind, blob, size = meta.split()
+        entries.append(
+            TreeEntry(_decode(path, ()), mode.decode(), blob.decode(), int(size) if size.isdigit() else 0)
+        )
+    return entries
+
+
+def _blobs(repo: Path, entries: Sequence[TreeEntry]) -> list[bytes]:
+    if not entries:
+        return []
+    # Their sizes were counted against the tree's bounds (tree_differences): the output holds them all.
+    cap = sum(e.size + 100 for e in entries)
+    try:
+        out = run_process(
+            ("git", "-C", str(repo), "cat-file", "--batch"),
+            stdin="".join(f"{e.sha}\n" for e in entries).encode(),
+            timeout=300,
+            check=True,
+            what="read blobs",
+            output_cap=cap,
+        ).stdout
+    except ProcessError as exc:
+        raise WorkspaceError(f"read blobs: {exc.result.stderr.decode('utf-8', 'replace').strip()}") from exc
+    found: list[bytes] = []
+    at = 0
+    for _ in entries:
+        header_end = out.index(b"\n", at)
+        _sha, kind, size = out[at:header_end].split()
+        if kind != b"blob":
+            raise WorkspaceError(f"read blobs: {_sha.decode()} is a {kind.decode()}")
+        start = header_end + 1
+        found.append(out[start : start + int(size)])
+        at = start + int(size) + 1
+    return found
 
 
 def from_trees(base_dir: Path, head_dir: Path, base_sha: str, head_sha: str) -> Workspace:
     """Compare two already-exported trees named ``base`` and ``head`` in one folder (the GitHub path)."""
     if (base_dir.name, head_dir.name) != ("base", "head") or base_dir.parent != head_dir.parent:
         raise WorkspaceError("trees must be sibling folders named base and head")
-    common = ("git", "-c", "core.quotepath=off", "diff", "--no-index", "--no-color", "--no-ext-diff", "-M")
-    diff = run_process((*common, "-U0", "--no-textconv", "base", "head"), cwd=base_dir.parent, timeout=300)
+    common = (
+        "git", "-c", "core.quotepath=off", "diff", "--no-index", "--no-color", "--no-ext-diff",
+        "--no-textconv", "-M",
+    )  # fmt: skip
+    diff = run_process((*common, "-U0", "--text", "base", "head"), cwd=base_dir.parent, timeout=300)
     numstat = run_process((*common, "--numstat", "-z", "base", "head"), cwd=base_dir.parent, timeout=300)
     names = run_process((*common, "--name-status", "-z", "base", "head"), cwd=base_dir.parent, timeout=300)
     # git diff --no-index exits 1 when the trees differ.
     for r in (diff, numstat, names):
         if r.returncode not in (0, 1):
             raise WorkspaceError(f"cannot compare trees: {r.stderr.decode('utf-8', 'replace')}")
-    changed, notices = parse_changes(diff.stdout, numstat.stdout, names.stdout, strip=("base/", "head/"))
+    try:
+        changed, notices = parse_changes(diff.stdout, numstat.stdout, names.stdout, strip=("base/", "head/"))
+    except TreeBoundExceeded as exc:
+        raise TreeRefused("head", exc, base_sha=base_sha, head_sha=head_sha) from exc
     return Workspace(base_dir, head_dir, base_sha, head_sha, changed, notices)
 
 
@@ -206,11 +336,16 @@ def _strip(path: str, prefixes: tuple[str, ...]) -> str:
 def parse_changes(
     diff: bytes, numstat: bytes, name_status: bytes, strip: tuple[str, ...] = ()
 ) -> tuple[tuple[ChangedFile, ...], tuple[str, ...]]:
-    """Turn ``git diff`` output (-U0, --numstat -z, --name-status -z) into changed files."""
+    """Turn ``git diff`` output (-U0, --numstat -z, --name-status -z) into changed files.
+
+    Raises TreeBoundExceeded (``changes``) past MAX_CHANGED_FILES: the change is not examined.
+    """
     binary = _parse_binary(numstat, strip)
     lines = _parse_hunks(diff, strip)
+    # (The diff is read as text, so that a file a PR's .gitattributes calls binary still has its
+    # lines; a file that really is binary has none to examine.)
     files = [
-        ChangedFile(path, status, old, path in binary, frozenset(lines.get(path, ())))
+        ChangedFile(path, status, old, path in binary, frozenset(_lines(lines, path, binary)))
         for path, (status, old) in _parse_name_status(name_status, strip).items()
     ]
     files.sort(key=lambda f: f.path)
@@ -223,12 +358,12 @@ def parse_changes(
         notices.append(f"{len(odd)} changed file(s) with names that are not UTF-8 were not examined: {shown}")
         files = [f for f in files if f not in odd]
     if len(files) > MAX_CHANGED_FILES:
-        notices.append(
-            f"the change touches {len(files)} files; only the first {MAX_CHANGED_FILES} "
-            "(by path) were examined"
-        )
-        files = files[:MAX_CHANGED_FILES]
+        raise TreeBoundExceeded(".", "changes", MAX_CHANGED_FILES)
     return tuple(files), tuple(notices)
+
+
+def _lines(lines: dict[str, set[int]], path: str, binary: set[str]) -> set[int]:
+    return lines.get(path, set()) if path not in binary or path.endswith(".py") else set()
 
 
 def _utf8(path: str) -> bool:

@@ -27,7 +27,7 @@ from typing import Literal
 
 log = logging.getLogger(__name__)
 
-Bound = Literal["depth", "entries", "bytes", "name", "path", "link"]
+Bound = Literal["depth", "entries", "bytes", "name", "path", "link", "changes"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,8 @@ _BROKEN: dict[Bound, str] = {
     "name": "a name longer than {limit} bytes",
     "path": "a path longer than {limit} bytes",
     "link": "a link target longer than {limit} bytes",
+    # Of the change rather than of one tree (checks/workspace.py): files changed between base and head.
+    "changes": "the change touches more than {limit} files",
 }
 
 

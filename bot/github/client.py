@@ -30,6 +30,7 @@ from bot.github.linked import Issue, PullCommit
 from bot.github.payloads import PullRequest
 from bot.github.retry import unwrap
 from bot.settings import Settings
+from checks.workspace import TreeEntry
 
 # Code scanning's upload limits: results per run beyond 5,000 are dropped and over 25,000 the
 # upload is refused; the gzipped log may be at most 10 MB.
@@ -262,6 +263,34 @@ class Installation:
                 return b"".join(chunks)
 
         return await self._call(f"download {repository} at {ref[:12]}", fetch)
+
+    async def git_tree(self, repository: str, sha: str) -> tuple[list[TreeEntry], bool]:
+        """The files of the commit ``sha``'s tree, recursively, and whether GitHub cut the list short."""
+        owner, name = repository.split("/", 1)
+        # https://docs.github.com/en/rest/git/trees#get-a-tree (a commit's sha names its tree)
+        resp = await self._call(
+            f"list the tree of {repository} at {sha[:12]}",
+            lambda: self.gh.rest.git.async_get_tree(owner, name, sha, recursive="1"),
+        )
+        tree = resp.parsed_data
+        entries = [
+            TreeEntry(str(e.path), str(e.mode), str(e.sha), int(e.size or 0))
+            for e in tree.tree
+            if e.type in ("blob", "commit") and isinstance(e.path, str) and isinstance(e.sha, str)
+        ]
+        return entries, bool(tree.truncated)
+
+    async def git_blob(self, repository: str, sha: str) -> bytes:
+        """One blob of the repository, as git holds it."""
+        owner, name = repository.split("/", 1)
+        # https://docs.github.com/en/rest/git/blobs#get-a-blob
+        resp = await self._call(
+            f"read blob {sha[:12]} of {repository}", lambda: self.gh.rest.git.async_get_blob(owner, name, sha)
+        )
+        blob = resp.parsed_data
+        if blob.encoding != "base64":
+            raise GitHubError(f"blob {sha[:12]}: unexpected encoding {blob.encoding!r}", retryable=False)
+        return base64.b64decode(blob.content)
 
     async def find_check_run(self, repository: str, head_sha: str, external_id: str) -> int | None:
         """Return the id of our check run with ``external_id`` on ``head_sha``, if one exists.

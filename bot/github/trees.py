@@ -7,8 +7,17 @@ from pathlib import Path
 
 from bot.github.client import Installation
 from bot.github.tarballs import TarballCache
-from checks.workspace import Side, TreeRefused, Workspace, WorkspaceError, extract_tar, from_trees
-from sandbox.trees import TreeBoundExceeded, remove
+from checks.workspace import (
+    Side,
+    TreeRefused,
+    Workspace,
+    WorkspaceError,
+    extract_tar,
+    from_trees,
+    tree_differences,
+    write_entry,
+)
+from sandbox.trees import DEFAULT_BOUNDS, TreeBoundExceeded, remove
 
 
 def unpack_github_tarball(data: bytes, target: Path) -> None:
@@ -49,10 +58,35 @@ async def fetch_workspace(
         base_tar = await cache.get(client, base_repo, base_sha)
         head_tar = await cache.get(client, head_repo, head_sha)
     base_dir, head_dir = dest / "base", dest / "head"
-    sides: tuple[tuple[Side, bytes, Path], ...] = (("base", base_tar, base_dir), ("head", head_tar, head_dir))
-    for side, data, target in sides:
+    sides: tuple[tuple[Side, str, str, bytes, Path], ...] = (
+        ("base", base_repo, base_sha, base_tar, base_dir),
+        ("head", head_repo, head_sha, head_tar, head_dir),
+    )
+    for side, repo, sha, data, target in sides:
         try:
             await asyncio.to_thread(unpack_github_tarball, data, target)
+            await as_committed(client, repo, sha, target)
         except TreeBoundExceeded as exc:
             raise TreeRefused(side, exc, base_sha=base_sha, head_sha=head_sha) from exc
     return await asyncio.to_thread(from_trees, base_dir, head_dir, base_sha, head_sha)
+
+
+async def as_committed(client: Installation, repository: str, sha: str, target: Path) -> None:
+    """Make the unpacked tarball ``target`` the commit ``sha``'s own tree.
+
+    A tarball is ``git archive`` output, shaped by the tree's own ``.gitattributes``, which the PR
+    writes: ``export-ignore`` leaves files out of it (never examined, yet merged), ``export-subst``
+    rewrites them (the tests would run other code than the commit's). The commit's listing says
+    what is there; a file the tarball lacks or holds otherwise is read as a blob, one it holds
+    beyond the listing removed. A listing GitHub cut short (over 100,000 entries) cannot be checked:
+    the tree is refused, as past the entries bound.
+    """
+    entries, truncated = await client.git_tree(repository, sha)
+    if truncated:
+        raise TreeBoundExceeded(".", "entries", min(len(entries), DEFAULT_BOUNDS.entries))
+    rewrite, extra = await asyncio.to_thread(tree_differences, target, entries)
+    for path in extra:
+        await asyncio.to_thread(remove, target / path)
+    for entry in rewrite:
+        data = await client.git_blob(repository, entry.sha)
+        await asyncio.to_thread(write_entry, target, entry, data)

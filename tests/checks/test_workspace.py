@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from checks import workspace
 from checks.workspace import (
     MAX_CHANGED_FILES,
     TreeRefused,
@@ -122,14 +123,65 @@ def test_extract_tar_refuses_traversal(tmp_path: Path) -> None:
     assert not (tmp_path / "evil.txt").exists()
 
 
-@pytest.mark.slow
-def test_huge_diff_is_capped_with_a_notice(git_repo: GitRepo, tmp_path: Path) -> None:
+def test_a_change_past_the_changed_file_cap_is_refused_not_cut(
+    git_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Hostile: 2,000 padding files sorted first left the evil one past the cap, unexamined, and the
+    # verdict success. A bound the PR controls is the PR's failure, never a file nobody examined.
+    monkeypatch.setattr(workspace, "MAX_CHANGED_FILES", 3)
     git_repo.commit("base", {"a.py": "1\n"})
     git_repo.branch("pr")
-    git_repo.commit("many", {f"gen/f{i:05}.py": f"x = {i}\n" for i in range(10_000)})
+    git_repo.commit("many", {**{f"aaa/{i}.txt": f"{i}\n" for i in range(3)}, "zz/evil.py": "import os\n"})
+    with pytest.raises(TreeRefused) as refused:
+        from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    assert refused.value.side == "head" and refused.value.cause.bound == "changes"
+    assert "more than 3 files" in str(refused.value)
+    assert MAX_CHANGED_FILES == 2000  # the real bound
+
+
+ATTRIBUTES = "hidden.py export-ignore\n/.gitattributes export-ignore\nversion.py export-subst\n"
+SUBST = '_BUILD = "$Format:%H$"\n'
+
+
+def test_the_trees_are_the_commits_whatever_their_gitattributes_export(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    # Hostile: git archive applies the tree's own .gitattributes - export-ignore left a file (and the
+    # attributes) out of the gated tree, export-subst rewrote one: the gate examined another tree.
+    git_repo.commit("base", {"a.py": "1\n"})
+    git_repo.branch("pr")
+    head = git_repo.commit(
+        "pr", {"hidden.py": "import os\n", "version.py": SUBST, ".gitattributes": ATTRIBUTES, "a.py": "2\n"}
+    )
     ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
-    assert len(ws.changed) == MAX_CHANGED_FILES
-    assert "touches 10000 files" in ws.notices[0]
+    assert (ws.head_dir / "hidden.py").read_text() == "import os\n"
+    assert (ws.head_dir / ".gitattributes").read_text() == ATTRIBUTES
+    assert (ws.head_dir / "version.py").read_text() == SUBST and head not in SUBST
+    assert ws.file("hidden.py") is not None and ws.file("hidden.py").is_python
+
+
+def test_python_files_git_is_told_are_binary_are_still_examined(git_repo: GitRepo, tmp_path: Path) -> None:
+    # Hostile: ``*.py -diff`` in the PR's worktree .gitattributes made git call every .py file binary:
+    # no changed lines, no "Python file" - every static tool skipped them.
+    git_repo.commit("base", {"a.py": "x = 1\n"})
+    git_repo.branch("pr")
+    git_repo.commit("pr", {".gitattributes": "*.py -diff\n", "a.py": "x = 1\nimport os\nos.system('id')\n"})
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    changed = ws.file("a.py")
+    assert changed is not None and changed.is_python and changed.lines == frozenset({2, 3})
+
+
+def test_a_symlink_of_the_commit_stays_and_one_out_of_the_tree_stays_out(
+    git_repo: GitRepo, tmp_path: Path
+) -> None:
+    git_repo.commit("base", {"a.py": "1\n"})
+    git_repo.branch("pr")
+    os.symlink("a.py", git_repo.path / "inside.py")
+    os.symlink("../../outside", git_repo.path / "outside")
+    git_repo.commit("pr", {".gitattributes": "inside.py export-ignore\noutside export-ignore\n"})
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    assert os.readlink(ws.head_dir / "inside.py") == "a.py"
+    assert not os.path.lexists(ws.head_dir / "outside")
 
 
 def test_base_without_files(git_repo: GitRepo, tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ It speaks the few endpoints patchgate uses, the way GitHub does:
   a commit by ref (``GET /repos/{repo}/commits/{ref}``, the sha only), and the
   installation covering a repository (App JWT; 404 unless set in ``installations``);
   a PR's comments (list, create, edit; 403 without issues or pull_requests write) and reactions on them;
+- git trees (a commit's, recursive; cut short for ``truncate_trees``) and blobs (base64), which
+  patchgate checks a tarball against;
 - check runs: every create/update body is validated against githubkit's
   request models (and GitHub's size limits) and recorded; annotations
   accumulate across updates as on GitHub;
@@ -111,6 +113,9 @@ class FakeGitHub:
     )
     # SARIF uploads: repository, the request body and the decoded log, in order.
     sarifs: list[dict[str, Any]] = field(default_factory=list)
+    # Blobs read (git/blobs): repository and sha, in order; repositories whose trees list in part.
+    blobs_read: list[tuple[str, str]] = field(default_factory=list)
+    truncate_trees: set[str] = field(default_factory=set)
     failures: list[Failure] = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
     url: str = ""
@@ -319,6 +324,10 @@ class _Handler(BaseHTTPRequestHandler):
                 raw=b"",
                 headers={"Location": f"{self.fake.url}/_codeload/{repo}/legacy.tar.gz/{p.group(1)}"},
             )
+        if method == "GET" and (p := re.fullmatch(r"/git/trees/([^/]+)", rest)):
+            return self._tree(repo, unquote(p.group(1)), recursive="recursive" in query)
+        if method == "GET" and (p := re.fullmatch(r"/git/blobs/([0-9a-f]{40})", rest)):
+            return self._blob(repo, p.group(1))
         if method == "GET" and (p := re.fullmatch(r"/commits/([^/]+)/check-runs", rest)):
             return self._list_runs(repo, p.group(1), query)
         if method == "GET" and (p := re.fullmatch(r"/commits/([^/]+)", rest)):
@@ -479,6 +488,53 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(422, {"message": f"No commit found for SHA: {ref}"})
         value = sha.stdout.decode().strip()
         return self._send(200, {"sha": value, "url": f"{self.fake.url}/repos/{repo}/commits/{value}"})
+
+    def _tree(self, repo: str, ref: str, *, recursive: bool) -> int:
+        """GET /repos/{repo}/git/trees/{sha}: a tree (a commit's sha names its tree), every entry with
+        ``recursive``, folders too; ``truncate_trees`` cuts a listing short as GitHub does past 100,000."""
+        if repo not in self.fake.repos:
+            return self._send(404, {"message": "Not Found"})
+        tree = self._git(repo, "rev-parse", "--verify", f"{ref}^{{tree}}")
+        if tree.returncode != 0:
+            return self._send(404, {"message": "Not Found"})
+        sha = tree.stdout.decode().strip()
+        listed = self._git(
+            repo, "ls-tree", *(("-r", "-t") if recursive else ()), "-z", "-l", "--full-tree", sha
+        )
+        entries: list[dict[str, Any]] = []
+        for record in listed.stdout.split(b"\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, kind, blob, size = meta.decode().split()
+            entry: dict[str, Any] = {"path": path.decode("utf-8", "surrogateescape"), "mode": mode,
+                                     "type": kind, "sha": blob}  # fmt: skip
+            if kind == "blob":
+                entry["size"] = int(size)
+                entry["url"] = f"{self.fake.url}/repos/{repo}/git/blobs/{blob}"
+            elif kind == "tree":
+                entry["url"] = f"{self.fake.url}/repos/{repo}/git/trees/{blob}"
+            entries.append(entry)
+        truncated = repo in self.fake.truncate_trees
+        if truncated:
+            entries = entries[: len(entries) // 2]
+        url = f"{self.fake.url}/repos/{repo}/git/trees/{sha}"
+        return self._send(200, {"sha": sha, "url": url, "tree": entries, "truncated": truncated})
+
+    def _blob(self, repo: str, sha: str) -> int:
+        """GET /repos/{repo}/git/blobs/{sha}: base64 in lines of 60, as GitHub sends it."""
+        if repo not in self.fake.repos:
+            return self._send(404, {"message": "Not Found"})
+        found = self._git(repo, "cat-file", "blob", sha)
+        if found.returncode != 0:
+            return self._send(404, {"message": "Not Found"})
+        self.fake.blobs_read.append((repo, sha))
+        encoded = base64.b64encode(found.stdout).decode()
+        content = "\n".join(encoded[i : i + 60] for i in range(0, len(encoded), 60)) + "\n"
+        return self._send(200, {
+            "content": content, "encoding": "base64", "url": f"{self.fake.url}/repos/{repo}/git/blobs/{sha}",
+            "sha": sha, "size": len(found.stdout), "node_id": f"B_{sha[:12]}",
+        })  # fmt: skip
 
     def _git(self, repo: str, *args: str) -> subprocess.CompletedProcess[bytes]:
         return subprocess.run(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import subprocess
 import tarfile
@@ -9,10 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from bot.github.trees import unpack_github_tarball
-from checks.workspace import WorkspaceError, from_trees
+from bot.github.app import GitHubApp
+from bot.github.client import Installation
+from bot.github.trees import fetch_workspace, unpack_github_tarball
+from bot.settings import Settings
+from checks.workspace import TreeRefused, WorkspaceError, from_trees
 from sandbox.trees import TreeBoundExceeded
+from tests.bot.harness import APP_ID, INSTALLATION
 from tests.conftest import DEEP_FILE, GitRepo, shallow_stack
+from tests.fakes.github_server import FakeGitHub
+
+
+@pytest.fixture
+def client(github: FakeGitHub, app_key: tuple[str, bytes]) -> Installation:
+    settings = Settings(
+        app_id=APP_ID, private_key=app_key[0], webhook_secret="s", github_api_url=github.url,
+        retry_backoff_s=0.01, github_retries=1,
+    )  # fmt: skip
+    return GitHubApp(settings).installation(INSTALLATION)
 
 
 def archive(repo: GitRepo, ref: str, prefix: str) -> bytes:
@@ -61,3 +76,72 @@ def test_a_tarball_too_deep_is_refused_by_its_path_below_the_top_folder(
     assert caught.value.path == "d/" * 100 + "d"
     assert DEEP_FILE.startswith(caught.value.path)
     assert not (tmp_path / "head").exists()
+
+
+# -- the commit's tree, not the tarball's (git archive applies the PR's .gitattributes) ---------------
+
+ATTRIBUTES = (
+    "hidden.py export-ignore\n"  # left out of any archive: never examined, yet merged
+    "/.gitattributes export-ignore\n"  # and the file that says so, too
+    "version.py export-subst\n"  # rewritten in any archive: other code than the commit's
+)
+EVIL = "import os\n\n\ndef run(cmd):\n    os.system(cmd)\n"
+SUBST = '_BUILD = "$Format:%H$"\n'
+
+
+def attributed_pull(github: FakeGitHub, tmp_path: Path) -> tuple[str, str, str]:
+    repo = GitRepo(tmp_path / "attributed")
+    base = repo.commit("base", {"app.py": "x = 1\n", "gone.py": "y = 2\n"})
+    head = repo.commit(
+        "head", {"app.py": "x = 2\n", "hidden.py": EVIL, "version.py": SUBST, ".gitattributes": ATTRIBUTES}
+    )
+    github.add_repo("octo/attributed", repo.path)
+    return "octo/attributed", base, head
+
+
+def test_a_head_tree_is_the_commit_s_whatever_its_gitattributes_export(
+    github: FakeGitHub, client: Installation, tmp_path: Path
+) -> None:
+    repository, base, head = attributed_pull(github, tmp_path)
+    ws = asyncio.run(
+        fetch_workspace(
+            client,
+            base_repo=repository,
+            base_sha=base,
+            head_repo=repository,
+            head_sha=head,
+            dest=tmp_path / "ws",
+        )
+    )
+    # Hostile: without the check the tarball lacked hidden.py and .gitattributes and held version.py
+    # with the commit's sha in it - the gate would have examined and run another tree.
+    assert (ws.head_dir / "hidden.py").read_text() == EVIL
+    assert (ws.head_dir / ".gitattributes").read_text() == ATTRIBUTES
+    assert (ws.head_dir / "version.py").read_text() == SUBST
+    assert {f.path for f in ws.changed} >= {"hidden.py", "version.py", ".gitattributes", "app.py"}
+    assert ws.file("hidden.py") is not None and ws.file("hidden.py").lines == frozenset({1, 2, 3, 4, 5})
+    # Only what the tarball got wrong was read blob by blob.
+    read = {sha for repo, sha in github.blobs_read if repo == repository}
+    assert len(read) == 3
+
+
+def test_a_tree_github_lists_in_part_is_refused(
+    github: FakeGitHub, client: Installation, tmp_path: Path
+) -> None:
+    repository, base, head = attributed_pull(github, tmp_path)
+    github.truncate_trees.add(repository)
+    try:
+        with pytest.raises(TreeRefused) as refused:
+            asyncio.run(
+                fetch_workspace(
+                    client,
+                    base_repo=repository,
+                    base_sha=base,
+                    head_repo=repository,
+                    head_sha=head,
+                    dest=tmp_path / "ws",
+                )
+            )
+    finally:
+        github.truncate_trees.discard(repository)
+    assert refused.value.side == "base" and refused.value.cause.bound == "entries"

@@ -50,6 +50,9 @@ def test_happy_path_exact_sequence(server: Server, github: FakeGitHub, tmp_path:
         ("POST", "/repos/octo/happy/check-runs", ""),
         ("GET", f"/repos/octo/happy/tarball/{pull.base_sha}", ""),
         ("GET", f"/repos/octo/happy/tarball/{pull.head_sha}", ""),
+        # Each tarball checked against its commit's tree (no blob to read: no .gitattributes).
+        ("GET", f"/repos/octo/happy/git/trees/{pull.base_sha}", ""),
+        ("GET", f"/repos/octo/happy/git/trees/{pull.head_sha}", ""),
         ("PATCH", run_path, ""),
         ("PATCH", run_path, ""),
         ("PATCH", run_path, ""),

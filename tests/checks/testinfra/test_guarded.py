@@ -248,14 +248,14 @@ def test_a_link_to_changed_code_is_a_changed_conftest(git_repo: GitRepo, tmp_pat
     assert summary(infra_changes(ws)) == [("tests/conftest.py", "conftest", "modified")]
 
 
-def test_changes_past_the_changed_file_cap_are_still_found(
+def test_changes_past_the_changed_file_cap_are_refused_not_hidden(
     git_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The behaviour layer restores what this lists; a capped diff must not hide a conftest.
+    # The behaviour layer restores what this lists; a diff past the cap is refused whole, so no
+    # conftest hides behind it.
     monkeypatch.setattr(workspace, "MAX_CHANGED_FILES", 1)
-    ws = change(git_repo, tmp_path, {}, {"a.py": "x = 1\n", "zz/conftest.py": "import os\n"})
-    assert [f.path for f in ws.changed] == ["a.py"]
-    assert summary(infra_changes(ws)) == [("zz/conftest.py", "conftest", "added")]
+    with pytest.raises(workspace.TreeRefused):
+        change(git_repo, tmp_path, {}, {"a.py": "x = 1\n", "zz/conftest.py": "import os\n"})
 
 
 def test_restoring_every_change_leaves_nothing_to_restore(git_repo: GitRepo, tmp_path: Path) -> None:
