@@ -159,6 +159,9 @@ class StrengthResult(_Model):
     changed_lines: int = 0
     hidden_covered: int | None = None
     uncovered: list[str] = Field(default_factory=list)  # "path:line", hidden suite only
+    # Changed files whose statements could not be worked out (a symlink, past the size limit, not
+    # decodable or parseable): every changed line of each is counted. "path: why".
+    read_whole: list[str] = Field(default_factory=list)
     # No longer measured (a held-out run publishes nothing the code under test reports); kept, always
     # None, so that stored reports still read.
     held_out_covered: int | None = None
@@ -166,6 +169,8 @@ class StrengthResult(_Model):
     killed: int = 0
     not_run: int = 0
     survivors: list[Survivor] = Field(default_factory=list)
+    # Changed files no mutant was made of, and why ("path: why"): their lines are not in the score.
+    not_mutated: list[str] = Field(default_factory=list)
     # Set when a floor of the policy is not met: why the suite is too weak for this change.
     too_weak: list[str] = Field(default_factory=list)
     detail: str = ""
@@ -239,7 +244,7 @@ class DifferentialResult(_Model):
     inputs: int | None = None
     efficiency_checked: int = 0
     efficiency_passed: int = 0
-    # Derived on the host from the suite's content and both shas; `patchgate run` draws the same inputs.
+    # Derived on the host from the suite's content and the base sha; `patchgate run` draws the same inputs.
     seed: str = ""
     # The version of Hypothesis that drew them (the sandbox image's, or the environment image's).
     hypothesis: str = ""

@@ -2,30 +2,57 @@
 
 A changed line counts when a statement starts on it, as coverage.py counts
 them: a blank line, a comment, a docstring or the continuation of a longer
-statement is not a line a test can run. Test files and files that do not
-parse are left out (the shape layer reports the latter).
+statement is not a line a test can run. Test files are left out.
+
+A file is parsed from its bytes, as Python reads a module (a UTF-8 BOM, a
+PEP 263 coding cookie), so its lines are the ones coverage.py reports. Where
+a changed file's statements cannot be worked out - a symlink or other file
+that is not regular, one past ``MAX_SOURCE_BYTES``, one that does not decode
+or parse - every changed line of it counts (fail closed: what the change's
+author made unreadable to us still has to be run to count as run), and the
+file is named with why, for the report.
 """
 
 from __future__ import annotations
 
 import ast
+import io
+import stat
+import tokenize
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from checks.testinfra.files import is_test_path
 from checks.workspace import Workspace
 from sandbox.pyparse import parse_python
 
-# A file larger than this is not parsed for coverage (the AST of a hostile file can be huge).
+# A file larger than this is not parsed (the AST of a hostile file can be huge).
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
 
 
-def statement_lines(source: str) -> frozenset[int]:
-    """Return the lines a statement starts on, docstrings excluded; empty when the source does not parse."""
+@dataclass(frozen=True)
+class ChangedLines:
+    """The change's executable lines per file, and the files whose every changed line was counted."""
+
+    lines: dict[str, list[int]] = field(default_factory=dict)
+    # path -> why its statements could not be worked out (its changed lines all count).
+    unread: dict[str, str] = field(default_factory=dict)
+
+    def notes(self) -> list[str]:
+        """Return one line per unread file, for the report."""
+        return [f"{path}: {why}; every changed line counted" for path, why in sorted(self.unread.items())]
+
+
+def statement_lines(source: str | bytes) -> frozenset[int] | None:
+    """Return the lines a statement starts on, docstrings excluded; None when the source does not parse.
+
+    Bytes are decoded as Python decodes a module (BOM, coding cookie); a string is taken as decoded.
+    """
     try:
         tree = parse_python(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
+        return None
     docstrings: set[int] = set()
     lines: set[int] = set()
     stack: list[ast.AST] = [tree]
@@ -45,24 +72,52 @@ def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(value, ast.Constant) and isinstance(value.value, str)
 
 
-def executable_changes(ws: Workspace, head: Path | None = None) -> dict[str, list[int]]:
+def read_module(path: Path) -> bytes | str:
+    """Return the bytes of the module at ``path``, or why they are not read (a sentence)."""
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return "a symlink, not read"
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file"
+        if info.st_size > MAX_SOURCE_BYTES:
+            return f"over {MAX_SOURCE_BYTES // (1024 * 1024)} MiB, not parsed"
+        return path.read_bytes()
+    except OSError as exc:
+        return f"could not be read ({type(exc).__name__})"
+
+
+def executable_changes(ws: Workspace, head: Path | None = None) -> ChangedLines:
     """Return, per changed non-test Python file, the executable lines the change added or modified."""
     root = head or ws.head_dir
-    out: dict[str, list[int]] = {}
+    lines: dict[str, list[int]] = {}
+    unread: dict[str, str] = {}
     for changed in ws.python_files:
         if is_test_path(changed.path) or not changed.lines:
             continue
-        path = root / changed.path
-        try:
-            if path.is_symlink() or path.stat().st_size > MAX_SOURCE_BYTES:
-                continue
-            source = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        hit = sorted(statement_lines(source) & changed.lines)
-        if hit:
-            out[changed.path] = hit
-    return out
+        data = read_module(root / changed.path)
+        statements = statement_lines(data) if isinstance(data, bytes) else None
+        if statements is None:
+            unread[changed.path] = data if isinstance(data, str) else _why_not_parsed(data)
+            lines[changed.path] = sorted(changed.lines)
+        elif hit := sorted(statements & changed.lines):
+            lines[changed.path] = hit
+    return ChangedLines(lines, unread)
+
+
+def _why_not_parsed(data: bytes) -> str:
+    # Fixed words only: the parser's message can quote the change's own text (a cookie's name).
+    return "does not parse" if decodes(data) else "does not decode (its coding cookie, or UTF-8)"
+
+
+def decodes(data: bytes) -> bool:
+    """Say whether ``data`` decodes as Python decodes a module: its BOM or coding cookie, else UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def total(lines: Mapping[str, list[int]]) -> int:

@@ -7,10 +7,14 @@ the seeds - reaches it as a private file under ``/grader``, as a suite does:
 the subject never sees it, nor the suite, nor, for a refactor, base's tree.
 
 The seed is derived here, on the host, from the suite's own bytes (which the
-subject never has) and both shas: the same change gated again draws the
-same inputs (``patchgate run`` reproduces a verdict), a new push draws new
-ones, and nothing the change can read lets it compute them. It is recorded
-in the report; ``Suites.differential_seed`` replays a recorded one.
+subject never has) and the base sha - nothing of the head's: nothing the
+change can read lets it compute the seed, and nothing its author can do
+changes it. (It once took the head sha too: a buggy change caught on one
+push could be pushed again unchanged, as a new commit, until a seed missed
+its bug.) Every head gated on the same base draws the same inputs, so a
+rerun reproduces a verdict and a bug found stays found until the code
+changes. It is recorded in the report; ``Suites.differential_seed``
+replays a recorded one.
 
 The report is believed only as far as its protocol holds: this run's start
 record first (with the host's nonce), each planned function at most once and
@@ -49,7 +53,7 @@ from sandbox.spec import GRADER_HOME, RENDEZVOUS, Grader, Limits, Mount, RunResu
 log = logging.getLogger(__name__)
 
 GRADER_BASE = f"{GRADER_HOME}/base"
-_SEED_SALT = b"patchgate differential seed 1\0"
+_SEED_SALT = b"patchgate differential seed 2\0"
 # Beyond the functions' own budgets: starting both sides, importing, the answer's grace.
 _RUN_SLACK_S = 90.0
 
@@ -66,8 +70,8 @@ class DiffPlan:
     notes: tuple[str, ...] = ()
 
 
-def suite_seed(root: Path, base_sha: str, head_sha: str) -> str:
-    """Derive a run's seed from the suite's files (names and bytes) and both shas: 32 hex digits."""
+def suite_seed(root: Path, base_sha: str) -> str:
+    """Derive a run's seed from the suite's files (names and bytes) and the base sha: 32 hex digits."""
     digest = hashlib.sha256(_SEED_SALT)
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
@@ -75,7 +79,7 @@ def suite_seed(root: Path, base_sha: str, head_sha: str) -> str:
             path = Path(dirpath) / name
             digest.update(path.relative_to(root).as_posix().encode() + b"\0")
             digest.update(hashlib.sha256(path.read_bytes()).digest())
-    digest.update(f"\0{base_sha}\0{head_sha}".encode())
+    digest.update(f"\0{base_sha}".encode())
     return digest.hexdigest()[:32]
 
 

@@ -160,7 +160,7 @@ def start_behaviour(
             or (kind == "hidden" and policy.show_hidden_failures == "ids+messages"),
             modules=modules,
             # Changed-line coverage is the subject's own report: measured for the suite of the strength.
-            lines=executable if kind == strongest else {},
+            lines=executable.lines if kind == strongest else {},
             support_dir=stage_support(suite.support, work / f"support-{kind}"),
         )
         untested += edited_support(suite.support, ws.changed)
@@ -168,8 +168,7 @@ def start_behaviour(
         # The server-side suites' differential files (a repository's test folders hold none: its data).
         source = _DIFF_SOURCES.get(kind)
         if suite.diffs and policy.differential.enabled and source is not None:
-            seed = suites.differential_seed or suite_seed(staging.staged, ctx.workspace.base_sha,
-                                                          ctx.workspace.head_sha)  # fmt: skip
+            seed = suites.differential_seed or suite_seed(staging.staged, ctx.workspace.base_sha)
             where = Where.of(staging, suite.diffs, ctx.workspace.base_dir)
             diff_plans[source] = plan_differential(where, head_tree, suite.diffs, seed)
         if not parts(suite):
@@ -263,7 +262,11 @@ def _refactor(ctx: LayerContext, where: Where, head: Path, stagings: Mapping[Sui
     if not found.specs:
         skipped = DifferentialResult(name="base", source="base", status="skipped", detail="; ".join(notes))
         return None, skipped if notes else None
-    seed = seed or refactor_seed(ctx.workspace.base_sha, ctx.workspace.head_sha, found.specs)
+    if seed is None:
+        # The server-side suites' bytes are the secret the change never has (base's tests it can read).
+        base = ctx.workspace.base_sha
+        secrets = [suite_seed(stagings[k].staged, base) for k in _DIFF_SOURCES if k in stagings]
+        seed = refactor_seed(base, secrets)
     return dataclasses.replace(plan_differential(where, head, found.specs, seed), notes=notes), None
 
 

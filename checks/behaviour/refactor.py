@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -26,7 +27,7 @@ from checks.testinfra.files import is_test_module
 from checks.workspace import Workspace
 from sandbox.pyparse import parse_python
 
-_SALT = b"patchgate refactor seed 1\0"
+_SALT = b"patchgate refactor seed 2\0"
 # More changed functions than a refactor's comparison runs at once (the rest are named, not checked).
 MAX_FUNCTIONS = 20
 
@@ -98,9 +99,15 @@ def touched(workspace: Workspace, covered: frozenset[str] = frozenset()) -> Touc
     return Touched(tuple(specs), tuple(left_out))
 
 
-def refactor_seed(base_sha: str, head_sha: str, specs: tuple[DiffSpec, ...]) -> str:
-    """Derive a refactor comparison's seed from both shas (the head tree cannot hold its own sha)."""
-    digest = hashlib.sha256(_SALT + f"{base_sha}\0{head_sha}\0".encode())
-    for spec in specs:
-        digest.update(spec.id.encode() + b"\0")
+def refactor_seed(base_sha: str, secrets: Sequence[str]) -> str:
+    """Derive a refactor comparison's seed from the base sha and the server-side suites' seeds.
+
+    Nothing the change's author chooses goes in (not the head sha, not which functions it touches:
+    each function's draws are split from this by its id), so pushing again draws nothing new.
+    ``secrets`` (the hidden and held-out suites' own seeds, from their bytes) keep it from being
+    computed; with none (base's tests only) it is the base sha's alone: see docs/behaviour.md.
+    """
+    digest = hashlib.sha256(_SALT + f"{base_sha}\0".encode())
+    for secret in secrets:
+        digest.update(secret.encode() + b"\0")
     return digest.hexdigest()[:32]

@@ -12,7 +12,11 @@ Two figures, next to the behaviour numbers:
   behaviour passed. A mutant is killed when a test that passed in every head
   run does not pass on it; a mutant run that times out, crashes or hits a
   limit counts as killed. Mutants not started within the time budget are
-  reported as not run.
+  reported as not run. A file is mutated in its own encoding (a BOM, a
+  coding cookie) and written back in it; a changed file that cannot be
+  (a symlink, past the size limit, not decodable or parseable) is named in
+  the report as not mutated, and under a mutation-score floor that is a
+  reason the suite is too weak: its lines were never tested by a mutant.
 
 Below a policy floor the suite is *too weak for this change*: the decision
 asks a maintainer (action_required), never fails the change.
@@ -21,14 +25,16 @@ asks a maintainer (action_required), never fails the change.
 from __future__ import annotations
 
 import dataclasses
+import io
 import logging
 import time
+import tokenize
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from checks.behaviour.changedlines import total
+from checks.behaviour.changedlines import ChangedLines, read_module, total
 from checks.behaviour.mutants import Mutant, apply, describe, find, select
 from checks.behaviour.outcomes import Part, parse_log
 from checks.behaviour.plan import CONTAINER_REPO, Staging, parts, plan_one
@@ -59,7 +65,7 @@ class PendingMutants:
     ctx: LayerContext
     staging: Staging
     outcome: SuiteOutcome
-    executable: Mapping[str, list[int]]
+    executable: ChangedLines
     head: Path
 
     def measure(self, measured: StrengthResult) -> StrengthResult:
@@ -78,7 +84,7 @@ def measure_strength(
     ctx: LayerContext,
     hidden: Staging | None,
     hidden_outcome: SuiteOutcome | None,
-    executable: Mapping[str, list[int]],
+    executable: ChangedLines,
     head: Path,
     *,
     mutate: bool,
@@ -92,17 +98,18 @@ def measure_strength(
     settings = ctx.policy.strength
     if not settings.enabled:
         return StrengthResult(status="skipped", detail="disabled by policy"), None
-    changed = total(executable)
+    lines = executable.lines
+    changed = total(lines)
     if not changed:
         return StrengthResult(
             status="skipped", detail="the change has no executable lines outside tests"
         ), None
-    result = StrengthResult(status="measured", changed_lines=changed)
+    result = StrengthResult(status="measured", changed_lines=changed, read_whole=executable.notes())
     if hidden_outcome is not None:
         result.suite = hidden_outcome.kind
     if hidden_outcome is not None and hidden_outcome.covered is not None:
         ran = hidden_outcome.covered
-        uncovered = [f"{p}:{n}" for p in sorted(executable) for n in executable[p] if n not in ran.get(p, ())]
+        uncovered = [f"{p}:{n}" for p in sorted(lines) for n in lines[p] if n not in ran.get(p, ())]
         result.hidden_covered = changed - len(uncovered)
         result.uncovered = uncovered[:MAX_LISTED]
     result.too_weak = floors(result, settings)
@@ -131,26 +138,66 @@ def floors(result: StrengthResult, settings: Strength) -> list[str]:
             f"{result.measured_by} kills {result.killed}/{ran} mutants ({percent(score)}), "
             f"needs {percent(floor)}"
         )
+    if floor is not None and result.not_mutated:
+        # Fail closed: a file the change made unmutable is not a file the score vouches for.
+        count = len(result.not_mutated)
+        reasons.append(f"{count} changed file{'s' if count != 1 else ''} could not be mutated")
     return reasons
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A changed file as decoded for mutating, and the encoding to write a mutant of it back in."""
+
+    text: str
+    encoding: str
+
+    def encode(self, text: str) -> bytes | None:
+        try:
+            return text.encode(self.encoding, "surrogateescape")
+        except (UnicodeEncodeError, LookupError):
+            return None
+
+
+def source_of(head: Path, path: str, unread: Mapping[str, str]) -> _Source | str:
+    """Return ``path``'s source decoded as Python decodes it (a BOM, a coding cookie), or why not."""
+    if path in unread:
+        return unread[path]
+    data = read_module(head / path)
+    if isinstance(data, str):
+        return data
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        # Stricter than Python's import (a byte that is not UTF-8 in a first-line comment): the
+        # file parsed (else it would be unread), so it is UTF-8 where it matters.
+        encoding = "utf-8"
+    try:
+        # utf-8-sig strips a BOM here and writes it back in the mutant; bytes that do not decode
+        # where Python lets them be (a comment) travel as surrogates and are written back as they were.
+        return _Source(data.decode(encoding, "surrogateescape"), encoding)
+    except (LookupError, UnicodeDecodeError):
+        return "does not decode (its coding cookie, or UTF-8)"
 
 
 def _mutation(  # noqa: PLR0917 - the layer's facts, passed once
     ctx: LayerContext,
     staging: Staging,
     outcome: SuiteOutcome,
-    executable: Mapping[str, list[int]],
+    executable: ChangedLines,
     head: Path,
     settings: Strength,
     result: StrengthResult,
 ) -> None:
-    sources: dict[str, str] = {}
+    sources: dict[str, _Source] = {}
     found: list[Mutant] = []
-    for path, lines in sorted(executable.items()):
-        try:
-            sources[path] = (head / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+    for path, lines in sorted(executable.lines.items()):
+        source = source_of(head, path, executable.unread)
+        if isinstance(source, str):
+            result.not_mutated.append(f"{path}: {source}")
             continue
-        found += find(sources[path], path, lines)
+        sources[path] = source
+        found += find(source.text, path, lines)
     chosen = select(found, settings.max_mutants)
     if not chosen or not outcome.head_passed:
         result.detail = "no mutant of the changed lines" if not chosen else "no test passed on head"
@@ -164,12 +211,14 @@ def _mutation(  # noqa: PLR0917 - the layer's facts, passed once
     def attempt(number: int, mutant: Mutant) -> bool | None:
         if time.monotonic() >= deadline:
             return None  # not run: the budget is spent
-        mutated = apply(sources[mutant.path], mutant)
-        if mutated is None:
+        source = sources[mutant.path]
+        mutated = apply(source.text, mutant)
+        data = source.encode(mutated) if mutated is not None else None
+        if data is None:
             return None
         folder = work / str(number)
         folder.mkdir()
-        (folder / "module.py").write_text(mutated, encoding="utf-8")
+        (folder / "module.py").write_bytes(data)
         overlay = (Mount(folder / "module.py", f"{CONTAINER_REPO}/{mutant.path}"),)
         return any(
             _kills(ctx, quiet, outcome, part, overlay, head, run_s, f"mutant {number}")
@@ -184,7 +233,7 @@ def _mutation(  # noqa: PLR0917 - the layer's facts, passed once
     survivors = [m for m, v in zip(chosen, verdicts, strict=True) if v is False]
     result.survivors = [
         Survivor(path=d.path, line=d.line, operator=d.operator, mutated=d.mutated)
-        for d in (describe(sources[m.path], m) for m in survivors[:MAX_LISTED])
+        for d in (describe(sources[m.path].text, m) for m in survivors[:MAX_LISTED])
     ]
 
 

@@ -57,7 +57,7 @@ class Suites:
     # behaviour is then an error (neutral), never a pass and never the PR's failure.
     error: str | None = None
     # A differential seed recorded in an earlier report, to draw the same inputs again
-    # (None: derived from the suites and both shas, differential.suite_seed).
+    # (None: derived from the suites and the base sha, differential.suite_seed).
     differential_seed: str | None = None
     # The change's labels and title: a refactor (policy behaviour.differential) is compared with base.
     labels: tuple[str, ...] = ()

@@ -251,6 +251,12 @@ def _strength_sections(report: Report) -> list[str]:
     if strength.uncovered:
         missed = ", ".join(code(u) for u in strength.uncovered[:MAX_ROWS])
         body += ["", f"Changed lines the {strength.measured_by} never runs: {missed}"]
+    if strength.read_whole:
+        whole = ", ".join(code(w, 160) for w in strength.read_whole[:MAX_ROWS])
+        body += ["", f"Changed files whose statements could not be worked out: {whole}"]
+    if strength.not_mutated:
+        skipped = ", ".join(code(n, 160) for n in strength.not_mutated[:MAX_ROWS])
+        body += ["", f"Changed files not mutated: {skipped}"]
     if strength.survivors:
         rows = [
             [

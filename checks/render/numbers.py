@@ -184,6 +184,12 @@ def strength_numbers(strength: StrengthResult) -> str:
         )
     if strength.not_run:
         parts.append(f"{strength.not_run} mutants not run (time budget)")
+    if strength.read_whole:
+        count = len(strength.read_whole)
+        parts.append(f"{count} changed file{'s' if count != 1 else ''} counted whole (could not be parsed)")
+    if strength.not_mutated:
+        count = len(strength.not_mutated)
+        parts.append(f"{count} changed file{'s' if count != 1 else ''} not mutated")
     if strength.pending:
         parts.append("mutation score: still measuring")
     elif not strength.mutants and strength.detail:

@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--differential-seed",
         metavar="HEX",
         help="draw a differential check's inputs from this seed (32 hex digits, as a report records it) "
-        "instead of the one derived from the suites and both shas",
+        "instead of the one derived from the suites and the base sha",
     )
     parser.add_argument("--policy", type=Path, help="policy file to use instead of the base tree's")
     parser.add_argument("--format", choices=FORMATS, default="text")

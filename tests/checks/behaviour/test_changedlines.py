@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from checks.behaviour.changedlines import executable_changes, statement_lines, total
+from checks.behaviour.changedlines import MAX_SOURCE_BYTES, executable_changes, statement_lines, total
 from checks.workspace import ChangedFile, Workspace
 
 SOURCE = '''"""Module docstring."""
@@ -30,12 +31,19 @@ class C:
 
 
 def test_statement_lines_are_where_statements_start() -> None:
-    assert statement_lines(SOURCE) == {2, 7, 9, 11, 14, 17}
+    assert statement_lines(SOURCE) == frozenset({2, 7, 9, 11, 14, 17})
 
 
 @pytest.mark.parametrize("source", ["def (:\n", "\x00", "x = " + "(" * 300 + ")" * 300 + "\n"])
 def test_source_that_does_not_parse_has_no_lines(source: str) -> None:
-    assert statement_lines(source) == frozenset()
+    assert statement_lines(source) is None
+
+
+def test_bytes_are_read_as_python_reads_a_module() -> None:
+    # A BOM and a coding cookie are Python's to honour: the same lines as the decoded text.
+    assert statement_lines(b"\xef\xbb\xbf" + SOURCE.encode()) == statement_lines(SOURCE)
+    latin = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n\n\ndef f():\n    return name\n"
+    assert statement_lines(latin.encode("latin-1")) == frozenset({2, 5, 6})
 
 
 def test_executable_changes_leave_out_tests_comments_and_continuations(tmp_path: Path) -> None:
@@ -51,5 +59,77 @@ def test_executable_changes_leave_out_tests_comments_and_continuations(tmp_path:
         ChangedFile("gone.py", "deleted"),
     ))  # fmt: skip
     found = executable_changes(ws)
-    assert found == {"pkg/mod.py": [9, 11]}
-    assert total(found) == 2
+    assert found.lines == {"pkg/mod.py": [9, 11]}
+    assert found.unread == {}
+    assert total(found.lines) == 2
+
+
+# Base had a correct module; the change adds an untested function to it (lines 4-6).
+ADDED = "def double(x):\n    return x * 2\n\n# new\ndef triple(x):\n    return x * 4\n"
+ADDED_LINES = frozenset({4, 5, 6})
+
+
+def _change(tmp_path: Path, path: str = "pkg/mod.py") -> Workspace:
+    return Workspace(tmp_path, tmp_path, "a", "b", (ChangedFile(path, "modified", lines=ADDED_LINES),))
+
+
+def test_a_file_with_a_bom_keeps_its_executable_lines(tmp_path: Path) -> None:
+    # read_text + ast.parse of the string raised on the BOM: the file, and its lines, vanished.
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/mod.py").write_bytes(b"\xef\xbb\xbf" + ADDED.encode())
+    found = executable_changes(_change(tmp_path))
+    assert (found.lines, found.unread) == ({"pkg/mod.py": [5, 6]}, {})
+
+
+def test_a_latin_1_file_with_a_coding_cookie_keeps_its_executable_lines(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    text = "# -*- coding: latin-1 -*-\n# caf\xe9\n\n" + ADDED
+    (tmp_path / "pkg/mod.py").write_bytes(text.encode("latin-1"))
+    changed = ChangedFile("pkg/mod.py", "modified", lines=frozenset({7, 8, 9}))
+    ws = Workspace(tmp_path, tmp_path, "a", "b", (changed,))
+    found = executable_changes(ws)
+    assert (found.lines, found.unread) == ({"pkg/mod.py": [8, 9]}, {})
+
+
+def _oversized(path: Path) -> None:
+    path.write_text(ADDED + "#" * MAX_SOURCE_BYTES + "\n")
+
+
+def _symlink(path: Path) -> None:
+    (path.parent / "elsewhere.txt").write_text(ADDED)
+    path.symlink_to("elsewhere.txt")
+
+
+def _undecodable(path: Path) -> None:
+    # latin-1 in a string, no cookie: Python cannot import it (in a comment it could: not this case).
+    path.write_bytes(ADDED.replace("x * 4", "'caf\xe9'").encode("latin-1"))
+
+
+def _unparseable(path: Path) -> None:
+    path.write_text(ADDED.replace("def triple(x):", "def triple(x:"))
+
+
+def _folder(path: Path) -> None:
+    path.mkdir()
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (_oversized, "over 2 MiB, not parsed"),
+        (_symlink, "a symlink, not read"),
+        (_undecodable, "does not decode (its coding cookie, or UTF-8)"),
+        (_unparseable, "does not parse"),
+        (_folder, "not a regular file"),
+    ],
+)
+def test_a_file_whose_statements_cannot_be_worked_out_counts_every_changed_line(
+    tmp_path: Path, make: Callable[[Path], None], why: str
+) -> None:
+    # Fail closed: these files were skipped, so the change's lines in them were never asked to run.
+    (tmp_path / "pkg").mkdir()
+    make(tmp_path / "pkg/mod.py")
+    found = executable_changes(_change(tmp_path))
+    assert found.lines == {"pkg/mod.py": [4, 5, 6]}
+    assert found.unread == {"pkg/mod.py": why}
+    assert found.notes() == [f"pkg/mod.py: {why}; every changed line counted"]

@@ -43,15 +43,16 @@ def suite_dir(root: Path) -> Path:
     return root
 
 
-def test_the_seed_comes_from_the_suite_s_bytes_and_both_shas(tmp_path: Path) -> None:
+def test_the_seed_comes_from_the_suite_s_bytes_and_the_base_sha(tmp_path: Path) -> None:
+    # Nothing of the head's goes in (the test of that: test_differential_runs.py, pushed again).
     root = suite_dir(tmp_path / "suite")
-    seed = suite_seed(root, "b" * 40, "h" * 40)
-    assert len(seed) == 32 and seed == suite_seed(root, "b" * 40, "h" * 40)
-    assert seed != suite_seed(root, "b" * 40, "i" * 40)  # a new push draws new inputs
+    seed = suite_seed(root, "b" * 40)
+    assert len(seed) == 32 and seed == suite_seed(root, "b" * 40)
+    assert seed != suite_seed(root, "c" * 40)  # base moved: new inputs
     shutil.copytree(root, tmp_path / "copy")
-    assert suite_seed(tmp_path / "copy", "b" * 40, "h" * 40) == seed  # wherever the suite lives
+    assert suite_seed(tmp_path / "copy", "b" * 40) == seed  # wherever the suite lives
     (root / "ref.py").write_text(REF + "\n")
-    assert suite_seed(root, "b" * 40, "h" * 40) != seed  # the suite's content, which the change never has
+    assert suite_seed(root, "b" * 40) != seed  # the suite's content, which the change never has
     assert function_seed(seed, "a") != function_seed(seed, "b")
 
 

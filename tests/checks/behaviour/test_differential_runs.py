@@ -18,7 +18,7 @@ from checks.behaviour.suites import Suites
 from checks.policy import Policy
 from checks.report import BehaviourResult, DifferentialResult
 from checks.runner import LayerContext
-from checks.workspace import Workspace
+from checks.workspace import Workspace, from_git
 from tests.checks.behaviour.test_layer import Files, Gate, gate
 
 pytestmark = pytest.mark.docker
@@ -107,6 +107,26 @@ def test_the_same_change_draws_the_same_inputs_and_a_recorded_seed_replays_them(
     assert first.functions[0].model_dump() == again.functions[0].model_dump()
     replayed = only(run(gate, ws, hidden, seed="0123456789abcdef0123456789abcdef"))
     assert replayed.seed == "0123456789abcdef0123456789abcdef"
+
+
+def test_the_same_code_pushed_again_as_a_new_commit_draws_the_same_inputs(gate: Gate) -> None:
+    # The head sha was in the seed: a change caught on one push could be pushed again unchanged
+    # (a new commit, a new sha) until a seed's draws missed its bug. Nothing of the head's goes in.
+    hidden = gate.suite("hidden", {"ref.py": REF, "half.diff.yml": HALF})
+    repo = gate.make_repo("repo")
+    repo.commit("base", dict(BASE))
+    repo.branch("pr")
+    repo.commit(
+        "pr",
+        {"calc/__init__.py": RIGHT_HALF.replace("return x // 2", "return x // 2 if x % 97 != 13 else -1")},
+    )
+    first_ws = from_git(repo.path, "main", "pr", gate.tmp_path / "ws-1")
+    repo.commit("the same code again")
+    again_ws = from_git(repo.path, "main", "pr", gate.tmp_path / "ws-2")
+    assert first_ws.head_sha != again_ws.head_sha and first_ws.base_sha == again_ws.base_sha
+    first, again = only(run(gate, first_ws, hidden)), only(run(gate, again_ws, hidden))
+    assert first.seed == again.seed
+    assert first.functions[0].model_dump() == again.functions[0].model_dump()
 
 
 def test_a_held_out_differential_suite_shows_its_counts_only(gate: Gate) -> None:

@@ -88,13 +88,12 @@ def test_new_functions_and_those_a_suite_checks_are_left_to_it(
     assert touched(ws, frozenset({"pkg.calc.parse"})).specs == ()
 
 
-def test_the_seed_follows_both_shas_and_the_functions(
-    make_repo: Callable[[str], GitRepo], tmp_path: object
-) -> None:
-    specs = touched(
-        change(make_repo, tmp_path, {"pkg/calc.py": BASE.replace("int(text)", "int(text, 10)")})
-    ).specs
-    first = refactor_seed("b" * 40, "h" * 40, specs)
-    assert len(first) == 32 and first == refactor_seed("b" * 40, "h" * 40, specs)
-    assert first != refactor_seed("b" * 40, "i" * 40, specs)
-    assert first != refactor_seed("b" * 40, "h" * 40, ())
+def test_the_seed_follows_base_and_the_suites_secrets_and_nothing_the_change_chooses() -> None:
+    # The head sha and the functions touched are the change's author's to choose: a re-roll each.
+    # Each function's draws are split from the run's seed by its own id (differential.function_seed).
+    first = refactor_seed("b" * 40, ["1" * 32])
+    assert len(first) == 32 and first == refactor_seed("b" * 40, ["1" * 32])
+    assert first != refactor_seed("c" * 40, ["1" * 32])
+    # The hidden and held-out suites' own seeds are what the change cannot compute.
+    assert first != refactor_seed("b" * 40, ["2" * 32])
+    assert first != refactor_seed("b" * 40, [])

@@ -195,6 +195,23 @@ def test_a_verdict_posted_before_its_mutants_says_at_the_top_that_it_may_change(
     assert "can tell a mutated copy of itself apart" in summary
 
 
+def test_changed_files_read_whole_or_not_mutated_are_named_with_why() -> None:
+    from checks.report import StrengthResult
+
+    strength = StrengthResult(
+        status="measured", changed_lines=3, hidden_covered=0, mutants=2, killed=2,
+        read_whole=["pkg/big.py: over 2 MiB, not parsed; every changed line counted"],
+        not_mutated=["pkg/big.py: over 2 MiB, not parsed"],
+    )  # fmt: skip
+    behaviour = BehaviourResult(status="passed", strength=strength)
+    _, summary = render_markdown(report(conclusion="action_required", reasons=[], behaviour=behaviour))
+    assert "1 changed file counted whole (could not be parsed)" in summary
+    assert "1 changed file not mutated" in summary
+    whole = "`pkg/big.py: over 2 MiB, not parsed; every changed line counted`"
+    assert f"Changed files whose statements could not be worked out: {whole}" in summary
+    assert "Changed files not mutated: `pkg/big.py: over 2 MiB, not parsed`" in summary
+
+
 def test_a_page_of_its_own_opens_with_the_headline_once() -> None:
     # `patchgate run --format markdown` and the Action's job summary: no check run title above it.
     page = render_document(report())
