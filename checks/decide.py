@@ -14,6 +14,7 @@ from checks.policy import Policy
 from checks.refusal import TREE_TOOL, tree_reason
 from checks.report import (
     COUNTED_KINDS,
+    NOT_EXAMINED,
     SUITE_LABELS,
     BehaviourResult,
     Conclusion,
@@ -95,7 +96,9 @@ def decide(
         broken = [t.tool for t in shape.tools if t.status == "error"]
         infra.append(f"shape: could not run {', '.join(broken) or 'its tools'}")
 
-    hygiene = [f for f in shape.findings if f.needs_maintainer and f.introduced]
+    # Whatever the thresholds and hygiene's on_finding say: what no tool saw, a maintainer reads.
+    maintainer += _not_examined_reasons(shape)
+    hygiene = [f for f in shape.findings if f.needs_maintainer and f.introduced and f.rule != NOT_EXAMINED]
     if hygiene:
         rules = ", ".join(sorted({f.rule for f in hygiene}))
         line = (
@@ -174,6 +177,18 @@ def decide(
     if only_repository:
         return Decision("success", (f"all gates passed ({ONLY_REPOSITORY})",))
     return Decision("success", ("all gates passed",))
+
+
+def _not_examined_reasons(shape: ShapeResult) -> list[str]:
+    """One reason naming the changed files a shape gate could not examine whole, if any."""
+    unseen = [f for f in shape.findings if f.rule == NOT_EXAMINED and f.introduced]
+    if not unseen:
+        return []
+    paths = sorted({f.path for f in unseen})
+    tools = ", ".join(sorted({f.tool for f in unseen}))
+    named = ", ".join(paths[:5]) + (" …" if len(paths) > 5 else "")
+    files = "file" if len(paths) == 1 else "files"
+    return [f"shape: {len(paths)} changed {files} not examined whole ({tools}): {named}"]
 
 
 def _rewritten_reasons(behaviour: BehaviourResult) -> list[str]:

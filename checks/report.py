@@ -44,6 +44,12 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The rule of a finding that says a gate could not examine a changed file whole (too large, not
+# parsed, dropped by its tool): never a notice, never a pass, never a PR failure by itself - it
+# always asks for a maintainer (checks.decide), whatever the gate's thresholds and the policy.
+NOT_EXAMINED = "not-examined"
+
+
 class Finding(_Model):
     """One problem a shape gate found, located in the head tree."""
 

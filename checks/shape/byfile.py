@@ -61,17 +61,23 @@ class FileCachedGate(ToolGate):
         base = [f for p in files.base if (k := base_keys[p]) in known for f in known[k]]
         head = [f for p in files.head if (k := head_keys[p]) in known for f in known[k]]
         details: list[str] = []
+        # A file whose key was known was examined whole when it was kept (_keep).
+        settled: set[tuple[Side, str]] = {("base", p) for p in files.base if base_keys[p] in known}
+        settled |= {("head", p) for p in files.head if head_keys[p] in known}
+        trouble: dict[str, str] = {}
         for side, ran in runs.items():
             base += ran.parsed.base if side == "base" else []
             head += ran.parsed.head if side == "head" else []
             details += [ran.parsed.detail] if ran.parsed.detail else []
+            settled |= ran.parsed.settled
+            trouble.update(ran.parsed.trouble)
         reused = len(files.base) - len(base_todo) + len(files.head) - len(head_todo)
         total = len(files.base) + len(files.head)
         detail = self.tool.plan(ws, Targets(files.head, (), {})).detail
         if reused:
             detail += f"; {reused} of {total} files' results kept from earlier runs"
         seconds = round(sum(r.seconds for r in runs.values()), 3)
-        return Examined(Parsed(base, head, "; ".join(details)), seconds, detail)
+        return Examined(Parsed(base, head, "; ".join(details), frozenset(settled), trouble), seconds, detail)
 
     def _salt(self, ctx: LayerContext, files: Targets, cache: ShapeCache) -> str:
         """Return what every key of this change shares: the tool, its image, its configuration."""

@@ -10,6 +10,11 @@ keeps any ``.semgrepignore`` in either tree out of play. Its JSON hides
 matched lines ("requires login"); the comparison reads lines from the files
 instead. A file's findings depend on that file alone: they are kept per
 file across jobs (checks.shape.byfile).
+
+semgrep leaves a target out of ``paths.scanned`` without an error when it
+will not scan it (over ``--max-target-bytes``; ``paths.skipped`` says so only
+with ``--verbose``), and a file with an error of its own was not scanned
+whole: every changed file outside the settled ones is a not-examined finding.
 """
 
 from __future__ import annotations
@@ -152,7 +157,8 @@ class SemgrepTool:
             unparsed += more_unparsed
             settled |= more_settled
         detail = f"could not fully parse: {', '.join(unparsed[:5])}" if unparsed else ""
-        return Parsed(base, head, detail, frozenset(settled))
+        trouble = dict.fromkeys(unparsed, "semgrep reported an error on it (not parsed whole, out of time)")
+        return Parsed(base, head, detail, frozenset(settled), trouble)
 
 
-gate = FileCachedGate(SemgrepTool())
+gate = FileCachedGate(SemgrepTool(), settles_all=True)

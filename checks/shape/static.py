@@ -21,7 +21,7 @@ from checks.runner import LayerContext
 from checks.shape.cache import ShapeCache
 from checks.shape.config import BASE_MOUNT, HEAD_MOUNT, TREE_MOUNT
 from checks.shape.container import Batch, ToolFailure, parse_batches, run_probe, stage
-from checks.shape.gate import GateResult
+from checks.shape.gate import GateResult, not_examined
 from checks.shape.introduced import Comparison, compare
 from checks.workspace import Workspace
 from sandbox.spec import Limits, Mount
@@ -132,6 +132,8 @@ class Parsed:
     head: list[Finding]
     detail: str = ""
     settled: frozenset[tuple[Side, str]] = frozenset()
+    # Head files the tool reported trouble with (path -> what it said): why one is not settled.
+    trouble: Mapping[str, str] = field(default_factory=dict)
 
 
 class Tool(Protocol):
@@ -179,11 +181,17 @@ class Examined:
 
 
 class ToolGate:
-    """A shape gate that runs one static tool on base and head and keeps what the PR introduced."""
+    """A shape gate that runs one static tool on base and head and keeps what the PR introduced.
 
-    def __init__(self, tool: Tool) -> None:
+    With ``settles_all`` the tool's ``settled`` names every head file it examined whole, so a
+    changed file outside it was dropped or broken off (semgrep leaves out a file over its size
+    limit without an error): each is a not-examined finding, never a silent pass.
+    """
+
+    def __init__(self, tool: Tool, *, settles_all: bool = False) -> None:
         self.tool = tool
         self.name = tool.name
+        self.settles_all = settles_all
 
     def run(self, ctx: LayerContext, cache: ShapeCache | None = None) -> GateResult:
         """Run the tool on both trees and compare the findings; ``cache`` keeps base files' results."""
@@ -202,6 +210,8 @@ class ToolGate:
             changed_lines=ws.changed_lines,
         )
         findings, capped = select(comparison, ws)
+        if self.settles_all:
+            findings += unsettled(self.name, ws, files.head, parsed)
         notices = [f"{self.name}: {capped}"] if capped else []
         if files.unsafe:
             shown = ", ".join(repr(p) for p in files.unsafe[:5])
@@ -243,6 +253,16 @@ class ToolGate:
         if missing:
             raise ToolFailure(f"{self.name}: the probe reported nothing for {', '.join(missing)}")
         return Examined(tool.parse(outputs), ran.seconds, plan.detail, ran.files)
+
+
+def unsettled(tool: str, ws: Workspace, head: Sequence[str], parsed: Parsed) -> list[Finding]:
+    """Return a not-examined finding for each ``head`` file the tool did not examine whole."""
+    why = f"{tool} left it out of its scan"
+    return [
+        not_examined(tool, path, ws.changed_lines(path), parsed.trouble.get(path, why))
+        for path in head
+        if ("head", path) not in parsed.settled
+    ]
 
 
 def budget(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from checks.policy import Gates
-from checks.report import Finding, Severity
+from checks.report import NOT_EXAMINED, Finding, Severity
 
 SEVERITY_RANK: dict[Severity, int] = {"info": 0, "warning": 1, "error": 2}
 # Tool severities are mapped onto the report's three levels, order preserved,
@@ -25,11 +25,12 @@ def _count(n: int, what: str) -> str:
 def failure_reason(gate: str, findings: Sequence[Finding], gates: Gates) -> str | None:
     """Return why ``gate``'s introduced findings fail the PR, or None when they do not.
 
-    Pre-existing findings (``introduced`` false) never count. Hygiene findings
+    Pre-existing findings (``introduced`` false) never count, nor do not-examined
+    ones (the decision always asks a maintainer about those). Hygiene findings
     fail only when the policy says ``on_finding: failure``; otherwise the
     decision turns them into a request for a maintainer (or a warning).
     """
-    new = [f for f in findings if f.introduced]
+    new = [f for f in findings if f.introduced and f.rule != NOT_EXAMINED]
     if not new:
         return None
     if gate == "loads":

@@ -10,8 +10,10 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from checks.report import Finding, Severity
+from checks.report import NOT_EXAMINED, Finding, Severity
+from checks.shape.gate import not_examined
 from checks.shape.hygiene.pysource import (
+    MAX_SOURCE_BYTES,
     SourceTooLarge,
     decode_source,
     import_aliases,
@@ -58,6 +60,11 @@ class Examination:
             )
         )
 
+    def not_examined(self, change: ChangedFile, why: str) -> None:
+        """Record that the rules could not examine ``change`` whole: a maintainer's finding, once a file."""
+        if not any(f.rule == NOT_EXAMINED and f.path == change.path for f in self.findings):
+            self.findings.append(not_examined(TOOL, change.path, change.lines, why))
+
 
 @dataclass(frozen=True)
 class Source:
@@ -92,7 +99,7 @@ def _base_path(f: ChangedFile) -> str | None:
     return f.old_path if f.status == "renamed" and f.old_path else f.path
 
 
-def _source(raw: bytes | None, path: str | None, exam: Examination) -> Source | None:
+def _source(raw: bytes | None, path: str | None, change: ChangedFile, exam: Examination) -> Source | None:
     if raw is None:
         return None
     text, tree = decode_source(raw), parse_module(raw)
@@ -104,12 +111,13 @@ def _source(raw: bytes | None, path: str | None, exam: Examination) -> Source | 
         tests = path is not None and is_test_module(path)
         return Source(text, tree, module_facts(tree, tests=tests, aliases=aliases), aliases)
     except RecursionError:
-        exam.notices.append(f"hygiene: {path} is nested too deeply to examine")
+        # The AST rules skip a file unless both sides parsed: neither side is examined.
+        exam.not_examined(change, f"{path} is nested too deeply to walk")
         return Source(text, None, None)
 
 
 def python_sides(ws: Workspace, exam: Examination) -> Iterator[Side]:
-    """Read and parse both sides of every changed Python file, noting the files it cannot examine."""
+    """Read and parse both sides of every changed Python file; one it cannot examine is a finding."""
     for f in ws.changed:
         if f.binary:
             continue
@@ -121,9 +129,10 @@ def python_sides(ws: Workspace, exam: Examination) -> Iterator[Side]:
             base_raw = read_source(ws.base_dir, base_path)
             head_raw = read_source(ws.head_dir, head_path)
         except SourceTooLarge as exc:
-            exam.notices.append(f"hygiene: {exc} is too large to examine")
+            # Padding a file past the bound would otherwise hide whatever it holds from every rule.
+            exam.not_examined(f, f"{exc} is over {MAX_SOURCE_BYTES // 2**20} MiB, too large to read")
             continue
-        base, head = _source(base_raw, base_path, exam), _source(head_raw, head_path, exam)
+        base, head = _source(base_raw, base_path, f, exam), _source(head_raw, head_path, f, exam)
         yield Side(f, base_path, head_path, base, head)
 
 

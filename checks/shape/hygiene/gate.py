@@ -11,18 +11,19 @@ import ast
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from checks.report import ToolRun
 from checks.runner import LayerContext
 from checks.shape.cache import ShapeCache
 from checks.shape.gate import GateResult
 from checks.shape.hygiene.bases import base_class_names
-from checks.shape.hygiene.examination import TOOL, Examination, Side, Source, changed_span, python_sides
+from checks.shape.hygiene.examination import TOOL, Examination, Side, changed_span, python_sides
 from checks.shape.hygiene.pluginuse import hook_definitions, plugin_loads
 from checks.shape.hygiene.probing import probes, reason
 from checks.shape.hygiene.statements import Hit, new_hits
 from checks.shape.hygiene.stubs import Stub, find_stubs
-from checks.shape.hygiene.suppressions import new_suppressions
+from checks.shape.hygiene.suppressions import new_suppressions, type_check_offs
 from checks.shape.hygiene.testrules import check_tests
 from checks.testinfra.files import is_test_module
 from checks.testinfra.guarded import InfraChange, infra_changes, tree_entries
@@ -82,7 +83,7 @@ def examine(ws: Workspace) -> Examination:
             _code(side, exam)
         except RecursionError:
             # module_facts already walked this file, so this takes a deeper tree than any seen yet.
-            exam.notices.append(f"hygiene: {side.head_path} is nested too deeply to examine")
+            exam.not_examined(side.change, f"{side.head_path} is nested too deeply to walk")
     _stubs(ws, sides, exam)
     _tool_named(ws, exam)
     exam.findings.sort(key=lambda f: (f.path, f.start_line, f.rule))
@@ -174,6 +175,17 @@ def _suppressions(side: Side, exam: Examination) -> None:
             f"new suppression comment ({', '.join(s.kinds)}) on a changed line: `{s.comment.strip()[:120]}`",
             "warning",
         )
+    if side.head.tree is None or not side.parsed:
+        return
+    base_tree = side.base.tree if side.base is not None else None
+    for hit in _new(type_check_offs, base_tree, side.head.tree, side.change.lines, exam):
+        exam.add(
+            "suppression-added",
+            side.head_path,
+            (hit.line, hit.end_line),
+            f"new {hit.what} decorator: mypy does not check what it decorates",
+            "warning",
+        )
 
 
 def _code(side: Side, exam: Examination) -> None:
@@ -234,7 +246,7 @@ def _stubs(ws: Workspace, sides: list[Side], exam: Examination) -> None:
     for side, first in pending:
         if not first or side.head_path is None:
             continue
-        before = {(s.qualname, s.kind) for s in _all_stubs(side.base, side.base_path, subclassed, exam)}
+        before = {(s.qualname, s.kind) for s in _all_stubs(side, "base", subclassed, exam)}
         for stub in _changed_stubs(side, subclassed, exam):
             if (stub.qualname, stub.kind) in before:
                 exam.preexisting += 1
@@ -252,21 +264,22 @@ def _stubs(ws: Workspace, sides: list[Side], exam: Examination) -> None:
 
 
 def _all_stubs(
-    src: Source | None, path: str | None, subclassed: frozenset[str], exam: Examination
+    side: Side, which: Literal["base", "head"], subclassed: frozenset[str], exam: Examination
 ) -> list[Stub]:
+    src, path = (side.base, side.base_path) if which == "base" else (side.head, side.head_path)
     # Type stubs (.pyi) are all `...` by design.
     if src is None or src.tree is None or path is None or not path.endswith(".py"):
         return []
     try:
         return find_stubs(src.tree, test_module=is_test_module(path), subclassed=subclassed)
     except RecursionError:
-        exam.notices.append(f"hygiene: {path} is nested too deeply to examine")
+        exam.not_examined(side.change, f"{path} is nested too deeply to walk")
         return []
 
 
 def _changed_stubs(side: Side, subclassed: frozenset[str], exam: Examination) -> list[Stub]:
     changed = side.change.lines
-    stubs = _all_stubs(side.head, side.head_path, subclassed, exam)
+    stubs = _all_stubs(side, "head", subclassed, exam)
     return [s for s in stubs if any(line in changed for line in range(s.line, s.end_line + 1))]
 
 

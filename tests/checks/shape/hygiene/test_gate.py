@@ -285,6 +285,38 @@ CASES: list[tuple[str, Files, Files, Found]] = [
         {"src/m.py": "x = 1\nif x:\n    import os  # noqa\n"},
         [],
     ),
+    (
+        "any directive of a tool patchgate runs added, whatever its options",
+        {"src/m.py": "x = 1\n"},
+        {
+            "src/m.py": "# mypy: check-untyped-defs=False\n# ruff: disable[F841]\nx = 1  # nosem\n"
+            "y = 2  # ruff: ignore[F841]\n"
+        },
+        [
+            ("suppression-added", "src/m.py", 1),
+            ("suppression-added", "src/m.py", 2),
+            ("suppression-added", "src/m.py", 3),
+            ("suppression-added", "src/m.py", 4),
+        ],
+    ),
+    (
+        "a directive a tool reads from raw lines, in a string",
+        {"src/m.py": "x = 1\n"},
+        {"src/m.py": 'x = 1\nDOC = """\n# mypy: ignore-errors\n"""\nHELP = " nosemgrep"\n'},
+        [("suppression-added", "src/m.py", 3), ("suppression-added", "src/m.py", 5)],
+    ),
+    (
+        "no_type_check decorator added, through an import already there",
+        {"src/m.py": "from typing import no_type_check as nc\n"},
+        {"src/m.py": "from typing import no_type_check as nc\n\n\n@nc\ndef f(x):\n    return 1\n"},
+        [("suppression-added", "src/m.py", 4)],
+    ),
+    (
+        "no_type_check decorator already there, function body changed",
+        {"src/m.py": "import typing\n\n\n@typing.no_type_check\ndef f(x):\n    return x\n"},
+        {"src/m.py": "import typing\n\n\n@typing.no_type_check\ndef f(x):\n    return x + 1\n"},
+        [],
+    ),
     # --- stub-body
     (
         "new function is pass",
@@ -571,15 +603,62 @@ def test_broken_python_does_not_crash_the_gate(gate: Gate, bad: bytes) -> None:
     result = gate({"tests/test_m.py": TESTS}, {"tests/test_m.py": bad})
     assert result.tool.status == "ok"
     # AST rules skip a file that does not compile (the loads gate reports it): no test-deleted here.
-    assert {f.rule for f in result.findings} <= {"suppression-added"}
+    # One that compiles but is too deep to walk is not examined: a finding (tested below).
+    assert {f.rule for f in result.findings} <= {"suppression-added", "not-examined"}
 
 
-def test_binary_and_oversized_files_are_skipped(gate: Gate) -> None:
+def test_binary_files_are_skipped_and_oversized_ones_not_examined(gate: Gate) -> None:
     big = "x = 1\n" * 400_000 + "def compute(x):\n    pass\n"
     result = gate({"src/m.py": "x = 1\n"}, {"src/m.py": big, "src/blob.py": bytes(range(256)) * 10})
     assert result.tool.status == "ok"
-    assert found(result) == []
-    assert any("src/m.py" in n and "too large" in n for n in result.notices)
+    assert found(result) == [("not-examined", "src/m.py", 2)]
+    assert result.notices == ()
+
+
+# Hostile: each hides a deleted test and a new skip from every AST rule by making the file one
+# the gate cannot read or walk. Before, each passed with a notice.
+HIDDEN = TESTS.replace("def test_raises():", "def helper():").replace(
+    "def test_add", "@pytest.mark.skip\ndef test_add"
+)
+
+
+@pytest.mark.parametrize(
+    ("head", "why"),
+    [
+        (HIDDEN + ("#" * 79 + "\n") * 28_000, "too large to read"),  # 2.2 MB of comments
+        ("# padding\n" * 220_000 + HIDDEN, "too large to read"),
+        (HIDDEN + "\nX = " + "+".join(["a"] * 700) + "\n", "nested too deeply"),
+    ],
+    ids=["padded-after", "padded-before", "nested-too-deeply"],
+)
+def test_a_file_the_gate_cannot_examine_asks_a_maintainer(
+    git_repo: GitRepo, tmp_path: Path, head: str, why: str
+) -> None:
+    from checks.decide import decide
+    from checks.policyfile import load_policy
+    from checks.report import BehaviourResult, QualityResult
+    from checks.shape import run_shape
+
+    git_repo.commit("base", {"tests/test_m.py": TESTS})
+    git_repo.branch("pr")
+    git_repo.commit("pr", {"tests/test_m.py": head})
+    ws = from_git(git_repo.path, "main", "pr", tmp_path / "ws")
+    # Whatever the policy says of hygiene's findings, even that they only warn.
+    for policy, conclusion in (
+        ("", "action_required"),
+        ("gates: {hygiene: {on_finding: warn}}", "action_required"),
+        ("gates: {hygiene: {on_finding: failure}}", "action_required"),
+    ):
+        rules = load_policy(policy)
+        ctx = LayerContext(ws, rules, NoRunner("the hygiene gate"), image="never-used")
+        shape = run_shape(ctx, gates=["hygiene"])
+        unseen = [f for f in shape.findings if f.rule == "not-examined"]
+        assert [(f.tool, f.path) for f in unseen] == [("hygiene", "tests/test_m.py")]
+        assert unseen[0].needs_maintainer
+        assert why in unseen[0].message
+        decision = decide(shape, BehaviourResult(status="passed"), QualityResult(), rules)
+        assert decision.conclusion == conclusion, (policy, decision.reasons)
+        assert any("not examined whole (hygiene): tests/test_m.py" in r for r in decision.reasons)
 
 
 def test_symlinked_python_is_not_followed(git_repo: GitRepo, gate: Gate) -> None:
