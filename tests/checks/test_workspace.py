@@ -157,7 +157,8 @@ def test_the_trees_are_the_commits_whatever_their_gitattributes_export(
     assert (ws.head_dir / "hidden.py").read_text() == "import os\n"
     assert (ws.head_dir / ".gitattributes").read_text() == ATTRIBUTES
     assert (ws.head_dir / "version.py").read_text() == SUBST and head not in SUBST
-    assert ws.file("hidden.py") is not None and ws.file("hidden.py").is_python
+    hidden = ws.file("hidden.py")
+    assert hidden is not None and hidden.is_python
 
 
 def test_python_files_git_is_told_are_binary_are_still_examined(git_repo: GitRepo, tmp_path: Path) -> None:

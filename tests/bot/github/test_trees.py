@@ -9,6 +9,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from bot.github.app import GitHubApp
 from bot.github.client import Installation
@@ -24,9 +25,13 @@ from tests.fakes.github_server import FakeGitHub
 @pytest.fixture
 def client(github: FakeGitHub, app_key: tuple[str, bytes]) -> Installation:
     settings = Settings(
-        app_id=APP_ID, private_key=app_key[0], webhook_secret="s", github_api_url=github.url,
-        retry_backoff_s=0.01, github_retries=1,
-    )  # fmt: skip
+        app_id=APP_ID,
+        private_key=SecretStr(app_key[0]),
+        webhook_secret=SecretStr("s"),
+        github_api_url=github.url,
+        retry_backoff_s=0.01,
+        github_retries=1,
+    )
     return GitHubApp(settings).installation(INSTALLATION)
 
 
@@ -119,7 +124,8 @@ def test_a_head_tree_is_the_commit_s_whatever_its_gitattributes_export(
     assert (ws.head_dir / ".gitattributes").read_text() == ATTRIBUTES
     assert (ws.head_dir / "version.py").read_text() == SUBST
     assert {f.path for f in ws.changed} >= {"hidden.py", "version.py", ".gitattributes", "app.py"}
-    assert ws.file("hidden.py") is not None and ws.file("hidden.py").lines == frozenset({1, 2, 3, 4, 5})
+    hidden = ws.file("hidden.py")
+    assert hidden is not None and hidden.lines == frozenset({1, 2, 3, 4, 5})
     # Only what the tarball got wrong was read blob by blob.
     read = {sha for repo, sha in github.blobs_read if repo == repository}
     assert len(read) == 3

@@ -321,13 +321,6 @@ class Bridge:
         it sets): a sealed default it names stays sealed there, never the value it stands for."""
         return codec.decode(data, self._resolve_held)
 
-    def _decode_given(self, data: Any) -> Any:
-        """The arguments the subject calls a test's callable with: a suite name it was given as an alias
-        is the real name again, as in one process (six's add_metaclass hands a test's metaclass the
-        class's ``__module__`` as it read it). Only a call's: an operator's operand or a key looked up
-        stays as sent, so that what fails names what the subject sent, never the real name."""
-        return self.handed.aliases.restore_in(self.decode(data), self.kept.holds)
-
     def _decode_written(self, data: Any) -> Any:
         """A kept container's contents as the subject wrote them, a suite name back as itself."""
         return self.handed.aliases.restore_in(self.decode_held(data), self.kept.holds)
@@ -406,8 +399,7 @@ class Bridge:
         self.handed.lent.settle(request.get("took"))  # before a test's callback can see its iterators
         try:
             self.kept.inbound(request, self._decode_written)  # the change's writes, before the callback reads
-            decode = self._decode_given if request.get("op") == "call" else self.decode
-            found = self.handed.serve(request, decode)
+            found = self.handed.serve(request, self.decode)
             if request.get("op") == "take":
                 answer = {"ok": found}
             else:

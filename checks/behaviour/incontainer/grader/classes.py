@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import datetime
 import threading
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..channel.protocol import ARITHMETIC, OPERATORS, REFLECTED
@@ -94,6 +95,7 @@ class RemoteClass(type):
             # by their metaclass, which may make something else of the class statement.
             made = type.__getattribute__(parent, "_pgc_registry").subclass(cls, bases, namespace)
             if made is not cls:
+                _keeps_the_body(made, namespace)
                 cell = namespace.get("__classcell__")
                 if cell is not None:  # super() in the body's methods: the class the statement gives
                     cell.cell_contents = made
@@ -160,33 +162,91 @@ class RemoteClass(type):
         return False
 
 
+def _metacaps(cls: type) -> frozenset[str]:
+    """What the subject's metaclass of ``cls`` offers the class itself (``_make``)."""
+    mro = type.__dict__["__mro__"].__get__(cls)
+    found: frozenset[str] = next(
+        (own_dict(k)["_pgc_metacaps"] for k in mro if "_pgc_metacaps" in own_dict(k)), frozenset()
+    )
+    return found
+
+
 def _class_operator(name: str) -> Callable[..., Any]:
     dunder, result = OPERATORS[name].dunder, OPERATORS[name].result
 
     def apply(cls: type, *args: Any) -> Any:
-        mro = type.__dict__["__mro__"].__get__(cls)
-        offered = next((own_dict(k)["_pgc_metacaps"] for k in mro if "_pgc_metacaps" in own_dict(k)), ())
-        if name not in offered:
+        if name not in _metacaps(cls):
+            if name == "getitem" and hasattr(cls, "__class_getitem__"):  # ``lib.Box[int]``, as Python
+                return cls.__class_getitem__(*args)
             # As the class's own metaclass answers where it defines no such method.
             raise TypeError(f"{dunder} of class {type.__dict__['__name__'].__get__(cls)!r}: not offered")
-        bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
-        answer = bridge.request("op", name=name, args=bridge.encode([cls, *args]))
-        return answer if result is None else result(answer)
+        return _ask_class(cls, name, args, result)
 
     apply.__name__ = str(dunder)
     return apply
 
 
+def _ask_class(cls: type, name: str, args: tuple[Any, ...], result: Callable[[Any], Any] | None) -> Any:
+    bridge: Requester = type.__getattribute__(cls, "_pgc_bridge")
+    answer = bridge.request("op", name=name, args=bridge.encode([cls, *args]))
+    return answer if result is None else result(answer)
+
+
+def _class_bool(cls: type) -> bool:
+    # A class is true, unless its metaclass says otherwise (by ``__bool__``, or ``__len__`` without it).
+    offered = _metacaps(cls)
+    if "bool" in offered:
+        return bool(_ask_class(cls, "bool", (), bool))
+    if "len" in offered:
+        return bool(_ask_class(cls, "len", (), int))
+    return True
+
+
+# What a metaclass may offer a class itself that the local classes answer (``RemoteMetaclassed``).
+CLASS_PROTOCOL = frozenset({"iter", "len", "getitem", "contains", "reversed", "bool"})
+
+
 class RemoteMetaclassed(RemoteClass):
-    """The local classes of the change's classes whose metaclass is its own (an enum's): the protocol a
-    class itself offers by its metaclass - ``list(Colour)``, ``len``, ``Colour["RED"]``, ``in``,
-    ``reversed`` - is the subject's class's, asked there; one the metaclass does not offer raises."""
+    """The local classes of the change's classes whose metaclass offers a protocol of the class itself
+    (an enum's): ``list(Colour)``, ``len``, ``Colour["RED"]``, ``in``, ``reversed`` and truth are the
+    subject's class's, asked there; one the metaclass does not offer raises, as in one process (a
+    subscript falls back to ``__class_getitem__``), and such a class is true."""
 
     __iter__ = _class_operator("iter")
     __len__ = _class_operator("len")
     __getitem__ = _class_operator("getitem")
     __contains__ = _class_operator("contains")
     __reversed__ = _class_operator("reversed")
+    __bool__ = _class_bool
+
+
+_BODY_KINDS = (types.FunctionType, classmethod, staticmethod, property)
+
+
+def _body(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The functions a test's class body binds (as methods, class and static methods, properties)."""
+    return {k: v for k, v in dict(namespace).items() if isinstance(v, _BODY_KINDS) and isinstance(k, str)}
+
+
+def _keeps_the_body(made: object, namespace: Mapping[str, Any]) -> None:
+    """Refuse what the change's metaclass made of a test's class statement unless it keeps the body's
+    functions, each the test's very object: a class of the change's, or one whose methods it swapped,
+    would let the test's own code - its assertions - never run."""
+    body = _body(namespace)
+    if not body:
+        return
+    own = type.__dict__["__dict__"].__get__(made) if isinstance(made, type) else {}
+    for key, value in body.items():
+        found = own.get(key)
+        same = found is value or (
+            type(found) is type(value)
+            and not isinstance(value, property | types.FunctionType)
+            and getattr(found, "__func__", None) is getattr(value, "__func__", None)
+        )
+        if not same:
+            raise TypeError(
+                f"patchgate: the code under test's metaclass did not keep the test's {key!r} in its class"
+            )
 
 
 def _prepares(cls: type) -> bool:
@@ -323,8 +383,9 @@ class Classes:
                 # and asks it its offset, name and DST - each a request, as ``utcoffset`` is its method.
                 parents = (*parents, datetime.tzinfo)
         metacaps = tag.get("metacaps")
-        if isinstance(metacaps, list) and metacaps:
-            namespace["_pgc_metacaps"] = frozenset(c for c in metacaps if isinstance(c, str))
+        offers = frozenset(c for c in metacaps if c in CLASS_PROTOCOL) if isinstance(metacaps, list) else None
+        if offers:
+            namespace["_pgc_metacaps"] = offers
             meta: type = RemoteMetaclassed
         else:
             meta = RemoteClass
@@ -366,11 +427,26 @@ class Classes:
     def made_there(self, name: str, bases: tuple[type, ...], namespace: Prepared) -> Any:
         """The class the change's metaclass makes of a class body run into its own namespace."""
         remote = [b for b in bases if isinstance(b, RemoteClass)]
+        with self._lock:
+            before = set(self.by_number)
         found = self.bridge.request(
             "subclass", name=self.aliases.name(name), bases=self.bridge.encode(remote),
             prepared=self.bridge.encode(namespace.handle),
         )  # fmt: skip
-        return found["made"] if isinstance(found, dict) and "made" in found else found
+        made = found["made"] if isinstance(found, dict) and "made" in found else found
+        fresh = isinstance(made, RemoteClass) and own_dict(made).get("_pgc_id") not in before
+        if not fresh:
+            _keeps_the_body(made, namespace)
+            return made
+        # A class the subject made of the body: the test's own functions are its methods here, as a
+        # test's subclass's are - what the change's metaclass put in their place there never runs
+        # for the test.
+        for key, value in _body(namespace).items():
+            type.__setattr__(made, key, value)
+        cell = namespace.get("__classcell__")
+        if cell is not None:
+            cell.cell_contents = made
+        return made
 
     def subclass(self, cls: type, bases: tuple[type, ...], namespace: dict[str, Any]) -> Any:
         """Make a test's subclass ``cls`` in the subject too, and bind it to the class made there; what
@@ -396,12 +472,18 @@ class Classes:
             ):
                 continue
             if isinstance(value, classmethod | staticmethod):
-                entries[name] = {"as": type(value).__name__, "value": encode(value.__func__)}
+                entries[self.aliases.name(name)] = {
+                    "as": type(value).__name__,
+                    "value": encode(value.__func__),
+                }
             elif isinstance(value, property):
-                entries[name] = {"as": "property", "value": encode([value.fget, value.fset, value.fdel])}
+                entries[self.aliases.name(name)] = {
+                    "as": "property",
+                    "value": encode([value.fget, value.fset, value.fdel]),
+                }
             else:
                 try:
-                    entries[name] = {"value": encode(value)}
+                    entries[self.aliases.name(name)] = {"value": encode(value)}
                 except TypeError:  # a module or frame in the class body: never handed over
                     continue
         # The test's names reach the subject as aliases (aliases.py): test_x.<locals>.Shout names its test.

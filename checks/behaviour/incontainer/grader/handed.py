@@ -431,6 +431,8 @@ class Handed:
             call = _Call(target, self._suite_callable(target))
             with self.unsealing(call):
                 args, kwargs = decode(request.get("args", [])), decode(request.get("kwargs", {}))
+            if isinstance(target, type) and issubclass(target, type):
+                args = self._class_statement(args)
             found = target(*args, **kwargs)  # type: ignore[operator]
             passed = call.unsealed.get(id(found))
             if passed is not None and passed.value is found:
@@ -561,6 +563,34 @@ class Handed:
         except TypeError:  # no __dict__: nothing new can be set on it anyway
             return False
         return not own and not hasattr(type(target), name)
+
+    def _class_statement(self, args: Any) -> Any:
+        """A test's metaclass called as a class statement calls it, ``(name, bases, namespace)``: the
+        class's name and its namespace's ``__module__`` and ``__qualname__`` are the suite's real names
+        again where the change passed on their aliases (six's ``add_metaclass`` rebuilds a test's class
+        from what it read of it). Only these: any other argument a test's callable gets stays as sent,
+        so a test's callback that transforms a string never turns an alias into a real name for the
+        change to read back (a sort key's ``s.lower()``)."""
+        if not (isinstance(args, list) and len(args) == 3 and type(args[2]) is dict):
+            return args
+        name, bases, namespace = args
+        # Its keys: a test's name (``test_x``) goes as its alias, as a subclass's namespace sends it.
+        namespace = {self._whole_name(k): v for k, v in namespace.items()}
+        for key in ("__module__", "__qualname__"):
+            if key in namespace:
+                namespace[key] = self._whole_name(namespace[key])
+        return [self._whole_name(name), bases, namespace]
+
+    def _whole_name(self, value: object) -> object:
+        # A name made of whole aliases only (``_pgq1.<locals>.X``), never a file's: a path the change
+        # named by alias must never become one a test's object opens.
+        if (
+            type(value) is not str
+            or not self.aliases.whole_aliases(value)
+            or self.aliases.names_a_file(value)
+        ):
+            return value
+        return self.aliases.restore(value)
 
     def _owner(self, target: object) -> tuple[object, bool]:
         """The module ``target`` belongs to, and whether it is the suite's whatever it names (a running

@@ -1466,9 +1466,9 @@ def test_a_test_s_class_statement_is_the_change_s_metaclass_s_to_make(load: Load
     class Base:
         pass
 
-    class Made(lib.with_metaclass(Meta, Base)):
+    class Made(lib.with_metaclass(Meta, Base)):  # type: ignore[misc]
         def method(self) -> object:
-            return __class__  # the class cell: the class the statement gave
+            return __class__  # type: ignore[name-defined]  # the class cell: the class the statement gave
 
     assert type(Made) is Meta and Made.__mro__ == (Made, Base, object)
     assert Made().method() is Made
@@ -1483,7 +1483,7 @@ def test_a_test_s_class_statement_is_the_change_s_metaclass_s_to_make(load: Load
             namespace["namespace"] = namespace
             return namespace
 
-    class Prepared(lib.with_metaclass(Preparing, Base)):
+    class Prepared(lib.with_metaclass(Preparing, Base)):  # type: ignore[misc]
         pass
 
     assert Prepared.cls is Preparing and Prepared.bases == (Base,)
@@ -1492,22 +1492,23 @@ def test_a_test_s_class_statement_is_the_change_s_metaclass_s_to_make(load: Load
     # A base that is not a class: the change's resolve_bases asks the test's object what stands for it.
     T = typing.TypeVar("T")
 
-    class Generic(lib.with_metaclass(Meta, typing.Generic[T])):
+    class Generic(lib.with_metaclass(Meta, typing.Generic[T])):  # type: ignore[misc]
         pass
 
     assert isinstance(Generic, Meta) and Generic.__bases__ == (typing.Generic,)
-    assert Generic.__orig_bases__ == (typing.Generic[T],)
+    assert Generic.__orig_bases__ == (typing.Generic[T],)  # type: ignore[attr-defined, index]
 
 
 def test_a_test_s_enum_over_a_library_s_enum_base_is_made_by_the_enum_s_metaclass(load: Load) -> None:
     lib = load(METACLASSES)
 
-    class Colour(lib.Choice):
+    class Colour(lib.Choice):  # type: ignore[misc, name-defined]
         RED = 1
         GREEN = 2
 
-    assert [m.name for m in Colour] == ["RED", "GREEN"]
-    assert Colour.RED.value == 1 and Colour(2) is Colour.GREEN and isinstance(Colour.RED, lib.Choice)
+    assert [m.name for m in Colour] == ["RED", "GREEN"]  # type: ignore[attr-defined]
+    assert Colour.RED.value == 1 and Colour(2) is Colour.GREEN  # type: ignore[attr-defined]
+    assert isinstance(Colour.RED, lib.Choice)
     assert Colour.GREEN.describe() == "Colour.GREEN=2"
 
 
@@ -1518,7 +1519,7 @@ def test_a_class_body_run_into_the_change_s_namespace_never_names_its_test(load:
     bridge: Bridge = object.__getattribute__(lib, "_pg_bridge")
     bridge.handed.aliases.prefix = __file__.rsplit("/", 1)[0] + "/"
 
-    class Recorded(lib.Recorder):
+    class Recorded(lib.Recorder):  # type: ignore[misc, name-defined]
         value = 42
 
     seen = lib.bound_reversed(Recorded)[::-1]
