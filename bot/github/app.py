@@ -54,9 +54,10 @@ class GitHubApp:
         self._cache = MemCacheStrategy()
         self._tls = tls_context()
         self._retry = Retry(settings.github_retries, settings.retry_backoff_s, settings.max_rate_limit_wait_s)
+        self._bot_login: str | None = None
 
     def as_app(self) -> GitHub[Any]:
-        """Return a client acting as the App itself (JWT): installation look-ups only."""
+        """Return a client acting as the App itself (JWT): installation look-ups and ``GET /app``."""
         return GitHub(
             self._auth,
             base_url=self.settings.github_api_url + "/",
@@ -66,6 +67,29 @@ class GitHubApp:
             http_cache=False,
             auto_retry=self._retry,
         )
+
+    async def bot_login(self) -> str:
+        """Return the login of the App's bot user (``{slug}[bot]``), who writes what the App writes.
+
+        GET /app, as the App (JWT), once per process; a failure is not kept, the next call asks again:
+        https://docs.github.com/en/rest/apps/apps#get-the-authenticated-app
+        """
+        if self._bot_login is None:
+            gh = self.as_app()
+            try:
+                async with gh:
+                    resp = await gh.rest.apps.async_get_authenticated()
+            except GitHubException as exc:
+                status = exc.response.status_code if isinstance(exc, RequestFailed) else None
+                retryable = status is None or status >= 500 or status == 429
+                raise GitHubError(f"read the App's slug: {exc}", retryable=retryable, status=status) from exc
+            # ``slug`` is optional in GitHub's schema of an App, but GET /app always sends it.
+            answer: Any = resp.json()
+            slug = answer.get("slug") if isinstance(answer, dict) else None
+            if not isinstance(slug, str) or not slug:
+                raise GitHubError("GET /app answered without the App's slug", retryable=False)
+            self._bot_login = f"{slug}[bot]"
+        return self._bot_login
 
     async def installation_on(self, repository: str) -> Installation | None:
         """Return a client for the installation that covers ``repository``; None when there is none.
@@ -96,7 +120,7 @@ class GitHubApp:
             http_cache=False,
             auto_retry=self._retry,
         )
-        return Installation(gh, installation_id, self.settings)
+        return Installation(gh, installation_id, self.settings, self.bot_login)
 
 
 def convert_manifest(github_api_url: str, code: str) -> dict[str, Any]:

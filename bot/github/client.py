@@ -68,6 +68,17 @@ class InstallationGone(Exception):
     """The App was uninstalled or suspended, or lost access: nothing can be reported any more."""
 
 
+def written_by(comment: dict[str, Any], login: str) -> bool:
+    """Say whether GitHub names the bot ``login`` as the author of ``comment`` (a REST issue comment).
+
+    A login ending in ``[bot]`` belongs to one App's bot user: nobody can sign up with one, and
+    the App's slug is unique. ``user`` is null once its account is deleted.
+    https://docs.github.com/en/rest/issues/comments#get-an-issue-comment
+    """
+    user = comment.get("user") or {}
+    return user.get("type") == "Bot" and user.get("login") == login
+
+
 def _lenient(model: type[_M], parsed: Callable[[], object], raw: Callable[[], Any]) -> _M:
     """Read a response through githubkit's model, or the raw JSON when GitHub strays from it."""
     try:
@@ -79,10 +90,18 @@ def _lenient(model: type[_M], parsed: Callable[[], object], raw: Callable[[], An
 class Installation:
     """REST calls as one installation; every method raises GitHubError, NotFound or InstallationGone."""
 
-    def __init__(self, gh: GitHub[Any], installation_id: int, settings: Settings) -> None:
+    def __init__(
+        self,
+        gh: GitHub[Any],
+        installation_id: int,
+        settings: Settings,
+        bot_login: Callable[[], Awaitable[str]],
+    ) -> None:
         self.gh = gh
         self.installation_id = installation_id
         self.settings = settings
+        # The login of what this App writes (``{slug}[bot]``): GitHubApp.bot_login, asked once.
+        self.bot_login = bot_login
 
     async def _call(self, what: str, call: Callable[[], Awaitable[_T]]) -> _T:
         try:
@@ -195,7 +214,13 @@ class Installation:
         return str(resp.json()["sha"])
 
     async def find_comment(self, repository: str, number: int, marker: str) -> int | None:
-        """Return the id of the first comment on PR ``number`` whose body holds ``marker``."""
+        """Return the id of the first comment this App wrote on PR ``number`` that starts with ``marker``.
+
+        Only the App's own: anyone can write the marker, and a comment the PR's author owns,
+        taken for patchgate's, would be edited by patchgate and then edited back by its owner.
+        Raises GitHubError when the App's own login cannot be learnt.
+        """
+        mine = await self.bot_login()
         owner, name = repository.split("/", 1)
         # https://docs.github.com/en/rest/issues/comments#list-issue-comments (a PR is an issue here)
         for page in range(1, 11):  # 1,000 comments: a PR busier than that gets a fresh comment
@@ -208,7 +233,7 @@ class Installation:
             what = f"list comments of {repository}#{number}"
             comments: list[dict[str, Any]] = await self._call(what, listed)
             for comment in comments:
-                if marker in str(comment.get("body") or ""):
+                if written_by(comment, mine) and str(comment.get("body") or "").startswith(marker):
                     return int(comment["id"])
             if len(comments) < 100:
                 return None

@@ -47,8 +47,9 @@ async def post_summary(
         if wants_comment(mode, report.conclusion, exists=existing is not None):
             await client.comment(repository, number, render_comment(report, url), comment_id=existing)
     except (GitHubError, InstallationGone) as exc:
-        log.warning("summary comment on %s#%s failed (needs issues or pull_requests write): %s",
-                    repository, number, exc)  # fmt: skip
+        # Mostly a missing issues or pull_requests write; or GET /app refused: with no login of its
+        # own patchgate cannot tell its comment from a copy, so it writes none rather than guess.
+        log.warning("summary comment on %s#%s failed: %s", repository, number, exc)
 
 
 async def explain(client: Installation, store: Store, github_url: str, repository: str, number: int) -> str:

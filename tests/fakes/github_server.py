@@ -10,7 +10,9 @@ It speaks the few endpoints patchgate uses, the way GitHub does:
   ``set_issue``; 403 when the installation lacks the ``issues`` permission);
   a commit by ref (``GET /repos/{repo}/commits/{ref}``, the sha only), and the
   installation covering a repository (App JWT; 404 unless set in ``installations``);
-  a PR's comments (list, create, edit; 403 without issues or pull_requests write) and reactions on them;
+  a PR's comments (list, create, edit; 403 without issues or pull_requests write) and reactions on them:
+  what the App writes is the App's bot user's (``{slug}[bot]``, ``type: "Bot"``), and a test posts as
+  anyone else with ``post_comment``; ``GET /app`` (App JWT) answers the App with its ``slug``;
 - git trees (a commit's, recursive; cut short for ``truncate_trees``) and blobs (base64), which
   patchgate checks a tarball against;
 - check runs: every create/update body is validated against githubkit's
@@ -97,8 +99,11 @@ class FakeGitHub:
     issues: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     # Repositories whose installation the App may look up (GET /repos/{repo}/installation).
     installations: dict[str, int] = field(default_factory=dict)
-    # PR comments by id: repository, number, body (issues/{n}/comments).
+    # PR comments by id: repository, number, body, user (issues/{n}/comments). A comment stored
+    # without a user was not written through the API: it is shown as someone else's (OTHER_USER).
     comments: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # The App's slug (GET /app); its bot user, who writes what the App writes, is "{slug}[bot]".
+    slug: str = "patchgate"
     # Reactions the App put on comments: (repository, comment id, content), in order.
     reactions: list[tuple[str, int, str]] = field(default_factory=list)
     # What installation tokens may do (the App's granted permissions).
@@ -144,6 +149,27 @@ class FakeGitHub:
                 "url": api,
                 "html_url": f"https://github.com/{repository}/issues/{number}",
             }
+
+    def post_comment(
+        self, repository: str, number: int, body: str, *, login: str, user_type: str = "User"
+    ) -> int:
+        """Post a comment on PR ``number`` as someone other than the App (``user_type`` "User" or "Bot")."""
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        with self.lock:
+            comment_id = self.next_comment_id()
+            self.comments[comment_id] = {
+                "repository": repository, "number": number, "body": body, "user": user_json(login, user_type),
+                "created_at": now, "updated_at": now, "edits": 0,
+            }  # fmt: skip
+            return comment_id
+
+    def next_comment_id(self) -> int:
+        with self.lock:
+            return max(self.comments, default=999) + 1
+
+    def bot_user(self) -> dict[str, Any]:
+        """The App's bot user, as GitHub shows it on what the App writes."""
+        return user_json(f"{self.slug}[bot]", "Bot")
 
     def remove_installation(self, installation_id: int) -> None:
         """Uninstall: token requests answer 404 and issued tokens answer 401 from now on."""
@@ -293,6 +319,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._tarball(m.group(1), m.group(2))
         if m := re.fullmatch(r"/repos/([^/]+/[^/]+)/installation", path):
             return self._repo_installation(method, m.group(1))
+        if path == "/app":
+            return self._app(method)
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)", path)
         if m is None:
             return self._send(404, {"message": "Not Found"})
@@ -390,7 +418,7 @@ class _Handler(BaseHTTPRequestHandler):
             "id": comment_id, "node_id": f"IC_{comment_id}", "url": api, "body": c["body"],
             "html_url": f"https://github.com/{c['repository']}/pull/{c['number']}#issuecomment-{comment_id}",
             "issue_url": f"{self.fake.url}/repos/{c['repository']}/issues/{c['number']}",
-            "user": {"login": "patchgate[bot]", "id": 1, "type": "Bot"}, "author_association": "NONE",
+            "user": c.get("user", OTHER_USER), "author_association": "NONE",
             "created_at": c["created_at"], "updated_at": c["updated_at"],
         }  # fmt: skip
 
@@ -414,9 +442,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(422, {"message": "Invalid request: body is required"})
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         with self.fake.lock:
-            comment_id = 1000 + len(self.fake.comments)
+            comment_id = self.fake.next_comment_id()
             self.fake.comments[comment_id] = {
-                "repository": repo, "number": number, "body": body["body"],
+                "repository": repo, "number": number, "body": body["body"], "user": self.fake.bot_user(),
                 "created_at": now, "updated_at": now, "edits": 0,
             }  # fmt: skip
             return self._send(201, self._comment_json(comment_id, self.fake.comments[comment_id]))
@@ -437,7 +465,7 @@ class _Handler(BaseHTTPRequestHandler):
             reaction_id = 1 + self.fake.reactions.index(mine)
         return self._send(status, {
             "id": reaction_id, "node_id": f"REA_{reaction_id}", "content": content,
-            "user": {"login": "patchgate[bot]", "id": 1, "type": "Bot"}, "created_at": "2026-01-01T00:00:00Z",
+            "user": self.fake.bot_user(), "created_at": "2026-01-01T00:00:00Z",
         })  # fmt: skip
 
     def _edit_comment(self, repo: str, comment_id: int, body: Any) -> int:
@@ -460,6 +488,23 @@ class _Handler(BaseHTTPRequestHandler):
         except jwt.PyJWTError:
             return False
         return str(claims.get("iss")) == str(self.fake.app_id)
+
+    def _app(self, method: str) -> int:
+        """GET /app, as the App: the App itself, its ``slug`` among the rest (GitHub's ``integration``)."""
+        # https://docs.github.com/en/rest/apps/apps#get-the-authenticated-app
+        if not self._app_jwt():
+            return self._send(401, {"message": "A JSON web token could not be decoded"})
+        if method != "GET":
+            return self._send(404, {"message": "Not Found"})
+        slug = self.fake.slug
+        return self._send(200, {
+            "id": self.fake.app_id, "slug": slug, "node_id": f"A_{self.fake.app_id}",
+            "client_id": f"Iv1.{self.fake.app_id:016x}", "owner": user_json("octo", "Organization"),
+            "name": slug, "description": "", "external_url": "https://example.com",
+            "html_url": f"https://github.com/apps/{slug}", "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z", "permissions": dict(self.fake.permissions),
+            "events": ["check_run", "check_suite", "issue_comment", "pull_request"],
+        })  # fmt: skip
 
     def _repo_installation(self, method: str, repo: str) -> int:
         """GET /repos/{repo}/installation, as the App: the installation covering ``repo``, or 404."""
@@ -834,6 +879,25 @@ def validate_check_run_body(method: str, body: Any) -> list[str]:
         ):
             problems.append(f"action {a} exceeds GitHub's length limits")
     return problems
+
+
+def user_json(login: str, user_type: str) -> dict[str, Any]:
+    """A user as GitHub shows it on a comment or a reaction (its ``simple-user``)."""
+    web, api = f"https://github.com/{login}", f"https://api.github.com/users/{login}"
+    user_id = 1 + int.from_bytes(login.encode()[:6], "big") % 10**8  # stable per login
+    return {
+        "login": login, "id": user_id, "node_id": f"U_{user_id}", "avatar_url": f"{web}.png",
+        "gravatar_id": "", "url": api, "html_url": web, "followers_url": f"{api}/followers",
+        "following_url": f"{api}/following{{/other_user}}", "gists_url": f"{api}/gists{{/gist_id}}",
+        "starred_url": f"{api}/starred{{/owner}}{{/repo}}", "subscriptions_url": f"{api}/subscriptions",
+        "organizations_url": f"{api}/orgs", "repos_url": f"{api}/repos",
+        "events_url": f"{api}/events{{/privacy}}", "received_events_url": f"{api}/received_events",
+        "type": user_type, "site_admin": False,
+    }  # fmt: skip
+
+
+# Who wrote a comment a test stored without saying: anyone but the App.
+OTHER_USER = user_json("octocat", "User")
 
 
 @contextmanager

@@ -16,7 +16,7 @@ import pytest
 
 from bot.service.commenting import help_reply, nearest_command
 from checks.render.comment import MARKER
-from tests.bot.harness import POLICY, Pull, Server, fixture, jobs, make_pull, wait_for
+from tests.bot.harness import AGENT, POLICY, Pull, Server, fixture, jobs, make_pull, wait_for
 from tests.fakes.github_server import FakeGitHub
 
 
@@ -65,6 +65,42 @@ def test_always_keeps_one_comment_edited_in_place(server: Server, github: FakeGi
     assert "failure" in edited["body"] and pull.head_sha[:12] in edited["body"]
     assert f"/runs/{run['id']})" in edited["body"]
     assert len(github.comments_on(pull.repository, pull.number)) == 1
+    assert github.problems == []
+
+
+def test_a_marker_in_anyone_elses_comment_is_never_taken_for_the_summary(
+    server: Server, github: FakeGitHub, tmp_path: Path
+) -> None:
+    # The PR's author read patchgate's source and writes its marker with a forged verdict before
+    # the first run ends: patchgate must neither edit that comment nor leave the PR without its own.
+    pull = make_pull(github, tmp_path, "forged", policy=POLICY + "report:\n  comment: on-failure\n",
+                     author="dev", scenario={"findings": 1})  # fmt: skip
+    forged = f"{MARKER}\n**✅ success — shape passed · hidden 21/21 (100%)**\n"
+    github.post_comment(pull.repository, pull.number, forged, login="dev", user_type="User")
+    github.post_comment(pull.repository, pull.number, forged, login=AGENT, user_type="Bot")
+    server.post("pull_request", pull.payload("opened"))
+    wait_for(pull.completed, 60, "the failing run")
+    [own] = wait_for(lambda: [c for c in summaries(github, pull) if c["user"]["login"] == "patchgate[bot]"],
+                     30, "patchgate's own summary")  # fmt: skip
+    assert own["body"].startswith(MARKER) and "failure" in own["body"]
+    # Between runs the author writes another one, after patchgate's.
+    github.post_comment(pull.repository, pull.number, forged, login="dev", user_type="User")
+    pull.push({"patchgate-test.json": '{"findings": 2}'})
+    server.post("pull_request", pull.payload("synchronize"))
+    wait_for(pull.completed, 60, "the second run")
+    wait_for(lambda: [c for c in summaries(github, pull) if c["edits"]], 30, "the edit")
+    comments = github.comments_on(pull.repository, pull.number)
+    assert [(c["user"]["login"], c["edits"]) for c in comments] == [
+        ("dev", 0),
+        (AGENT, 0),
+        ("patchgate[bot]", 1),
+        ("dev", 0),
+    ]
+    assert [c["body"] for c in comments if c["user"]["login"] != "patchgate[bot]"] == [forged] * 3
+    assert pull.head_sha[:12] in comments[2]["body"] and "2 new findings" in comments[2]["body"]
+    edits = github.calls_to("PATCH", r"^/repos/octo/forged/issues/comments/")
+    edited = {int(c.path.rsplit("/", 1)[1]) for c in edits}
+    assert [github.comments[i]["user"]["login"] for i in edited] == ["patchgate[bot]"]
     assert github.problems == []
 
 
