@@ -167,6 +167,10 @@ def decide(
     elif quality.status == "failed" and policy.quality.blocking:
         blocking = [c.id for c in quality.criteria if c.verdict == "fail" and c.severity == "blocking"]
         failures.append(f"quality (judged): blocking criteria failed: {', '.join(blocking)}")
+    if policy.quality.blocking:
+        maintainer += _unjudged_reasons(quality)
+        if quality.status == "unavailable" and not quality.criteria:
+            infra.append(f"quality: not judged ({quality.detail or 'the judge is unavailable'})")
 
     if failures:
         return Decision("failure", tuple(failures + maintainer + infra))
@@ -177,6 +181,34 @@ def decide(
     if only_repository:
         return Decision("success", (f"all gates passed ({ONLY_REPOSITORY})",))
     return Decision("success", ("all gates passed",))
+
+
+def _unjudged_reasons(quality: QualityResult) -> list[str]:
+    """Why a blocking judge did not judge the whole change: what it did not see cannot block, so ask.
+
+    The judge's FAIL blocks only when verified, so a blocking criterion that
+    is unverified or not judged (``error``), or a changed file the judge was
+    not shown (the prompt budget, over 1 MB, binary or undecodable), would
+    otherwise pass by default - and the change chooses what the judge sees.
+    """
+    reasons = []
+    if quality.omitted_files:
+        paths = quality.omitted_files
+        named = ", ".join(paths[:5]) + (" …" if len(paths) > 5 else "")
+        files = "file" if len(paths) == 1 else "files"
+        reasons.append(
+            f"quality (judged): {len(paths)} changed {files} not shown to the judge (prompt budget, "
+            f"size, binary or unreadable): {named}"
+        )
+    unsettled = [
+        c for c in quality.criteria if c.severity == "blocking" and c.verdict in ("unverified", "error")
+    ]
+    if unsettled:
+        named = ", ".join(
+            f"{c.id} ({'not judged' if c.verdict == 'error' else c.verdict})" for c in unsettled
+        )
+        reasons.append(f"quality (judged): blocking criteria without a verified verdict: {named}")
+    return reasons
 
 
 def _not_examined_reasons(shape: ShapeResult) -> list[str]:

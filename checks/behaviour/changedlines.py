@@ -2,7 +2,9 @@
 
 A changed line counts when a statement starts on it, as coverage.py counts
 them: a blank line, a comment, a docstring or the continuation of a longer
-statement is not a line a test can run. Test files are left out.
+statement is not a line a test can run. The change's tests are left out
+(``checks.testinfra.changetests``): not a file merely named like a test, such
+as ``pkg/tests.py`` when ``pkg/parse.py`` imports the code from it.
 
 A file is parsed from its bytes, as Python reads a module (a UTF-8 BOM, a
 PEP 263 coding cookie), so its lines are the ones coverage.py reports. Where
@@ -23,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checks.testinfra.files import is_test_path
+from checks.testinfra.changetests import change_tests
 from checks.workspace import Workspace
 from sandbox.pyparse import parse_python
 
@@ -88,12 +90,13 @@ def read_module(path: Path) -> bytes | str:
 
 
 def executable_changes(ws: Workspace, head: Path | None = None) -> ChangedLines:
-    """Return, per changed non-test Python file, the executable lines the change added or modified."""
+    """Return, per changed Python file but the change's tests, the executable lines it added or modified."""
     root = head or ws.head_dir
     lines: dict[str, list[int]] = {}
     unread: dict[str, str] = {}
+    tests = change_tests(ws)
     for changed in ws.python_files:
-        if is_test_path(changed.path) or not changed.lines:
+        if changed.path in tests or not changed.lines:
             continue
         data = read_module(root / changed.path)
         statements = statement_lines(data) if isinstance(data, bytes) else None

@@ -1,9 +1,11 @@
 """Collect what the judge may see of a change, and clip it to a token budget.
 
-The judge sees the diff of every changed file that is not a test file, and
-the full text at head of the functions and classes the change touches. Test
-files are dropped by path before anything is read; the hidden suites are
-never part of a workspace at all.
+The judge sees the diff of every changed file that is not one of the
+change's tests, and the full text at head of the functions and classes the
+change touches. The change's tests (``checks.testinfra.changetests``: where
+base's runner looks for tests, and imported by none of the change's code)
+are dropped before their text is read; the hidden suites are never part of a
+workspace at all.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checks.quality.prompt import FileView, neutralize, render_change, render_file
-from checks.testinfra.files import is_test_path
+from checks.testinfra.changetests import change_tests
 from checks.workspace import ChangedFile, Workspace
 from sandbox.pyparse import parse_python
 
@@ -141,7 +143,7 @@ def file_view(ws: Workspace, change: ChangedFile) -> FileView | None:
 
 
 def collect(ws: Workspace, task_text: str, *, budget: int, reserve: int, count: Counter) -> Context:
-    """Gather the views of every non-test changed file and clip them to ``budget`` tokens.
+    """Gather the views of every changed file but the change's tests and clip them to ``budget`` tokens.
 
     Clipping is deterministic: the task is cut to a quarter of the budget;
     then files are taken in path order, each with its changed definitions if
@@ -151,8 +153,9 @@ def collect(ws: Workspace, task_text: str, *, budget: int, reserve: int, count: 
     available = budget - reserve - count(task)
     shown: list[FileView] = []
     omitted: list[str] = []
+    tests = change_tests(ws)
     for change in sorted(ws.changed, key=lambda c: c.path):
-        if is_test_path(change.path) or (change.old_path is not None and is_test_path(change.old_path)):
+        if change.path in tests:
             continue
         view = file_view(ws, change)
         if view is None:

@@ -15,6 +15,12 @@ the end of the file, a quote found only far from its claim, a removed line
 (the prompt's ``-       | `` form), prompt line numbers that disagree with
 where the code is, a file the judge was not shown. Quotes are compared with
 whitespace collapsed and compatibility characters folded.
+
+A quote is checked against the file as the judge was shown it: the head text
+passed through ``prompt.neutralize``, which keeps every line where it is. A
+faithful quote of what the judge read (a comment without the zero-width space
+the change put in it, a phrase shown as ``[neutralized: ...]``) verifies; text
+the judge was never shown (the phrase that was neutralized) does not.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from checks.quality.context import MAX_FILE_BYTES, split_lines
+from checks.quality.prompt import neutralize
 from checks.report import Citation
 
 # A whole-line quote needs this many non-whitespace characters: `)` or `}` proves nothing.
@@ -228,7 +235,9 @@ def verify(claim: Claim, head_dir: Path, shown: Collection[str]) -> Citation:
         return unverified("no such file at head")
     if file.stat().st_size > MAX_FILE_BYTES:
         return unverified("the file is too large to check")
-    found, why = judge_quote(file.read_bytes().decode("utf-8", "replace"), claim)
+    # What the judge read (context.file_view), not the raw bytes: a change must not be able to
+    # make an honest quote of its code fail by putting in what neutralization takes out.
+    found, why = judge_quote(neutralize(file.read_bytes().decode("utf-8", "replace")), claim)
     if found is None:
         return unverified(why)
     return Citation(

@@ -2,7 +2,7 @@
 
 A judge outage never raises out of `run_quality`: the result is
 `unavailable` with the reason, and the conclusion is decided by shape and
-behaviour.
+behaviour (``neutral`` at best under a blocking policy, see checks.decide).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 # ruff: noqa: E501 - a table of decisions reads best one case a line
 from __future__ import annotations
 
+from typing import Literal
+
 import pytest
 
 from checks.decide import Decision, decide, settle
@@ -19,6 +21,7 @@ from checks.report import (
     SuiteResult,
     TestFailure,
     ToolRun,
+    Verdict,
 )
 from sandbox.trees import TreeBoundExceeded
 
@@ -77,6 +80,27 @@ Q_FAIL = QualityResult(
         CriterionResult(id="errors", rubric="default", question="q", severity="blocking", verdict="fail")
     ],
 )
+
+
+def criterion(verdict: Verdict, severity: Literal["blocking", "advisory"] = "blocking") -> CriterionResult:
+    return CriterionResult(id="errors", rubric="default", question="q", severity=severity, verdict=verdict)
+
+
+# What a blocking judge did not settle: a FAIL whose citation does not verify (the change can make
+# an honest quote fail), a criterion not judged, a change whose every file was left out.
+Q_UNVERIFIED = QualityResult(status="passed", criteria=[criterion("unverified")])
+Q_NOT_JUDGED = QualityResult(status="passed", criteria=[criterion("pass"), criterion("error")])
+Q_ALL_ERRORS = QualityResult(status="unavailable", criteria=[criterion("error")], detail="unavailable: x")
+Q_LEFT_OUT = QualityResult(
+    status="skipped",
+    omitted_files=["src/big.py"],
+    detail="nothing to review: every changed file was left out",
+)
+Q_SOME_LEFT_OUT = QualityResult(status="passed", criteria=[criterion("pass")], omitted_files=["src/big.py"])
+Q_ADVISORY_UNSETTLED = QualityResult(
+    status="passed", criteria=[criterion("unverified", "advisory"), criterion("error", "advisory")]
+)
+BLOCKING = "quality: {blocking: true}"
 
 CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclusion, str]] = [
     ("all pass", SHAPE_OK, B_OK, Q_SKIP, "", "success", "all gates passed"),
@@ -152,6 +176,63 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
     ),
     ("hygiene and failing tests", SHAPE_HYGIENE, B_FAIL, Q_SKIP, "", "failure", "behaviour: hidden 7/10"),
     ("judge outage never fails", SHAPE_OK, B_OK, Q_DOWN, "", "success", "all gates passed"),
+    # Blocking quality: a judge outage is infrastructure (docs/quality.md, DESIGN.md), so neutral...
+    ("blocking judge outage is neutral", SHAPE_OK, B_OK, Q_DOWN, BLOCKING, "neutral", "quality: not judged"),
+    # ...and never hides a failure of another layer.
+    ("failure beats a judge outage", SHAPE_OK, B_FAIL, Q_DOWN, BLOCKING, "failure", "behaviour: hidden 7/10"),
+    # Until rt13 each of these was a success: decide had no branch for what the judge did not settle.
+    (
+        "blocking unverified asks",
+        SHAPE_OK,
+        B_OK,
+        Q_UNVERIFIED,
+        BLOCKING,
+        "action_required",
+        "quality (judged): blocking criteria without a verified verdict: errors (unverified)",
+    ),
+    (
+        "blocking not judged asks",
+        SHAPE_OK,
+        B_OK,
+        Q_NOT_JUDGED,
+        BLOCKING,
+        "action_required",
+        "quality (judged): blocking criteria without a verified verdict: errors (not judged)",
+    ),
+    (
+        "blocking all errors asks",
+        SHAPE_OK,
+        B_OK,
+        Q_ALL_ERRORS,
+        BLOCKING,
+        "action_required",
+        "quality (judged): blocking criteria without a verified verdict: errors (not judged)",
+    ),
+    (
+        "blocking every file left out asks",
+        SHAPE_OK,
+        B_OK,
+        Q_LEFT_OUT,
+        BLOCKING,
+        "action_required",
+        "quality (judged): 1 changed file not shown to the judge (prompt budget, size, binary or unreadable): "
+        "src/big.py",
+    ),
+    (
+        "blocking some file left out asks",
+        SHAPE_OK,
+        B_OK,
+        Q_SOME_LEFT_OUT,
+        BLOCKING,
+        "action_required",
+        "quality (judged): 1 changed file not shown",
+    ),
+    ("a verified blocking fail still fails", SHAPE_OK, B_OK, Q_FAIL, BLOCKING, "failure", "quality (judged)"),
+    ("advisory unsettled never asks", SHAPE_OK, B_OK, Q_ADVISORY_UNSETTLED, BLOCKING, "success", "all gates"),
+    ("not blocking: unverified passes", SHAPE_OK, B_OK, Q_UNVERIFIED, "", "success", "all gates passed"),
+    ("not blocking: left out passes", SHAPE_OK, B_OK, Q_LEFT_OUT, "", "success", "all gates passed"),
+    ("not blocking: all errors pass", SHAPE_OK, B_OK, Q_ALL_ERRORS, "", "success", "all gates passed"),
+    ("behaviour not passed skips quality", SHAPE_OK, B_NONE, Q_SKIP, BLOCKING, "neutral", "behaviour: not"),
     ("judged fail advisory by default", SHAPE_OK, B_OK, Q_FAIL, "", "success", "all gates passed"),
     (
         "judged fail blocks when asked",

@@ -64,6 +64,26 @@ def test_executable_changes_leave_out_tests_comments_and_continuations(tmp_path:
     assert total(found.lines) == 2
 
 
+def test_code_named_like_a_test_counts(tmp_path: Path) -> None:
+    # rt13: the implementation moved to durations/tests.py and re-exported from durations/parse.py;
+    # by name alone its lines were left out ("changed lines run 2/2") and no mutant touched them.
+    base, head = tmp_path / "base", tmp_path / "head"
+    (base / "durations").mkdir(parents=True)
+    (base / "durations/parse.py").write_text("def parse(text):\n    raise NotImplementedError\n")
+    (head / "durations").mkdir(parents=True)
+    (head / "durations/parse.py").write_text("from durations.tests import parse  # noqa: F401\n")
+    (head / "durations/tests.py").write_text("def parse(text):\n    hours, _, rest = text.partition('h')\n"
+                                             "    return int(hours) * 3600\n")  # fmt: skip
+    (head / "durations/test_parse.py").write_text("def test_parse():\n    assert True\n")
+    ws = Workspace(base, head, "a", "b", (
+        ChangedFile("durations/parse.py", "modified", lines=frozenset({1})),
+        ChangedFile("durations/tests.py", "added", lines=frozenset({1, 2, 3})),
+        ChangedFile("durations/test_parse.py", "added", lines=frozenset({1, 2})),
+    ))  # fmt: skip
+    found = executable_changes(ws)
+    assert found.lines == {"durations/parse.py": [1], "durations/tests.py": [1, 2, 3]}
+
+
 # Base had a correct module; the change adds an untested function to it (lines 4-6).
 ADDED = "def double(x):\n    return x * 2\n\n# new\ndef triple(x):\n    return x * 4\n"
 ADDED_LINES = frozenset({4, 5, 6})

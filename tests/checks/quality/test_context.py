@@ -95,10 +95,13 @@ def three_files(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
             "new.py": "def new():\n    return 0\n",
             "image.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00binary",
             "tests/test_a.py": "def test_a():\n    assert True\n",
-            # Test files by checks.testinfra.files' rule, outside tests/: the judge sees none of them.
+            # The change's tests outside tests/ (checks.testinfra.changetests): the judge sees none.
             "conftest.py": "EXPECTED_SECRET = 42\n",
             "test_data.json": '{"expected_secret": 42}\n',
+            # A helper in a test folder base does not have is a test only because the change puts a
+            # module pytest collects there too (alone, a new testing/helpers.py would be code).
             "testing/helpers.py": "def expected_secret():\n    return 42\n",
+            "testing/test_b.py": "def test_b():\n    assert True\n",
         },
     )
     return from_git(repo.path, "main", "feature", root / "ws")

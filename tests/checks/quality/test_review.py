@@ -104,7 +104,7 @@ def test_citation_a_line_or_two_off_is_moved_to_its_real_lines(change: Workspace
     ],
     ids=["far-lines", "lines-past-the-end", "substring-past-the-end", "substring"],
 )
-def test_blocking_fail_with_a_faked_citation_is_unverified_and_fails_nothing(
+def test_blocking_fail_with_a_faked_citation_is_unverified_fails_nothing_and_asks(
     change: Workspace, rubric_dir: Path, claim: tuple[int, int, str], why: str
 ) -> None:
     start, end, quote = claim
@@ -122,8 +122,15 @@ def test_blocking_fail_with_a_faked_citation_is_unverified_and_fails_nothing(
     assert why in criterion.reason
     assert result.status == "passed"
     shape, behaviour = ShapeResult(status="passed"), BehaviourResult(status="passed")
-    assert decide(shape, behaviour, result, blocking).conclusion == "success"
-    report = Report(conclusion="success", shape=shape, behaviour=behaviour, quality=result)
+    # Neither a failure (the citation proves nothing) nor a success: a blocking criterion without a
+    # verified verdict asks a maintainer (it was "success" until rt13, when a change learned to make
+    # an honest quote fail verification and so turn its blocking FAIL into a pass).
+    decision = decide(shape, behaviour, result, blocking)
+    assert decision.conclusion == "action_required"
+    assert decision.reasons == (
+        "quality (judged): blocking criteria without a verified verdict: errors (unverified)",
+    )
+    report = Report(conclusion="action_required", shape=shape, behaviour=behaviour, quality=result)
     assert render_annotations(report) == []
 
 
