@@ -132,6 +132,13 @@ def decide(
         # Whatever the floors say: a pass that never ran the change is no evidence about it.
         lines = strength.changed_lines
         maintainer.append(f"behaviour: no suite ran the change's code (0 of {lines} changed lines)")
+    elif behaviour.status == "passed" and strength.body_lines and strength.body_covered == 0:
+        # Nor is one that only imported it: its ``def`` lines ran, no function it changed was called.
+        lines = strength.body_lines
+        maintainer.append(
+            f"behaviour: no suite called the change's code (0 of {lines} changed lines in function "
+            "bodies ran; only lines an import runs did)"
+        )
     if behaviour.strength.too_weak and behaviour.status == "passed":
         # Not proven wrong, but the suite is not proven able to tell either: a maintainer decides.
         why = "; ".join(behaviour.strength.too_weak)

@@ -164,6 +164,10 @@ class StrengthResult(_Model):
     suite: SuiteKind = "hidden"
     changed_lines: int = 0
     hidden_covered: int | None = None
+    # Of the changed lines, those inside a function's body (run only when it is called, never by an
+    # import), and how many of them the suite ran: a ``def`` line runs whenever its module is imported.
+    body_lines: int = 0
+    body_covered: int | None = None
     uncovered: list[str] = Field(default_factory=list)  # "path:line", hidden suite only
     # Changed files whose statements could not be worked out (a symlink, past the size limit, not
     # decodable or parseable): every changed line of each is counted. "path: why".

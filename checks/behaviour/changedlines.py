@@ -40,6 +40,10 @@ class ChangedLines:
     lines: dict[str, list[int]] = field(default_factory=dict)
     # path -> why its statements could not be worked out (its changed lines all count).
     unread: dict[str, str] = field(default_factory=dict)
+    # Of ``lines``, those inside a function's body: they run only when the function is called, where
+    # the rest (a ``def``, a decorator, a class body, a module's top level) run when it is imported -
+    # no evidence that a suite ran the change. An unread file's lines all count here too.
+    bodies: dict[str, list[int]] = field(default_factory=dict)
 
     def notes(self) -> list[str]:
         """Return one line per unread file, for the report."""
@@ -51,22 +55,37 @@ def statement_lines(source: str | bytes) -> frozenset[int] | None:
 
     Bytes are decoded as Python decodes a module (BOM, coding cookie); a string is taken as decoded.
     """
+    found = statements(source)
+    return found[0] if found is not None else None
+
+
+def statements(source: str | bytes) -> tuple[frozenset[int], frozenset[int]] | None:
+    """Return the lines a statement starts on, and those of them inside a function's body (run only
+    when it is called); None when the source does not parse."""
     try:
         tree = parse_python(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     docstrings: set[int] = set()
     lines: set[int] = set()
-    stack: list[ast.AST] = [tree]
+    bodies: set[int] = set()
+    # (node, inside a function's body): a def's decorators, defaults and annotations run where the def
+    # does; its body when it is called.
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:  # no recursion: a deeply nested file cannot exhaust the stack here
-        node = stack.pop()
+        node, inside = stack.pop()
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and _is_docstring(body[0]):
             docstrings.add(id(body[0]))
         if isinstance(node, ast.stmt) and id(node) not in docstrings:
             lines.add(node.lineno)
-        stack.extend(ast.iter_child_nodes(node))
-    return frozenset(lines)
+            if inside:
+                bodies.add(node.lineno)
+        called = (
+            {id(c) for c in node.body} if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else ()
+        )
+        stack.extend((child, inside or id(child) in called) for child in ast.iter_child_nodes(node))
+    return frozenset(lines), frozenset(bodies)
 
 
 def _is_docstring(node: ast.stmt) -> bool:
@@ -93,19 +112,22 @@ def executable_changes(ws: Workspace, head: Path | None = None) -> ChangedLines:
     """Return, per changed Python file but the change's tests, the executable lines it added or modified."""
     root = head or ws.head_dir
     lines: dict[str, list[int]] = {}
+    bodies: dict[str, list[int]] = {}
     unread: dict[str, str] = {}
     tests = change_tests(ws)
     for changed in ws.python_files:
         if changed.path in tests or not changed.lines:
             continue
         data = read_module(root / changed.path)
-        statements = statement_lines(data) if isinstance(data, bytes) else None
-        if statements is None:
+        found = statements(data) if isinstance(data, bytes) else None
+        if found is None:
             unread[changed.path] = data if isinstance(data, str) else _why_not_parsed(data)
-            lines[changed.path] = sorted(changed.lines)
-        elif hit := sorted(statements & changed.lines):
+            lines[changed.path] = bodies[changed.path] = sorted(changed.lines)
+        elif hit := sorted(found[0] & changed.lines):
             lines[changed.path] = hit
-    return ChangedLines(lines, unread)
+            if called := sorted(found[1] & changed.lines):
+                bodies[changed.path] = called
+    return ChangedLines(lines, unread, bodies)
 
 
 def _why_not_parsed(data: bytes) -> str:

@@ -111,6 +111,9 @@ def measure_strength(
         ran = hidden_outcome.covered
         uncovered = [f"{p}:{n}" for p in sorted(lines) for n in lines[p] if n not in ran.get(p, ())]
         result.hidden_covered = changed - len(uncovered)
+        bodies = executable.bodies
+        result.body_lines = total(bodies)
+        result.body_covered = sum(1 for p in bodies for n in bodies[p] if n in ran.get(p, ()))
         result.uncovered = uncovered[:MAX_LISTED]
     result.too_weak = floors(result, settings)
     if mutate and hidden is not None and hidden_outcome is not None and settings.max_mutants > 0:

@@ -334,6 +334,37 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
         "behaviour: no suite ran the change's code (0 of 3 changed lines)",
     ),
     (
+        "hostile: an untested function in a module the suite imports - its def line ran, its body never",
+        SHAPE_OK,
+        B_OK.model_copy(
+            update={
+                "strength": StrengthResult(
+                    status="measured", changed_lines=3, hidden_covered=1, body_lines=2, body_covered=0
+                )
+            }
+        ),
+        Q_SKIP,
+        "",
+        "action_required",
+        "behaviour: no suite called the change's code (0 of 2 changed lines in function bodies ran; only "
+        "lines an import runs did)",
+    ),
+    (
+        "one changed line in a function's body run is evidence enough",
+        SHAPE_OK,
+        B_OK.model_copy(
+            update={
+                "strength": StrengthResult(
+                    status="measured", changed_lines=3, hidden_covered=2, body_lines=2, body_covered=1
+                )
+            }
+        ),
+        Q_SKIP,
+        "",
+        "success",
+        "",
+    ),
+    (
         "one changed line run is evidence enough for that rule",
         SHAPE_OK,
         B_OK.model_copy(

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from checks.behaviour.changedlines import MAX_SOURCE_BYTES, executable_changes, statement_lines, total
+from checks.behaviour.changedlines import (
+    MAX_SOURCE_BYTES,
+    executable_changes,
+    statement_lines,
+    statements,
+    total,
+)
 from checks.workspace import ChangedFile, Workspace
 
 SOURCE = '''"""Module docstring."""
@@ -32,6 +38,28 @@ class C:
 
 def test_statement_lines_are_where_statements_start() -> None:
     assert statement_lines(SOURCE) == frozenset({2, 7, 9, 11, 14, 17})
+
+
+def test_a_function_s_body_is_what_only_a_call_runs() -> None:
+    # The def line, its decorator, defaults and a class body run on import; a body (a nested def's
+    # line too) only when the function is called.
+    source = (
+        "import functools\n"  # 1
+        "@functools.cache\n"  # 2
+        "def f(x=print('d')):\n"  # 3
+        "    y = x\n"  # 4
+        "    def g():\n"  # 5
+        "        return y\n"  # 6
+        "    return g\n"  # 7
+        "class C:\n"  # 8
+        "    a = 1\n"  # 9
+        "    async def m(self):\n"  # 10
+        "        await self.n()\n"  # 11
+    )
+    found = statements(source)
+    assert found is not None
+    assert found[0] == frozenset({1, 3, 4, 5, 6, 7, 8, 9, 10, 11})
+    assert found[1] == frozenset({4, 5, 6, 7, 11})
 
 
 @pytest.mark.parametrize("source", ["def (:\n", "\x00", "x = " + "(" * 300 + ")" * 300 + "\n"])
@@ -60,6 +88,7 @@ def test_executable_changes_leave_out_tests_comments_and_continuations(tmp_path:
     ))  # fmt: skip
     found = executable_changes(ws)
     assert found.lines == {"pkg/mod.py": [9, 11]}
+    assert found.bodies == {"pkg/mod.py": [9, 11]}  # both in f's body
     assert found.unread == {}
     assert total(found.lines) == 2
 

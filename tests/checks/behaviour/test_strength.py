@@ -213,6 +213,24 @@ def test_a_held_out_suite_publishes_no_strength_figure_and_names_nothing(gate: G
         assert marker not in output
 
 
+@pytest.mark.docker
+def test_an_untested_function_in_a_module_the_suite_imports_asks_a_maintainer(gate: Gate) -> None:
+    # Hostile: the suite imports calc, so the new function's def line ran and the change counted as
+    # run (1 of 2): its wrong body, which no test calls, passed as success.
+    head = {"calc/__init__.py": str(BASE["calc/__init__.py"]) + "\n\ndef triple(x):\n    return x * 4\n"}
+    result = gate.run(gate.change(head), gate.suite("hidden", ONLY_DOUBLE), strength={})
+    assert result.status == "passed", result
+    strength = result.strength
+    assert (strength.changed_lines, strength.hidden_covered) == (2, 1), strength
+    assert (strength.body_lines, strength.body_covered) == (1, 0), strength
+    decision = decide(ShapeResult(status="passed"), result, QualityResult(), Policy())
+    assert decision.conclusion == "action_required"
+    assert decision.reasons == (
+        "behaviour: no suite called the change's code (0 of 1 changed lines in function bodies ran; only "
+        "lines an import runs did)",
+    )
+
+
 # -- changed files the host reads in their own encoding, or not at all (against real Docker) ------
 
 BOM = b"\xef\xbb\xbf"
