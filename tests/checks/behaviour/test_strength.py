@@ -217,7 +217,9 @@ def test_a_held_out_suite_publishes_no_strength_figure_and_names_nothing(gate: G
 def test_an_untested_function_in_a_module_the_suite_imports_asks_a_maintainer(gate: Gate) -> None:
     # Hostile: the suite imports calc, so the new function's def line ran and the change counted as
     # run (1 of 2): its wrong body, which no test calls, passed as success.
-    head = {"calc/__init__.py": str(BASE["calc/__init__.py"]) + "\n\ndef triple(x):\n    return x * 4\n"}
+    head: Files = {
+        "calc/__init__.py": str(BASE["calc/__init__.py"]) + "\n\ndef triple(x):\n    return x * 4\n"
+    }
     result = gate.run(gate.change(head), gate.suite("hidden", ONLY_DOUBLE), strength={})
     assert result.status == "passed", result
     strength = result.strength
