@@ -8,29 +8,14 @@ from typing import Any
 
 import httpx
 import pytest
-from pydantic import SecretStr
 
 from bot.github.app import GitHubApp
 from bot.github.client import GitHubError, written_by
-from bot.settings import Settings
 from checks.render.comment import MARKER
-from tests.bot.harness import AGENT, APP_ID, INSTALLATION, make_pull
+from tests.bot.harness import AGENT, INSTALLATION, make_pull
 from tests.fakes.github_server import FakeGitHub, user_json
 
 FORGED = f"{MARKER}\n**✅ success — shape passed**\n"
-
-
-@pytest.fixture
-def app(github: FakeGitHub, app_key: tuple[str, bytes]) -> GitHubApp:
-    settings = Settings(
-        app_id=APP_ID,
-        private_key=SecretStr(app_key[0]),
-        webhook_secret=SecretStr("s"),
-        github_api_url=github.url,
-        retry_backoff_s=0.01,
-        github_retries=1,
-    )
-    return GitHubApp(settings)
 
 
 def comment(user: dict[str, Any] | None) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from bot.github.client import (
     NotFound,
 )
 from bot.settings import Settings
-from tests.bot.harness import APP_ID, INSTALLATION, make_pull
+from tests.bot.harness import INSTALLATION, make_pull
 from tests.fakes.github_server import FakeGitHub, validate_sarif_upload
 
 T = TypeVar("T")
@@ -37,24 +37,6 @@ T = TypeVar("T")
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
-
-
-@pytest.fixture
-def settings(github: FakeGitHub, app_key: tuple[str, bytes]) -> Settings:
-    return Settings(
-        app_id=APP_ID,
-        private_key=SecretStr(app_key[0]),
-        webhook_secret=SecretStr("s"),
-        github_api_url=github.url,
-        retry_backoff_s=0.01,
-        github_retries=3,
-        max_rate_limit_wait_s=5,
-    )
-
-
-@pytest.fixture
-def client(settings: Settings) -> Installation:
-    return GitHubApp(settings).installation(INSTALLATION)
 
 
 def token_requests(github: FakeGitHub, since: int) -> int:

@@ -9,30 +9,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
-from bot.github.app import GitHubApp
 from bot.github.client import Installation
 from bot.github.trees import fetch_workspace, unpack_github_tarball
-from bot.settings import Settings
-from checks.workspace import TreeRefused, WorkspaceError, from_trees
+from checks.workspace import TreeRefused, Workspace, WorkspaceError, from_trees
 from sandbox.trees import TreeBoundExceeded
-from tests.bot.harness import APP_ID, INSTALLATION
 from tests.conftest import DEEP_FILE, GitRepo, shallow_stack
 from tests.fakes.github_server import FakeGitHub
-
-
-@pytest.fixture
-def client(github: FakeGitHub, app_key: tuple[str, bytes]) -> Installation:
-    settings = Settings(
-        app_id=APP_ID,
-        private_key=SecretStr(app_key[0]),
-        webhook_secret=SecretStr("s"),
-        github_api_url=github.url,
-        retry_backoff_s=0.01,
-        github_retries=1,
-    )
-    return GitHubApp(settings).installation(INSTALLATION)
 
 
 def archive(repo: GitRepo, ref: str, prefix: str) -> bytes:
@@ -94,6 +77,14 @@ EVIL = "import os\n\n\ndef run(cmd):\n    os.system(cmd)\n"
 SUBST = '_BUILD = "$Format:%H$"\n'
 
 
+def fetch(client: Installation, repository: str, base: str, head: str, dest: Path) -> Workspace:
+    return asyncio.run(
+        fetch_workspace(
+            client, base_repo=repository, base_sha=base, head_repo=repository, head_sha=head, dest=dest
+        )
+    )
+
+
 def attributed_pull(github: FakeGitHub, tmp_path: Path) -> tuple[str, str, str]:
     repo = GitRepo(tmp_path / "attributed")
     base = repo.commit("base", {"app.py": "x = 1\n", "gone.py": "y = 2\n"})
@@ -108,16 +99,7 @@ def test_a_head_tree_is_the_commit_s_whatever_its_gitattributes_export(
     github: FakeGitHub, client: Installation, tmp_path: Path
 ) -> None:
     repository, base, head = attributed_pull(github, tmp_path)
-    ws = asyncio.run(
-        fetch_workspace(
-            client,
-            base_repo=repository,
-            base_sha=base,
-            head_repo=repository,
-            head_sha=head,
-            dest=tmp_path / "ws",
-        )
-    )
+    ws = fetch(client, repository, base, head, tmp_path / "ws")
     # Hostile: without the check the tarball lacked hidden.py and .gitattributes and held version.py
     # with the commit's sha in it - the gate would have examined and run another tree.
     assert (ws.head_dir / "hidden.py").read_text() == EVIL
@@ -138,16 +120,7 @@ def test_a_tree_github_lists_in_part_is_refused(
     github.truncate_trees.add(repository)
     try:
         with pytest.raises(TreeRefused) as refused:
-            asyncio.run(
-                fetch_workspace(
-                    client,
-                    base_repo=repository,
-                    base_sha=base,
-                    head_repo=repository,
-                    head_sha=head,
-                    dest=tmp_path / "ws",
-                )
-            )
+            fetch(client, repository, base, head, tmp_path / "ws")
     finally:
         github.truncate_trees.discard(repository)
     assert refused.value.side == "base" and refused.value.cause.bound == "entries"

@@ -370,18 +370,24 @@ def update_from(wrapper, wrapped, name):
 """
 
 
-@pytest.fixture
-def bridge(tmp_path: Path) -> Iterator[Bridge]:
-    (tmp_path / "calc.py").write_text(MODULE)
-    (tmp_path / "boom.py").write_text("raise SystemExit(0)\n")
+def start_subject(repo: Path) -> tuple[subprocess.Popen[bytes], socket.socket]:
+    """Start a subject process serving the repository ``repo``; return it and our end of its socket."""
     mine, theirs = socket.socketpair()
     process = subprocess.Popen(
-        [sys.executable, "-I", "-B", "-c", SUBJECT, str(ROOT), str(tmp_path), str(theirs.fileno())],
+        [sys.executable, "-I", "-B", "-c", SUBJECT, str(ROOT), str(repo), str(theirs.fileno())],
         pass_fds=(theirs.fileno(),),
         # As in the sandbox, the subject starts with an environment of its own, not the runner's.
         env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
     )
     theirs.close()
+    return process, mine
+
+
+@pytest.fixture
+def bridge(tmp_path: Path) -> Iterator[Bridge]:
+    (tmp_path / "calc.py").write_text(MODULE)
+    (tmp_path / "boom.py").write_text("raise SystemExit(0)\n")
+    process, mine = start_subject(tmp_path)
     # The tests in this folder stand for the suite: the environment changes they make are the test's.
     bridge = Bridge(Peer(mine, lambda request: {}), suite_root=str(ROOT / "tests"))
     importer = Importer(bridge, ["calc", "boom"])

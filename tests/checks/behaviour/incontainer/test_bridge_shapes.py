@@ -15,6 +15,7 @@ import sys
 import threading
 import typing
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,39 +24,45 @@ import pytest
 from checks.behaviour.incontainer.channel.peer import Peer
 from checks.behaviour.incontainer.grader.bridge import Bridge
 from checks.behaviour.incontainer.grader.names import Importer
-from tests.checks.behaviour.incontainer.test_bridge import ROOT, SUBJECT
+from tests.checks.behaviour.incontainer.test_bridge import start_subject
 
 pytestmark = pytest.mark.slow
 
 Load = Callable[[str], Any]
 
 
-@pytest.fixture
-def load(tmp_path: Path) -> Iterator[Load]:
-    """Start a subject whose repository holds ``lib.py`` with the given source; return the proxy module."""
+@contextmanager
+def loading(tmp_path: Path, suite_root: str = "") -> Iterator[Load]:
+    """Start subjects whose repository holds ``lib.py`` with the given source; each call returns the
+    proxy module. With ``suite_root`` the files there are the suite: their names cross as aliases."""
     started: list[tuple[subprocess.Popen[bytes], socket.socket, Importer]] = []
 
     def start(source: str) -> Any:
         (tmp_path / "lib.py").write_text(source)
-        mine, theirs = socket.socketpair()
-        process = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", SUBJECT, str(ROOT), str(tmp_path), str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-        )
-        theirs.close()
-        importer = Importer(Bridge(Peer(mine, lambda request: {})), ["lib", "pkg"])
+        process, mine = start_subject(tmp_path)
+        importer = Importer(Bridge(Peer(mine, lambda request: {}), suite_root=suite_root), ["lib", "pkg"])
         sys.meta_path.insert(0, importer)
         started.append((process, mine, importer))
+        sys.modules.pop("lib", None)
         import lib  # type: ignore[import-not-found]
 
         return lib
 
-    yield start
-    for process, mine, importer in started:
-        sys.meta_path.remove(importer)
-        sys.modules.pop("lib", None)
-        mine.close()
-        process.wait(timeout=30)
+    try:
+        yield start
+    finally:
+        for process, mine, importer in started:
+            sys.meta_path.remove(importer)
+            sys.modules.pop("lib", None)
+            mine.close()
+            process.wait(timeout=30)
+
+
+@pytest.fixture
+def load(tmp_path: Path) -> Iterator[Load]:
+    """Start a subject whose repository holds ``lib.py`` with the given source; return the proxy module."""
+    with loading(tmp_path) as start:
+        yield start
 
 
 THREADS = '''

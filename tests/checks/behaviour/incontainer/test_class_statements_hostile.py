@@ -7,54 +7,22 @@ of the tests here cross as aliases, and the change records what it saw in a file
 from __future__ import annotations
 
 import io
-import os
-import socket
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from checks.behaviour.incontainer.channel.peer import Peer
-from checks.behaviour.incontainer.grader.bridge import Bridge
-from checks.behaviour.incontainer.grader.names import Importer
-from tests.checks.behaviour.incontainer.test_bridge import ROOT, SUBJECT
+from tests.checks.behaviour.incontainer.test_bridge_shapes import Load, loading
 
 pytestmark = pytest.mark.slow
 
 SUITE = str(Path(__file__).resolve().parent)
-Load = Callable[[str], Any]
 
 
 @pytest.fixture
 def load(tmp_path: Path) -> Iterator[Load]:
-    started: list[tuple[subprocess.Popen[bytes], socket.socket, Importer]] = []
-
-    def start(source: str) -> Any:
-        (tmp_path / "lib.py").write_text(source)
-        mine, theirs = socket.socketpair()
-        process = subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", SUBJECT, str(ROOT), str(tmp_path), str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-            env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
-        )
-        theirs.close()
-        importer = Importer(Bridge(Peer(mine, lambda request: {}), suite_root=SUITE), ["lib"])
-        sys.meta_path.insert(0, importer)
-        started.append((process, mine, importer))
-        sys.modules.pop("lib", None)
-        import lib  # type: ignore[import-not-found]
-
-        return lib
-
-    yield start
-    for process, mine, importer in started:
-        sys.meta_path.remove(importer)
-        sys.modules.pop("lib", None)
-        mine.close()
-        process.wait(timeout=30)
+    with loading(tmp_path, suite_root=SUITE) as start:
+        yield start
 
 
 RECORD = r"""

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
-import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +22,7 @@ from checks.behaviour.incontainer.grader.names import (
     importable,
     runner_names,
 )
-from tests.checks.behaviour.incontainer.test_bridge import ROOT, SUBJECT
+from tests.checks.behaviour.incontainer.test_bridge import ROOT, start_subject
 
 # Every top-level name this interpreter's own path offers: the grader's tools, as the grader computes them.
 TOOLS = sorted(importable(sys.path) - STDLIB)
@@ -74,13 +71,7 @@ def bridge(tmp_path: Path) -> Iterator[Bridge]:
     for rel, text in TREE.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    mine, theirs = socket.socketpair()
-    process = subprocess.Popen(
-        [sys.executable, "-I", "-B", "-c", SUBJECT, str(ROOT), str(tmp_path), str(theirs.fileno())],
-        pass_fds=(theirs.fileno(),),
-        env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")},
-    )
-    theirs.close()
+    process, mine = start_subject(tmp_path)
     bridge = Bridge(Peer(mine, lambda request: {}), suite_root=str(ROOT / "tests"))
     owners = Owners.of(["pluggy", "_pytest"], [], importable(sys.path), runner_names())
     importer = Importer(bridge, owners)
