@@ -90,11 +90,28 @@ def decide(
     maintainer: list[str] = []
     infra: list[str] = []
 
+    # An error of patchgate's own: it may be the change's content that provoked it, so a maintainer
+    # decides - never neutral, which GitHub counts as passing a required check.
+    maintainer += [
+        f"{name}: patchgate's own error ({', '.join(notes)}); a maintainer decides"
+        for name, result, notes in (
+            (
+                "shape",
+                shape,
+                [f"{t.tool}: {t.detail}" for t in shape.tools if t.internal] or shape.notices[-1:],
+            ),
+            ("behaviour", behaviour, [behaviour.detail]),
+            ("quality", quality, [quality.detail]),
+        )
+        if result.internal and (name != "quality" or policy.quality.blocking)
+    ]
     if shape.status == "failed":
         failures += _shape_failure_reasons(shape)
-    elif shape.status == "error":
-        broken = [t.tool for t in shape.tools if t.status == "error"]
-        infra.append(f"shape: could not run {', '.join(broken) or 'its tools'}")
+    elif shape.status == "error" and any(t.status == "error" and not t.internal for t in shape.tools):
+        broken = [t.tool for t in shape.tools if t.status == "error" and not t.internal]
+        infra.append(f"shape: could not run {', '.join(broken)}")
+    elif shape.status == "error" and not shape.internal:
+        infra.append("shape: could not run its tools")
 
     # Whatever the thresholds and hygiene's on_finding say: what no tool saw, a maintainer reads.
     maintainer += _not_examined_reasons(shape)
@@ -112,7 +129,7 @@ def decide(
 
     if behaviour.status == "failed":
         failures += _behaviour_failure_reasons(behaviour, policy)
-    elif behaviour.status in ("error", "unavailable"):
+    elif behaviour.status in ("error", "unavailable") and not behaviour.internal:
         infra.append(f"behaviour: not measured ({behaviour.detail or 'infrastructure error'})")
     elif behaviour.status == "skipped" and policy.behaviour.enabled and policy.behaviour.require_suites:
         infra.append(f"behaviour: not measured ({behaviour.detail or 'no suites'})")
@@ -176,7 +193,7 @@ def decide(
         failures.append(f"quality (judged): blocking criteria failed: {', '.join(blocking)}")
     if policy.quality.blocking:
         maintainer += _unjudged_reasons(quality)
-        if quality.status == "unavailable" and not quality.criteria:
+        if quality.status == "unavailable" and not quality.criteria and not quality.internal:
             infra.append(f"quality: not judged ({quality.detail or 'the judge is unavailable'})")
 
     if failures:

@@ -161,9 +161,13 @@ def _guard(
     except SandboxError as exc:
         log.warning("%s: sandbox failure: %s", layer, exc)
         return make_error(f"sandbox failure: {exc}")
-    except Exception as exc:  # a bug in a gate must never fail the PR
+    except Exception as exc:
+        # A bug in a gate never fails the PR, and never passes it: the change's content may be what
+        # provoked it (a 1,200-deep TOML array raised RecursionError), so a maintainer decides.
         log.exception("%s: internal error", layer)
-        return make_error(f"internal error: {type(exc).__name__}: {exc}")
+        result = make_error(f"internal error: {type(exc).__name__}")
+        result.internal = True
+        return result
 
 
 def run_pipeline(

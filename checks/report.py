@@ -72,16 +72,25 @@ class Finding(_Model):
 
 
 class ToolRun(_Model):
-    """How one gate's tool ran: `error` is an infrastructure problem, not a PR failure."""
+    """How one gate's tool ran: `error` is never a PR failure.
+
+    ``internal`` says the tool could not run for a reason other than the sandbox's (it timed out, ran
+    out of memory, crashed, printed what is not its report, or the gate's own code raised): the
+    change's content may have provoked it, so a maintainer decides rather than ``neutral``.
+    """
 
     tool: str
     status: Literal["ok", "error", "skipped"]
     seconds: float = 0.0
     detail: str = ""
+    internal: bool = False
 
 
 class ShapeResult(_Model):
     status: LayerStatus = "skipped"
+    # The layer ended in an error of patchgate's own (a bug, perhaps one the change's content provoked),
+    # not infrastructure: a maintainer decides, never ``neutral`` (which passes a required check).
+    internal: bool = False
     findings: list[Finding] = Field(default_factory=list)
     preexisting: int = 0
     tools: list[ToolRun] = Field(default_factory=list)
@@ -264,6 +273,9 @@ class DifferentialResult(_Model):
 
 class BehaviourResult(_Model):
     status: LayerStatus = "skipped"
+    # The layer ended in an error of patchgate's own (a bug, perhaps one the change's content provoked),
+    # not infrastructure: a maintainer decides, never ``neutral`` (which passes a required check).
+    internal: bool = False
     suites: list[SuiteResult] = Field(default_factory=list)
     regressions: int = 0
     fail_to_pass: int = 0
@@ -303,6 +315,9 @@ class CriterionResult(_Model):
 
 class QualityResult(_Model):
     status: LayerStatus = "skipped"
+    # The layer ended in an error of patchgate's own (a bug, perhaps one the change's content provoked),
+    # not infrastructure: a maintainer decides, never ``neutral`` (which passes a required check).
+    internal: bool = False
     criteria: list[CriterionResult] = Field(default_factory=list)
     rubrics: list[str] = Field(default_factory=list)
     model: str = ""

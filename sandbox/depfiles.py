@@ -35,6 +35,9 @@ _DIRECT = re.compile(
     r"|^(-i|--index-url|--extra-index-url|-f|--find-links|--trusted-host)\b",
     re.IGNORECASE,
 )
+# Where a requirement's pip options start: a run of spaces after a non-space (anchored so: a run of
+# spaces tried from each of its own positions backtracked quadratically - hours on a 1 MB line).
+_OPTION = re.compile(r"(?<=\S)\s+--?\w")
 # pip options of a requirements file that say where packages come from: kept apart with the direct ones.
 _SOURCES = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links|--trusted-host)([\s=]+\S+)?$")
 
@@ -162,7 +165,7 @@ def _requirements_txt(path: Path, tree: Path, *, seen: set[Path], depth: int = 0
             continue
         if not line or line.startswith("-"):
             continue  # pip options
-        out.append(re.split(r"\s+--?\w", line, maxsplit=1)[0].strip())
+        out.append(re.split(_OPTION, line, maxsplit=1)[0].strip())
     return out
 
 
@@ -251,7 +254,7 @@ def _no_options(requirement: str) -> str:
     ``x==1 --global-option=...`` is a requirements-file line of pip's, never a PEP 508 string; a
     requirements file's own lines lose theirs the same way (``_requirements_txt``).
     """
-    return re.split(r"\s+--?\w", requirement.strip(), maxsplit=1)[0].strip()
+    return re.split(_OPTION, requirement.strip(), maxsplit=1)[0].strip()
 
 
 def _table(value: object) -> dict[str, object]:

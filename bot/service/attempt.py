@@ -30,7 +30,7 @@ from bot.store.leases import JobView
 from bot.store.tables import DONE, FAILED
 from checks.pipeline import PipelineInputs, Progress, ShadowSink, error_report, run_pipeline
 from checks.quality.inputs import JudgeSettings
-from checks.report import Report
+from checks.report import Conclusion, Report
 from checks.runner import Runner
 
 log = logging.getLogger(__name__)
@@ -129,15 +129,28 @@ class Attempt:
 
     async def complete_neutral(self, reason: str) -> None:
         """Report infrastructure trouble on the check run as neutral, and give the job up."""
-        report = error_report(
-            f"patchgate could not finish this run: {reason}", "neutral", head_sha=self.job.head_sha
+        await self._complete_unfinished(f"patchgate could not finish this run: {reason}", reason, "neutral")
+
+    async def complete_internal(self, reason: str) -> None:
+        """Report an error of patchgate's own as asking a maintainer, and give the job up.
+
+        Not ``neutral``, which GitHub counts as passing a required check: the change's content may be
+        what provoked the error (a file that crashed a parser, links that broke the unpacking).
+        """
+        summary = (
+            f"patchgate could not finish this run ({reason}); the change's content may have provoked it, "
+            "so a maintainer decides"
         )
+        await self._complete_unfinished(summary, reason, "action_required")
+
+    async def _complete_unfinished(self, summary: str, reason: str, conclusion: Conclusion) -> None:
+        report = error_report(summary, conclusion, head_sha=self.job.head_sha)
         try:
             await self.complete(await self.ensure_check_run(), report)
         except (GitHubError, InstallationGone) as exc:
             log.error("job %s: cannot report the failure on GitHub either: %s", self.job.id, exc)
             reason += f"; reporting it failed too: {exc}"
-        await self.finish(FAILED, conclusion="neutral", detail=reason)
+        await self.finish(FAILED, conclusion=conclusion, detail=reason)
 
     async def check_run_id(self) -> int | None:
         """Return the check run the store has for this job, if any."""

@@ -11,6 +11,7 @@ infrastructure trouble is never a ``failure``, and no check run is left
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import logging
 import os
@@ -19,6 +20,8 @@ import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+
+from redis.exceptions import RedisError
 
 from bot import logs, metrics
 from bot.github.app import GitHubApp
@@ -31,7 +34,7 @@ from bot.service.runners import LimitedRunner
 from bot.service.suitesgithub import GitHubSuites
 from bot.service.suitestore import SuiteStore
 from bot.settings import Settings
-from bot.store import Store
+from bot.store import STORE_ERRORS, Store
 from bot.store.leases import JobView, Lease
 from bot.store.tables import ABANDONED
 from checks.pipeline import run_pipeline
@@ -39,6 +42,22 @@ from checks.runner import Runner
 from sandbox.errors import SandboxError
 
 log = logging.getLogger(__name__)
+# What fails a job for a reason outside patchgate and the change alike: GitHub, the sandbox, the
+# network, the store and the queue, a full or failing disk. Retried, then reported neutral; anything
+# else asks a maintainer (an OSError such as a missing file or a name too long may be the tree's).
+INFRASTRUCTURE: tuple[type[BaseException], ...] = (
+    GitHubError, SandboxError, ConnectionError, TimeoutError, *STORE_ERRORS, RedisError,
+)  # fmt: skip
+_MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.ENOMEM, errno.EMFILE, errno.ENFILE})
+
+
+def is_infrastructure(exc: BaseException) -> bool:
+    """Whether ``exc`` is trouble of the machine or a service, not of patchgate's code or the change."""
+    return isinstance(exc, INFRASTRUCTURE) or (isinstance(exc, OSError) and exc.errno in _MACHINE_ERRNOS)
+
+
+# How a retried job's detail says its last failure was infrastructure (``_attempt`` reads it back).
+INFRA = "infrastructure: "
 
 
 def default_runner(runtime: str | None = None) -> Runner:
@@ -210,22 +229,34 @@ class Worker:
         try:
             if job.attempts > self.settings.job_attempts:
                 last = job.detail or "the worker stopped mid-run"
-                await run.complete_neutral(f"gave up after {job.attempts - 1} attempts (last: {last})")
+                gave_up = f"gave up after {job.attempts - 1} attempts (last: {last.removeprefix(INFRA)})"
+                if last.startswith(INFRA):
+                    await run.complete_neutral(gave_up)
+                else:  # a bug, or a worker that died mid-run: perhaps the change's doing
+                    await run.complete_internal(gave_up)
                 return
             await run.run()
         except (InstallationGone, NotFound) as exc:
             # Nothing can be reported to an App that is gone, or about a PR that is.
             log.warning("job %s abandoned: %s", job.id, exc)
             await run.finish(ABANDONED, detail=str(exc))
-        except Exception as exc:  # infrastructure (GitHub, sandbox, disk) or a bug: never the PR's fault
-            reason = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # infrastructure (GitHub, sandbox, disk) or a bug: never the PR's failure
+            outside = is_infrastructure(exc)
+            # A bug's text can name the server's paths or quote the change: its class only (the log
+            # has the rest).
+            reason = (
+                f"{type(exc).__name__}: {exc}" if outside else f"an error of its own: {type(exc).__name__}"
+            )
             if isinstance(exc, SandboxError):
                 metrics.SANDBOX_FAILURES.labels(kind=type(exc).__name__).inc()
             log.warning("job %s attempt %s failed: %s", job.id, job.attempts, reason, exc_info=exc)
             retryable = not (isinstance(exc, GitHubError) and not exc.retryable)
             if not retryable or job.attempts >= self.settings.job_attempts:
-                await run.complete_neutral(reason)
+                # Infrastructure is neutral; anything else asks a maintainer - GitHub counts neutral as
+                # passing a required check, and the change's content may be what raised it.
+                await (run.complete_neutral if outside else run.complete_internal)(reason)
                 return
+            reason = (INFRA if outside else "") + reason
             delay = self.settings.retry_backoff_s * 2 ** (job.attempts - 1)
             retried = await asyncio.to_thread(
                 functools.partial(self.store.leases.retry_later, attempt=job.attempts),

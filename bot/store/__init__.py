@@ -11,7 +11,7 @@ imports SQLAlchemy (.importlinter).
 from __future__ import annotations
 
 from bot.store.candidates import Candidates
-from bot.store.database import PING_AFTER_IDLE_S, Database
+from bot.store.database import PING_AFTER_IDLE_S, STORE_ERRORS, Database
 from bot.store.deliveries import Deliveries, Incoming, Recorded
 from bot.store.judge import Judge, JudgeRow
 from bot.store.leases import JobView, Leases
@@ -19,6 +19,7 @@ from bot.store.runs import RepositoryRun, RunRecord, Runs, StoredRun, run_record
 from checks.report import CriterionResult
 
 __all__ = [
+    "STORE_ERRORS",
     "Incoming",
     "JobView",
     "JudgeRow",

@@ -18,12 +18,15 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import DisconnectionError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.store.checkpoints import Checkpointer
 from bot.store.migrations import upgrade
 from checks.hostfiles import wal_mode
+
+# What the store raises when the database itself fails (a lost connection, a locked file, a full disk).
+STORE_ERRORS: tuple[type[Exception], ...] = (SQLAlchemyError,)
 
 # A server connection used this recently is taken as it is; one idle for longer answers a ping first.
 PING_AFTER_IDLE_S = 1.0

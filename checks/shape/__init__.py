@@ -70,12 +70,14 @@ def _run_one(name: str, ctx: LayerContext, cache: ShapeCache | None) -> GateResu
     except TreeBoundExceeded:
         # The PR's tree broke a bound: its failure, decided by the pipeline, never a tool error.
         raise
-    except (ToolFailure, SandboxError) as exc:
+    except SandboxError as exc:  # infrastructure
         result = GateResult(ToolRun(tool=name, status="error", detail=str(exc)[:2000]))
+    except ToolFailure as exc:  # a timeout, an out-of-memory, a crash: perhaps the change's doing
+        result = GateResult(ToolRun(tool=name, status="error", detail=str(exc)[:2000], internal=True))
     except Exception as exc:  # a bug in one gate must not take the others down, nor fail the PR
         log.exception("shape gate %s crashed", name)
         detail = f"internal error: {type(exc).__name__}: {exc}"[:2000]
-        result = GateResult(ToolRun(tool=name, status="error", detail=detail))
+        result = GateResult(ToolRun(tool=name, status="error", detail=detail, internal=True))
     if result.tool.seconds <= 0:
         seconds = round(time.monotonic() - start, 3)
         result = replace(result, tool=result.tool.model_copy(update={"seconds": seconds}))
@@ -119,6 +121,7 @@ def run_shape(
         shape.findings.extend(result.findings)
         shape.preexisting += result.preexisting
         shape.notices.extend(result.notices)
+    shape.internal = any(t.internal for t in shape.tools)
     if failed:
         shape.status = "failed"
     elif errored:

@@ -23,8 +23,10 @@ SECTION_FILES = frozenset({"setup.cfg", "pyproject.toml", "hatch.toml", "setup.p
 # Files pytest reads an [pytest] ini section from; pytest.toml has a [pytest] table instead.
 _INI_FILES = frozenset({"pytest.ini", ".pytest.ini", "tox.ini"})
 _TOML_FILES = frozenset({"pytest.toml", ".pytest.toml"})
-# Config files bigger than this are not parsed: any byte change counts as a change.
+# Config files bigger than this, or with a line longer than that, are not parsed: any byte change
+# counts as a change.
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
+MAX_CONFIG_LINE = 64 * 1024
 _WHAT: dict[ConfigKind, str] = {
     "pytest-config": "its pytest configuration section changed",
     "coverage-config": "its coverage configuration section changed",
@@ -56,7 +58,10 @@ def config_changes(name: str, base: bytes | None, head: bytes | None) -> list[tu
         return []
     try:
         before, after = parse(base), parse(head)
-    except Unparsable as exc:
+    except Exception as exc:  # whatever a PR's file makes a parser raise, it fails closed
+        if not isinstance(exc, Unparsable):
+            # (A 1,200-deep TOML array raised RecursionError, which ended the gate as neutral.)
+            exc = Unparsable(f"it could not be read ({type(exc).__name__})")
         kind: ConfigKind = "pytest-plugin" if name == "setup.py" else _unparsable_kind(name)
         return [(kind, f"it changed and {exc}, so its test sections cannot be compared")]
     out: list[tuple[ConfigKind, str]] = []
@@ -109,9 +114,15 @@ def _plugin_reason(before: object, after: object) -> str:
 
 
 def text(data: bytes) -> str:
-    """Decode a config file, refusing one too large or not UTF-8."""
+    """Decode a config file, refusing one too large, with a line too long, or not UTF-8.
+
+    Every parser of these files runs regular expressions line by line: a line of megabytes is never a
+    real configuration's, and one could take a backtracking pattern hours.
+    """
     if len(data) > MAX_CONFIG_BYTES:
         raise Unparsable(f"it is larger than {MAX_CONFIG_BYTES} bytes")
+    if any(len(line) > MAX_CONFIG_LINE for line in data.splitlines()):
+        raise Unparsable(f"it has a line longer than {MAX_CONFIG_LINE} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -152,7 +163,7 @@ def _cfg_sections(data: bytes | None) -> Sections:
 def _toml(data: bytes) -> dict[str, object]:
     try:
         return tomllib.loads(text(data))
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, RecursionError, MemoryError) as exc:
         raise Unparsable("it is not valid TOML") from exc
 
 

@@ -24,7 +24,9 @@ _TEST_COMMAND = re.compile(
 _ASSIGN = re.compile(
     r"^(?:(?:export|override|private)\s+)*([^\s:#=!?+]+)\s*(?::::=|::=|:=|\?=|\+=|!=|=)(.*)$"
 )
-_RULE = re.compile(r"^([^:#=]+?)\s*::?(?!=)(.*)$")
+# Linear on any line: the targets' own class runs up to the colon (a lazy one followed by ``\s*``
+# backtracked quadratically over a line of spaces with no colon - hours for one line of megabytes).
+_RULE = re.compile(r"^([^:#=]+)::?(?!=)(.*)$")
 # $(NAME), ${NAME}, ${NAME:.c=.o}: a reference to a variable (or a function, which names none).
 _REFERENCE = re.compile(r"\$[({]([^)}:\s$]+)")
 _INCLUDE = re.compile(r"^-?s?include\s")

@@ -3,7 +3,7 @@
 They stand in for checks.pipeline.run_pipeline without Docker. What they report
 is read from ``patchgate-test.json`` in the PR's head tree, so each test scenario
 is a commit: e.g. ``{"findings": 120}``, ``{"hold": "/tmp/x"}`` (wait until that
-file exists, after touching ``<hold>.started``), ``{"raise": "SandboxError"}``,
+file exists, after touching ``<hold>.started``), ``{"raise": "SandboxError"}`` (or ``"RecursionError"``),
 ``{"behaviour": "failed"}``, ``{"hidden": [2, 3]}`` (hidden 2/3), ``{"reasons": 200}`` (200 reasons of
 1000 bytes), ``{"count": "/tmp/n"}`` (append a line to that file per run: how often the PR's code ran),
 ``{"base_runs": "/tmp/b"}`` (append the job's base-runs store and shape cache as a JSON line),
@@ -69,6 +69,8 @@ def findings_gate(
             out.write(json.dumps(seen) + "\n")
     if conf.get("raise") == "SandboxError":
         raise SandboxError("scripted: the sandbox is down")
+    if conf.get("raise") == "RecursionError":  # a bug of patchgate's, as a hostile file provoked one
+        raise RecursionError("scripted: /srv/patchgate/work/job-7 a parser recursed")
     ws = inputs.workspace
     count = int(str(conf.get("findings", 0)))
     message = "x" * int(str(conf.get("message_bytes", 20)))

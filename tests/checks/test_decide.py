@@ -57,7 +57,16 @@ TOO_DEEP = tree_finding(TreeBoundExceeded("d/" * 100 + "d", "depth", 100))
 SHAPE_TREE = ShapeResult(status="failed", findings=[TOO_DEEP])
 SHAPE_TREE_AND_RUFF = ShapeResult(status="failed", findings=[finding(), TOO_DEEP])
 SHAPE_FAIL = ShapeResult(status="failed", findings=[finding(), finding("mypy")])
-SHAPE_ERR = ShapeResult(status="error", tools=[ToolRun(tool="semgrep", status="error", detail="crash")])
+SHAPE_ERR = ShapeResult(
+    status="error", tools=[ToolRun(tool="semgrep", status="error", detail="sandbox down")]
+)
+# A tool that timed out or crashed on the change's files, a gate's own bug: perhaps the change's doing.
+SHAPE_INTERNAL = ShapeResult(
+    status="error",
+    internal=True,
+    tools=[ToolRun(tool="mypy", status="error", detail="mypy did not finish within 600 s", internal=True)],
+)
+B_INTERNAL = BehaviourResult(status="error", detail="internal error: RecursionError", internal=True)
 SHAPE_HYGIENE = ShapeResult(status="passed", findings=[finding("hygiene", needs_maintainer=True)])
 B_OK = BehaviourResult(status="passed", suites=[suite(), suite("held_out", 4, 4)])
 B_FAIL = BehaviourResult(status="failed", suites=[suite(passed=7), suite("held_out", 1, 4)])
@@ -106,7 +115,36 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
     ("all pass", SHAPE_OK, B_OK, Q_SKIP, "", "success", "all gates passed"),
     ("shape fails", SHAPE_FAIL, B_OK, Q_SKIP, "", "failure", "shape: 2 new findings (1 mypy, 1 ruff)"),
     ("behaviour fails", SHAPE_OK, B_FAIL, Q_SKIP, "", "failure", "behaviour: hidden 7/10 (70%), needs 100%"),
-    ("tool crash is neutral", SHAPE_ERR, B_OK, Q_SKIP, "", "neutral", "shape: could not run semgrep"),
+    (
+        "sandbox failure under a tool is neutral",
+        SHAPE_ERR,
+        B_OK,
+        Q_SKIP,
+        "",
+        "neutral",
+        "shape: could not run semgrep",
+    ),
+    # Hostile: a 1,200-deep TOML array raised RecursionError in the behaviour layer, a file made mypy
+    # time out: each ended as neutral, which GitHub counts as passing a required check.
+    (
+        "a tool the change may have broken asks a maintainer",
+        SHAPE_INTERNAL,
+        B_OK,
+        Q_SKIP,
+        "",
+        "action_required",
+        "shape: patchgate's own error (mypy: mypy did not finish within 600 s); a maintainer decides",
+    ),
+    (
+        "a gate's own bug asks a maintainer",
+        SHAPE_OK,
+        B_INTERNAL,
+        Q_SKIP,
+        "",
+        "action_required",
+        "behaviour: patchgate's own error (internal error: RecursionError); a maintainer decides",
+    ),
+    ("a failure still wins", SHAPE_FAIL, B_INTERNAL, Q_SKIP, "", "failure", "shape: 2 new"),
     ("sandbox down is neutral", SHAPE_OK, B_ERR, Q_SKIP, "", "neutral", "behaviour: not measured"),
     ("failure beats infra", SHAPE_FAIL, B_ERR, Q_SKIP, "", "failure", "shape: 2 new"),
     ("no suites is neutral", SHAPE_OK, B_NONE, Q_SKIP, "", "neutral", "behaviour: not measured (no hidden"),

@@ -178,3 +178,14 @@ def test_a_pyproject_string_never_carries_pip_options_to_the_build(tmp_path: Pat
         "[options]\ninstall_requires =\n    pgz==3 --install-option=--prefix=/x\n"
     )
     assert [r.text for r in read_dependencies(tmp_path).requirements] == ["pgx==1.0", "pgy>=2", "pgz==3"]
+
+
+def test_a_requirement_line_of_spaces_reads_at_once(tmp_path: Path) -> None:
+    # Hostile: splitting a requirement from its pip options backtracked quadratically over a run of
+    # spaces - minutes for this line, about an hour for the 1 MB a requirements file may hold, before
+    # any layer ran (the GIL held throughout).
+    (tmp_path / "requirements.txt").write_text("humanize" + " " * 300_000 + "x\nattrs --hash=sha256:0\n")
+    assert [r.text for r in read_dependencies(tmp_path).requirements] == [
+        "humanize" + " " * 300_000 + "x",
+        "attrs",
+    ]

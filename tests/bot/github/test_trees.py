@@ -124,3 +124,23 @@ def test_a_tree_github_lists_in_part_is_refused(
     finally:
         github.truncate_trees.discard(repository)
     assert refused.value.side == "base" and refused.value.cause.bound == "entries"
+
+
+def test_links_that_leave_the_tree_only_through_each_other_are_left_out(tmp_path: Path) -> None:
+    # Hostile: a -> . passed the check, b -> a/../.. too (each resolved before anything was
+    # extracted); tarfile's data filter then resolved b through a, outside the tree, and raised - an
+    # error of the gate's, retried and reported neutral. The member is the archive's: left out.
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        top = tarfile.TarInfo("octo-r-1234567")
+        top.type, top.mode = tarfile.DIRTYPE, 0o755
+        tar.addfile(top)
+        readme = tarfile.TarInfo("octo-r-1234567/README.md")
+        readme.size = 3
+        tar.addfile(readme, io.BytesIO(b"hi\n"))
+        for name, link in (("a", "."), ("b", "a/../..")):
+            info = tarfile.TarInfo(f"octo-r-1234567/{name}")
+            info.type, info.linkname = tarfile.SYMTYPE, link
+            tar.addfile(info)
+    unpack_github_tarball(buf.getvalue(), tmp_path / "head")
+    assert sorted(p.name for p in (tmp_path / "head").iterdir()) == ["README.md", "a"]

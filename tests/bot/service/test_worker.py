@@ -191,6 +191,26 @@ def test_infrastructure_failure_is_retried_then_neutral_never_failure(
     assert len(pull.runs()) == 1
 
 
+def test_an_error_of_patchgates_own_is_retried_then_asks_a_maintainer_never_neutral(
+    server: Server, github: FakeGitHub, tmp_path: Path
+) -> None:
+    # Hostile: whatever raised out of the pipeline ended neutral after the retries - and GitHub counts
+    # a neutral check as passing a required one. A file that crashed a parser, links that broke the
+    # unpacking: the change's content can provoke a bug, so only infrastructure is neutral.
+    pull = make_pull(github, tmp_path, "ownbug", scenario={"raise": "RecursionError"})
+    server.post("pull_request", pull.payload("opened"))
+    run = wait_for(pull.completed, 60, "the check run to complete")
+    assert run["conclusion"] == "action_required"
+    summary = run["output"]["summary"]
+    assert "RecursionError" in summary and "a maintainer decides" in summary
+    assert "/srv/patchgate" not in summary  # a bug's text is the server log's, never the PR's page
+    [job] = wait_for(
+        lambda: [j for j in jobs(server, "octo/ownbug") if j["state"] == "failed"], 30, "the job"
+    )
+    assert (job["attempts"], job["conclusion"]) == (3, "action_required")
+    assert len(pull.runs()) == 1
+
+
 def test_a_head_1100_directories_deep_fails_its_check_run_naming_the_path(
     server: Server, github: FakeGitHub, tmp_path: Path
 ) -> None:

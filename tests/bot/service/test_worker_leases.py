@@ -161,3 +161,38 @@ def test_jobs_a_reaper_could_not_hand_to_the_broker_are_due_again_at_once(
     assert kicked == ids[:1]
     # The first is in the broker: not due again for a lease period. The other two never got there.
     assert worker.store.leases.due_jobs(worker.settings.lease_s) == ids[1:]
+
+
+@pytest.mark.parametrize(
+    ("last", "ended"),
+    [
+        ("infrastructure: SandboxError: the engine is down", "neutral"),
+        ("an error of its own: RecursionError", "internal"),
+        ("", "internal"),  # the worker died mid-run (a hang a reaper ended): perhaps the change's doing
+    ],
+)
+def test_a_job_past_its_attempts_is_neutral_only_after_infrastructure(
+    tmp_path: Path, app_key: tuple[str, bytes], monkeypatch: pytest.MonkeyPatch, last: str, ended: str
+) -> None:
+    # Hostile: a file that hung a parser for hours lost the lease each time; the job then ended
+    # neutral ("gave up after 3 attempts"), which GitHub counts as passing a required check.
+    import dataclasses
+
+    from bot.service.attempt import Attempt
+
+    worker = make_worker(tmp_path, app_key)
+    job = dataclasses.replace(claimed_job(worker), attempts=worker.settings.job_attempts + 1, detail=last)
+    seen: list[tuple[str, str]] = []
+
+    async def neutral(self: Attempt, reason: str) -> None:
+        seen.append(("neutral", reason))
+
+    async def internal(self: Attempt, reason: str) -> None:
+        seen.append(("internal", reason))
+
+    monkeypatch.setattr(Attempt, "complete_neutral", neutral)
+    monkeypatch.setattr(Attempt, "complete_internal", internal)
+    asyncio.run(worker._attempt(job, Watch()))
+    [(kind, reason)] = seen
+    assert kind == ended and reason.startswith("gave up after 3 attempts (last: ")
+    assert "infrastructure: " not in reason

@@ -267,3 +267,21 @@ def test_plugin_changes_only_for_files_counted_whole() -> None:
 )
 def test_has_sections(name: str, sections: bool) -> None:
     assert has_sections(name) is sections
+
+
+@pytest.mark.parametrize(
+    ("name", "head"),
+    [
+        # tomllib raises RecursionError past 500 levels: it ended the gate as neutral (internal error).
+        ("pyproject.toml", b"[tool.pytest.ini_options]\nx = " + b"[" * 1200 + b"]" * 1200 + b"\n"),
+        ("pytest.toml", b"[pytest]\nx = " + b"[" * 1200 + b"]" * 1200 + b"\n"),
+        # A line of megabytes: a Makefile rule pattern backtracked over it for hours.
+        ("release.mk", b"release" + b" " * 2_000_000 + b"x\n"),
+        ("tox.ini", b"[testenv]\ncommands = " + b" " * 100_000 + b"pytest\n"),
+    ],
+)
+def test_a_config_file_no_parser_can_read_counts_as_changed(name: str, head: bytes) -> None:
+    # Hostile: whatever a PR's file makes a parser raise, or however long its lines, the file fails
+    # closed - it counts as changed - never an error of the gate's.
+    changes = config_changes(name, b"", head)
+    assert changes and all("cannot be compared" in reason for _, reason in changes), changes

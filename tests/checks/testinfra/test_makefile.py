@@ -73,3 +73,11 @@ def test_what_a_test_target_is() -> None:
 
 def test_a_makefile_that_is_not_utf8_counts_as_changed() -> None:
     assert [k for k, _ in config_changes("Makefile", MAKEFILE.encode(), b"test:\n\t\xff\n")] == ["make"]
+
+
+def test_a_line_of_spaces_without_a_colon_parses_at_once() -> None:
+    # Hostile: the rule pattern's lazy targets before ``\s*`` backtracked quadratically over a long
+    # line with no colon - minutes for this line, hours for one of megabytes (the GIL held
+    # throughout). Linear now; the config reader also refuses such lines.
+    line = "release" + " " * 300_000 + "x\n"
+    assert recipe_of_tests(line + "test:\n\tpytest\n")["rules"] == {"test": ([], ["pytest"])}
