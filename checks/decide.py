@@ -93,7 +93,7 @@ def decide(
     # An error of patchgate's own: it may be the change's content that provoked it, so a maintainer
     # decides - never neutral, which GitHub counts as passing a required check.
     maintainer += [
-        f"{name}: patchgate's own error ({', '.join(notes)}); a maintainer decides"
+        f"{name}: not measured ({', '.join(notes)}); the change may have provoked it, so a maintainer decides"
         for name, result, notes in (
             (
                 "shape",

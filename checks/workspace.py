@@ -15,6 +15,9 @@ from typing import Literal
 from sandbox.host import ProcessError, run_process
 from sandbox.trees import DEFAULT_BOUNDS, Bounds, Tally, TreeBoundExceeded, remove
 
+# An archive that its .gitattributes made unlike the commit in more files than this is refused
+# (TreeRefused): each is read back on its own, a request to GitHub on the App's path.
+MAX_REWRITTEN = 500
 # A change that touches more files than this is not examined: its tree is refused (TreeRefused),
 # the PR's failure - a bound the PR controls never leaves files unexamined.
 MAX_CHANGED_FILES = 2000
@@ -198,6 +201,9 @@ def tree_differences(
         for path, e in sorted(wanted.items())
         if have.get(path) != ("120000:" if e.mode == "120000" else "file:") + e.sha
     ]
+    if len(rewrite) > MAX_REWRITTEN:
+        # Each is a request to GitHub: a PR's .gitattributes must not spend an installation's quota.
+        raise TreeBoundExceeded(".", "export", MAX_REWRITTEN)
     extra = sorted(path for path in have if path not in wanted)
     return rewrite, extra
 

@@ -27,7 +27,7 @@ from typing import Literal
 
 log = logging.getLogger(__name__)
 
-Bound = Literal["depth", "entries", "bytes", "name", "path", "link", "changes"]
+Bound = Literal["depth", "entries", "bytes", "name", "path", "link", "changes", "export"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,9 @@ _BROKEN: dict[Bound, str] = {
     "link": "a link target longer than {limit} bytes",
     # Of the change rather than of one tree (checks/workspace.py): files changed between base and head.
     "changes": "the change touches more than {limit} files",
+    # An archive of the tree (git archive, a GitHub tarball) that its .gitattributes made unlike the
+    # commit in more files than are read back one by one (checks/workspace.py tree_differences).
+    "export": "its archive leaves out or rewrites more than {limit} files (export-ignore, export-subst)",
 }
 
 

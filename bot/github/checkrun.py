@@ -126,7 +126,9 @@ def _annotation(a: Annotation) -> AnnotationItem:
         "end_line": a.end_line,
         "annotation_level": a.level,
         "title": a.title[:255],
-        "message": a.message[:MAX_MESSAGE],
+        # GitHub's limit is 64 KB of the message: in bytes, so a message of 4-byte characters (a tool
+        # quoting a name the change chose) is cut by its encoding, never refused whole (a 422).
+        "message": fit(a.message[:MAX_MESSAGE], MAX_MESSAGE),
     }
 
 

@@ -31,6 +31,7 @@ from bot.github.payloads import PullRequest
 from bot.github.retry import unwrap
 from bot.settings import Settings
 from checks.workspace import TreeEntry
+from sandbox.trees import TreeBoundExceeded
 
 # Code scanning's upload limits: results per run beyond 5,000 are dropped and over 25,000 the
 # upload is refused; the gzipped log may be at most 10 MB.
@@ -283,7 +284,8 @@ class Installation:
                 async for chunk in resp.aiter_bytes():
                     size += len(chunk)
                     if size > cap:
-                        raise GitHubError(f"{repository} at {ref[:12]} is larger than {cap} bytes")
+                        # The tree's own size, the PR's doing on its head: refused, never infrastructure.
+                        raise TreeBoundExceeded(".", "bytes", cap)
                     chunks.append(chunk)
                 return b"".join(chunks)
 

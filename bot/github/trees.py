@@ -51,20 +51,22 @@ async def fetch_workspace(
     Trees come from ``cache`` when an earlier job fetched the same sha.
     Raises TreeRefused when either tree breaks a bound of ``sandbox.trees``.
     """
-    if cache is None:
-        base_tar = await client.tarball(base_repo, base_sha)
-        head_tar = await client.tarball(head_repo, head_sha)
-    else:
-        base_tar = await cache.get(client, base_repo, base_sha)
-        head_tar = await cache.get(client, head_repo, head_sha)
     base_dir, head_dir = dest / "base", dest / "head"
-    sides: tuple[tuple[Side, str, str, bytes, Path], ...] = (
-        ("base", base_repo, base_sha, base_tar, base_dir),
-        ("head", head_repo, head_sha, head_tar, head_dir),
+    sides: tuple[tuple[Side, str, str, Path], ...] = (
+        ("base", base_repo, base_sha, base_dir),
+        ("head", head_repo, head_sha, head_dir),
     )
-    for side, repo, sha, data, target in sides:
+    tarballs: dict[Side, bytes] = {}
+    for side, repo, sha, _ in sides:
+        try:  # a tarball over the size cap is the tree's own size: refused as that side's
+            tarballs[side] = await (
+                client.tarball(repo, sha) if cache is None else cache.get(client, repo, sha)
+            )
+        except TreeBoundExceeded as exc:
+            raise TreeRefused(side, exc, base_sha=base_sha, head_sha=head_sha) from exc
+    for side, repo, sha, target in sides:
         try:
-            await asyncio.to_thread(unpack_github_tarball, data, target)
+            await asyncio.to_thread(unpack_github_tarball, tarballs[side], target)
             await as_committed(client, repo, sha, target)
         except TreeBoundExceeded as exc:
             raise TreeRefused(side, exc, base_sha=base_sha, head_sha=head_sha) from exc

@@ -39,11 +39,27 @@ T = TypeVar("T")
 
 
 class JudgeUnavailable(Exception):
-    """The judge could not be reached or kept failing (timeout, 429, 5xx, ...): not the PR's fault."""
+    """The judge could not be reached or kept failing (timeout, 429, 5xx, ...): not the PR's fault.
 
-    def __init__(self, reason: str) -> None:
+    ``rejected``: the endpoint refused the request itself (a 4xx but for authentication, a timeout or a
+    rate limit: a content filter, a prompt too long, an invalid prompt). The request holds the change's
+    text, so the change may be what it refused: not an outage, which would end neutral.
+    """
+
+    def __init__(self, reason: str, *, rejected: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.rejected = rejected
+
+
+# 4xx answers that say nothing of the request's content: authentication, a timeout, a rate limit.
+_NOT_THE_REQUEST = frozenset({401, 403, 408, 429})
+
+
+def rejected_request(exc: BaseException) -> bool:
+    """Whether the endpoint refused this request for what it holds (``JudgeUnavailable.rejected``)."""
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and 400 <= status < 500 and status not in _NOT_THE_REQUEST
 
 
 @dataclass
@@ -109,7 +125,8 @@ class Judge:
                 response = await (call if left is None else asyncio.wait_for(call, left))
             except Exception as exc:  # whatever the transport raises, the judge is unavailable
                 spent = left is not None and (s.remaining() or 0.0) <= 0
-                raise JudgeUnavailable(out_of_budget(s) if spent else describe(exc, s)) from exc
+                reason = out_of_budget(s) if spent else describe(exc, s)
+                raise JudgeUnavailable(reason, rejected=not spent and rejected_request(exc)) from exc
         self.usage.add(response, self.model)
         choices = getattr(response, "choices", None) or []
         if not choices:

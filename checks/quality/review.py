@@ -152,13 +152,19 @@ def run_quality(ctx: ChangeContext, inputs: QualityInputs) -> QualityResult:
         return result.model_copy(update={"status": "error", "detail": f"rubric: {exc}"})
     except JudgeUnavailable as exc:
         log.warning("quality: judge unavailable: %s", exc.reason)
+        # A request the endpoint refused for what it holds may be the change's doing (a content
+        # filter tripped by a comment): not an outage - under a blocking judge, a maintainer decides.
         return _spent(result, usage, start).model_copy(
-            update={"status": "unavailable", "detail": f"unavailable: {exc.reason}"}
+            update={"status": "unavailable", "detail": f"unavailable: {exc.reason}", "internal": exc.rejected}
         )
-    except Exception as exc:  # the judge layer must never fail a PR or the pipeline
+    except Exception as exc:  # the judge layer must never fail a PR or the pipeline, nor pass one
         log.exception("quality: internal error")
         return _spent(result, usage, start).model_copy(
-            update={"status": "unavailable", "detail": f"unavailable: internal error: {type(exc).__name__}"}
+            update={
+                "status": "unavailable",
+                "detail": f"unavailable: internal error: {type(exc).__name__}",
+                "internal": True,
+            }
         )
     result.criteria = [c for criteria, _ in outcomes for c in criteria]
     result.status = status_of(result.criteria)

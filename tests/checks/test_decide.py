@@ -133,7 +133,8 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
         Q_SKIP,
         "",
         "action_required",
-        "shape: patchgate's own error (mypy: mypy did not finish within 600 s); a maintainer decides",
+        "shape: not measured (mypy: mypy did not finish within 600 s); the change may have provoked it, so a "
+        "maintainer decides",
     ),
     (
         "a gate's own bug asks a maintainer",
@@ -142,7 +143,8 @@ CASES: list[tuple[str, ShapeResult, BehaviourResult, QualityResult, str, Conclus
         Q_SKIP,
         "",
         "action_required",
-        "behaviour: patchgate's own error (internal error: RecursionError); a maintainer decides",
+        "behaviour: not measured (internal error: RecursionError); the change may have provoked it, so a "
+        "maintainer decides",
     ),
     ("a failure still wins", SHAPE_FAIL, B_INTERNAL, Q_SKIP, "", "failure", "shape: 2 new"),
     ("sandbox down is neutral", SHAPE_OK, B_ERR, Q_SKIP, "", "neutral", "behaviour: not measured"),

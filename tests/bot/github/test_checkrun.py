@@ -122,3 +122,15 @@ def test_the_validator_catches_what_github_would_refuse() -> None:
     assert validate_check_run_body("PATCH", {"output": {"title": "t", "summary": "x" * 70_000}})
     many = [{"path": "a", "start_line": 1, "end_line": 1, "annotation_level": "notice", "message": "m"}] * 51
     assert validate_check_run_body("PATCH", {"output": {"title": "t", "summary": "s", "annotations": many}})
+
+
+def test_an_annotation_message_is_cut_to_githubs_limit_in_bytes() -> None:
+    # Hostile: a tool's message quoting a name the change chose, of 4-byte characters, was cut to
+    # 60,000 characters - 240,000 bytes, over GitHub's 64 KB: the update would be refused (a 422, an
+    # error of GitHub's, retried then neutral).
+    from checks.render.annotations import MAX_MESSAGE, Annotation
+
+    item = checkrun._annotation(Annotation("a.py", 1, 1, "failure", "mypy", "\U0001d400" * 40_000))
+    message = str(item["message"])
+    assert len(message.encode()) <= MAX_MESSAGE < 64 * 1024
+    assert message.startswith("\U0001d400" * 1000)

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from bot.github.app import GitHubApp
 from bot.github.client import Installation
 from bot.github.trees import fetch_workspace, unpack_github_tarball
+from bot.settings import Settings
+from checks import workspace
 from checks.workspace import TreeRefused, Workspace, WorkspaceError, from_trees
 from sandbox.trees import TreeBoundExceeded
+from tests.bot.harness import INSTALLATION
 from tests.conftest import DEEP_FILE, GitRepo, shallow_stack
 from tests.fakes.github_server import FakeGitHub
 
@@ -144,3 +149,42 @@ def test_links_that_leave_the_tree_only_through_each_other_are_left_out(tmp_path
             tar.addfile(info)
     unpack_github_tarball(buf.getvalue(), tmp_path / "head")
     assert sorted(p.name for p in (tmp_path / "head").iterdir()) == ["README.md", "a"]
+
+
+def test_a_head_over_the_tarball_cap_is_refused_as_the_head_s_not_infrastructure(
+    github: FakeGitHub, settings: Settings, tmp_path: Path
+) -> None:
+    # Hostile: a tree within every bound but over the download cap raised GitHubError - retried as
+    # infrastructure, then neutral, which GitHub counts as passing a required check.
+    repo = GitRepo(tmp_path / "big")
+    base = repo.commit("base", {"a.py": "x = 1\n"})
+    head = repo.commit("head", {"blob.bin": os.urandom(64 * 1024)})
+    github.add_repo("octo/big", repo.path)
+    client = GitHubApp(settings.model_copy(update={"max_tarball_bytes": 16 * 1024})).installation(
+        INSTALLATION
+    )
+    with pytest.raises(TreeRefused) as refused:
+        fetch(client, "octo/big", base, head, tmp_path / "ws")
+    assert (refused.value.side, refused.value.cause.bound) == ("head", "bytes")
+
+
+def test_an_archive_unlike_its_commit_in_too_many_files_is_refused(
+    github: FakeGitHub, client: Installation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Hostile: each file export-ignore left out was read back as a blob, a request each: 600 of them
+    # spent the installation's quota and the rate limit ended the run neutral (other PRs' too).
+    monkeypatch.setattr(workspace, "MAX_REWRITTEN", 3)
+    repo = GitRepo(tmp_path / "fanout")
+    base = repo.commit("base", {"a.py": "x = 1\n"})
+    head = repo.commit(
+        "head", {".gitattributes": "*.txt export-ignore\n", **{f"f{i}.txt": f"{i}\n" for i in range(4)}}
+    )
+    github.add_repo("octo/fanout", repo.path)
+    before = len(github.blobs_read)
+    with pytest.raises(TreeRefused) as refused:
+        fetch(client, "octo/fanout", base, head, tmp_path / "ws")
+    assert (refused.value.side, refused.value.cause.bound) == ("head", "export")
+    assert len(github.blobs_read) == before  # refused before a single blob was read
+    # And `patchgate run` refuses the same tree, as the App does.
+    with pytest.raises(TreeRefused):
+        workspace.from_git(repo.path, base, head, tmp_path / "local")

@@ -222,6 +222,29 @@ def test_outage_is_unavailable_never_raised(
     assert result.detail.startswith(f"unavailable: {reason}"), result.detail
     assert "sk-test-secret-key" not in result.model_dump_json()
     assert result.criteria == []
+    assert not result.internal  # an outage: neutral under a blocking judge
+
+
+@pytest.mark.parametrize("status", [400, 413, 422])
+def test_a_request_the_endpoint_refuses_for_what_it_holds_is_no_outage(
+    change: Workspace, rubric_dir: Path, status: int
+) -> None:
+    # Hostile: one comment line tripped the endpoint's content filter (Azure answers 400
+    # content_filter) - "unavailable", an outage, neutral under a blocking judge, which GitHub counts
+    # as passing a required check. The request holds the change's text: a maintainer decides.
+    from checks.decide import decide
+    from checks.policy import Policy
+    from checks.report import BehaviourResult, ShapeResult
+
+    with serve(lambda request: Reply.error(status, "content_filter")) as server:
+        result = judge(change, server, rubric_dir)
+    assert result.status == "unavailable" and result.internal, result
+    policy = Policy.model_validate({"quality": {"blocking": True}})
+    decision = decide(ShapeResult(status="passed"), BehaviourResult(status="passed"), result, policy)
+    assert decision.conclusion == "action_required", decision
+    assert decision.reasons == (
+        f"quality: not measured ({result.detail}); the change may have provoked it, so a maintainer decides",
+    )
 
 
 def test_retries_are_passed_to_litellm(change: Workspace, rubric_dir: Path) -> None:
