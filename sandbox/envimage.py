@@ -59,8 +59,11 @@ _FAILURES = (
     re.compile(r"Failed to build (\S+)"),
     re.compile(r"Failed building wheel for (\S+)"),
     re.compile(r"Invalid requirement: '([^']+)'"),
-    re.compile(r"Cannot install (.+?) because these package versions have conflicting"),
 )
+# Then "Cannot install (.+?) because these package versions have conflicting", found by `_conflict`:
+# as a pattern, each "Cannot install " of a line was a start that scanned the rest of the line for
+# the reason, so a line of them was quadratic (1.3 s for 64k characters of the PR-fed pip output).
+_CONFLICT = ("Cannot install ", " because these package versions have conflicting")
 
 
 def env_image_tag(base_tree: Path, base: str | None = None) -> str | None:
@@ -218,11 +221,31 @@ def commit_image(client: docker.DockerClient, container: Any, base: str, tag: st
 
 def failing_requirement(output: str, requirements: Sequence[Requirement]) -> Requirement | None:
     """The requirement pip's output names as the one it could not install (None: it names none of them)."""
-    for pattern in _FAILURES:
-        if match := pattern.search(output):
-            failing = match[1].strip().rstrip(".")
-            found = next((r for r in requirements if _same(r.text, failing)), None)
-            return found or Requirement(failing, "the dependency files")
+    named = next((match[1] for pattern in _FAILURES if (match := pattern.search(output))), None)
+    if named is None:
+        named = _conflict(output)
+    if named is None:
+        return None
+    failing = named.strip().rstrip(".")
+    found = next((r for r in requirements if _same(r.text, failing)), None)
+    return found or Requirement(failing, "the dependency files")
+
+
+def _conflict(output: str) -> str | None:
+    """What ``Cannot install (.+?) because these package versions have conflicting`` would capture.
+
+    The first "Cannot install " whose line has the reason after it (at least one character on),
+    and what is between: a later "Cannot install " of the same line has no reason after it either.
+    """
+    head, reason = _CONFLICT
+    start = output.find(head)
+    while start >= 0:
+        line_end = output.find("\n", start)
+        line_end = len(output) if line_end < 0 else line_end
+        end = output.find(reason, start + len(head) + 1, line_end)
+        if end >= 0:
+            return output[start + len(head) : end]
+        start = output.find(head, line_end)
     return None
 
 

@@ -29,9 +29,15 @@ MAX_LINKED = 3
 # An issue's text beyond this many characters is cut (the prompt budget clips the task again).
 MAX_ISSUE_CHARS = 20_000
 
+# Linear on any body (a PR's is up to 65,536 characters): the spaces around the colon are possessive
+# (``\s*:?\s*`` split a run of spaces every way: 77 s for "fix", 64k spaces and a letter), and an
+# owner or repository name is at most 100 characters, as GitHub's are (unbounded, each "fix" of a
+# long "fix-fix-..." rescanned the rest of the run for its slash: quadratic). A longer name was
+# never this repository's, so never linked.
 _CLOSING = re.compile(
-    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s*"
-    r"(?:(?P<repo>[\w.-]+/[\w.-]+)#|https?://[^\s/]+/(?P<url_repo>[\w.-]+/[\w.-]+)/issues/|#)"
+    r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*+:?\s*+"
+    r"(?:(?P<repo>[\w.-]{1,100}/[\w.-]{1,100})#"
+    r"|https?://[^\s/]++/(?P<url_repo>[\w.-]{1,100}/[\w.-]{1,100})/issues/|#)"
     r"(?P<number>\d{1,9})\b",
     re.IGNORECASE,
 )

@@ -43,7 +43,9 @@ MIN_SPAN_CHARS = 10
 WINDOW_LINES = 3
 # The prompt's numbered lines, which the judge may copy along with the code:
 # "+    12 | code" (added), "      12 | code" (context).
-_NUMBERED = re.compile(r"^\s*[+ ]?\s*(\d+)\s*\|(?: |$)")
+# Possessive, so linear: ``\s*[+ ]?\s*`` split a line of spaces every way before failing (quadratic:
+# a minute for a 64k-space line of the judge's quote).
+_NUMBERED = re.compile(r"^\s*+\+?\s*+(\d++)\s*+\|(?: |$)")
 # "-       | code": a removed line, which has no number because it is not at head.
 _REMOVED = re.compile(r"^\s*-\s*\|")
 

@@ -30,6 +30,21 @@ def test_linked_issues(body: str, numbers: list[int]) -> None:
     assert linked_issues(body, REPO) == numbers
 
 
+def test_names_as_long_as_github_allows_are_linked() -> None:
+    owner, name = "o" * 39, "r" * 100
+    assert linked_issues(f"fixes {owner}/{name}#5", f"{owner}/{name}") == [5]
+    assert linked_issues(f"fixes https://github.com/{owner}/{name}/issues/6", f"{owner}/{name}") == [6]
+
+
+def test_linked_issues_is_linear_in_the_body() -> None:
+    # Each of these took the old pattern a long time: "fix", spaces and a letter 77 s at 64k spaces
+    # (its spaces around the colon split every way); "fix-fix-..." rescanned the rest of the run
+    # from each "fix". Now milliseconds; a regression hangs here until the suite's timeout.
+    assert linked_issues("fix" + " " * 1_000_000 + "a, fixes #7", REPO) == [7]
+    assert linked_issues("fix-" * 250_000 + " fixes #8", REPO) == [8]
+    assert linked_issues("fixes " + "a" * 1_000_000 + "/b#9 fixes #10", REPO) == [10]
+
+
 def test_issue_text_skips_pull_requests_and_empty_bodies() -> None:
     issues = [
         Issue(number=12, title="Parse durations", body="`parse_duration('1h30m')` should work.\r\n"),

@@ -26,6 +26,8 @@ CITED = {"path": "a.py", "start_line": 2, "end_line": 3, "quote": "x = 1"}
         (json.dumps({"verdict": " fail ", "reason": "bad", "evidence": [CITED]}), "FAIL"),
         (json.dumps({"verdict": "n/a", "reason": "no code"}), "N/A"),
         ("```json\n" + json.dumps({"verdict": "N/A", "reason": "", "evidence": []}) + "\n```", "N/A"),
+        ("  ```JSON \n\n" + json.dumps({"verdict": "N/A", "reason": ""}) + "\n\n```  ", "N/A"),
+        ("```" + json.dumps({"verdict": "N/A", "reason": ""}) + "```", "N/A"),
         ("Here you go: " + json.dumps({"verdict": "PASS", "evidence": [CITED]}) + " Hope it helps.", "PASS"),
         (json.dumps({"verdict": "PASS", "evidence": [CITED], "confidence": 0.9}), "PASS"),
     ],
@@ -55,6 +57,16 @@ def test_unusable_replies_say_why(content: str | None, refusal: str | None, mess
     with pytest.raises(AnswerError) as caught:
         parse_answer(content, CriterionAnswer, refusal=refusal)
     assert message in str(caught.value)
+
+
+def test_a_fence_with_a_megabyte_of_whitespace_is_read_in_linear_time() -> None:
+    # The old fence pattern gave the whitespace back one character at a time, rescanning the rest
+    # from each (37 s for 64k spaces, hours for this); now milliseconds. A regression hangs here
+    # until the suite's timeout.
+    with pytest.raises(AnswerError, match="not JSON"):
+        parse_answer("```json" + " " * 1_000_000 + "x", CriterionAnswer)
+    reply = "```json" + " \n" * 500_000 + json.dumps({"verdict": "N/A", "reason": ""}) + "\n```"
+    assert parse_answer(reply, CriterionAnswer).verdict == "N/A"
 
 
 def test_other_answer_kinds() -> None:

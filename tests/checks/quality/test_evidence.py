@@ -10,6 +10,7 @@ from checks.quality.evidence import (
     WINDOW_LINES,
     Claim,
     Occurrence,
+    Quote,
     judge_quote,
     locate,
     normalize,
@@ -91,11 +92,21 @@ def test_normalize() -> None:
         ("-       | x = 1", "-       | x = 1", (), True),
         ("+    12 | x = 1\n-       | y = 2", "+    12 | x = 1\n-       | y = 2", (), True),
         ("a | b", "a | b", (), False),  # code with a pipe is not a prefix
+        ("  +   7 |\n\t 8 | z", "\nz", (7, 8), False),
+        ("+ + 7 | x", "+ + 7 | x", (), False),
     ],
 )
 def test_strip_prefixes(quote: str, code: str, numbers: tuple[int, ...], removed: bool) -> None:
     got = strip_prefixes(quote)
     assert (got.code, got.numbers, got.removed) == (code, numbers, removed)
+
+
+def test_strip_prefixes_is_linear_in_a_line_of_spaces() -> None:
+    # The old prefix pattern (r"^\s*[+ ]?\s*(\d+)...") took a minute for 64k spaces, and would take
+    # hours for these; now milliseconds. A regression hangs here until the suite's timeout.
+    spaces = " " * 1_000_000
+    assert strip_prefixes(spaces + "x") == Quote(spaces + "x", (), removed=False)
+    assert strip_prefixes("+" + spaces + "12 | x").numbers == (12,)
 
 
 # Hostile and honest citations against LEVELS: (start, end, quote) -> verified lines or None.

@@ -48,6 +48,24 @@ def test_trailers_are_read_from_commit_messages() -> None:
     assert commit_signals("", "no trailers") == []
 
 
+def test_trailers_past_blank_lines_and_padding_read_as_before() -> None:
+    # What the old pattern (r"^\s*co-authored-by:\s*(.+?)\s*$", multiline) read, a value on the
+    # next line (after an empty one) included.
+    message = (
+        "Fix\n\n \n\t Co-Authored-By:  Claude <c@a.com>  \r\nco-authored-by:\n  aider <a@b>\t\n"
+        "not co-authored-by: x\nCo-authored-by: last  "
+    )
+    assert co_authors(message) == ["Claude <c@a.com>", "aider <a@b>", "last"]
+
+
+def test_trailers_are_read_in_linear_time() -> None:
+    # Each of these took the old pattern about an hour (quadratic in a run of whitespace: 15 s for
+    # 64k newlines); now milliseconds. A regression hangs here until the suite's timeout.
+    assert co_authors("\n" * 1_000_000 + "x") == []
+    assert co_authors("\n" * 1_000_000 + "Co-authored-by: a") == ["a"]
+    assert co_authors("Co-authored-by: a" + " " * 1_000_000 + "b") == [("a" + " " * 1_000_000)[:200]]
+
+
 @pytest.mark.parametrize(
     ("signals", "model", "note"),
     [
