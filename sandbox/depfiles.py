@@ -17,6 +17,7 @@ import ast
 import configparser
 import os
 import re
+import string
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,16 +31,21 @@ MAX_INCLUDE_DEPTH = 20
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # A requirement that names where to get it instead of a version on the index (PEP 440 direct
 # references, pip's editable and VCS forms, local paths and archives).
+# (A PEP 508 ``name @ url`` with no space before the ``@`` is ``_at_url``'s: as one pattern,
+# ``^[^;]*@\s*\S+:`` backtracked quadratically over a run of ``@``.)
 _DIRECT = re.compile(
-    r"^(-e\b|--editable\b|\.|/|~|file:|[A-Za-z][A-Za-z0-9+.-]*://|(git|hg|svn|bzr)\+)|\s@\s*\S|^[^;]*@\s*\S+:"
+    r"^(-e\b|--editable\b|\.|/|~|file:|[A-Za-z][A-Za-z0-9+.-]*://|(git|hg|svn|bzr)\+)|\s@\s*\S"
     r"|^(-i|--index-url|--extra-index-url|-f|--find-links|--trusted-host)\b",
     re.IGNORECASE,
 )
+# A requirement (or a requirements file's line) longer than this is never parsed: it is kept apart as
+# direct, never the build's, and a pip that reads it fails. No real one comes near it.
+MAX_REQUIREMENT = 64 * 1024
 # Where a requirement's pip options start: a run of spaces after a non-space (anchored so: a run of
 # spaces tried from each of its own positions backtracked quadratically - hours on a 1 MB line).
 _OPTION = re.compile(r"(?<=\S)\s+--?\w")
 # pip options of a requirements file that say where packages come from: kept apart with the direct ones.
-_SOURCES = re.compile(r"^(-i|--index-url|--extra-index-url|-f|--find-links|--trusted-host)([\s=]+\S+)?$")
+_SOURCES = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--trusted-host")
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,46 @@ def is_direct(requirement: str) -> bool:
     newline): written a line a requirement, its next line would be a pip option of the build's own.
     """
     text = requirement.strip()
-    return len(text.splitlines()) > 1 or _DIRECT.search(text) is not None
+    if len(text) > MAX_REQUIREMENT or len(text.splitlines()) > 1:
+        return True
+    return _DIRECT.search(text) is not None or _at_url(text)
+
+
+def _at_url(text: str) -> bool:
+    """Whether an ``@`` before the first ``;`` is followed, past spaces, by a word with a ``:`` after
+    its first character (``name@https://...``), as ``^[^;]*@\\s*\\S+:`` says - in one pass over the
+    words, never back over them."""
+    semicolon = text.find(";")
+    limit = len(text) if semicolon < 0 else semicolon
+    words = [(m.start(), m.group()) for m in re.finditer(r"\S+", text)]
+    for i, (start, word) in enumerate(words):
+        at = word.find("@")
+        if at < 0 or start + at >= limit:
+            continue
+        if word.rfind(":") > at + 1:  # the rest of this word, after its first @, holds a colon
+            return True
+        last = word.rfind("@", 0, max(limit - start, 0))
+        if last == len(word) - 1 and i + 1 < len(words) and ":" in words[i + 1][1][1:]:
+            return True
+    return False
+
+
+_SEPARATORS = string.whitespace + "="
+
+
+def _option(line: str, names: tuple[str, ...]) -> tuple[str, str] | None:
+    """``(option, value)`` when ``line`` is one of the options ``names`` with its value (``-r x``,
+    ``--requirement=x``): the option, spaces or ``=``, then one word to the line's end."""
+    for name in names:
+        rest = line[len(name) :] if line.startswith(name) else None
+        if not rest or not (rest[0].isspace() or rest[0] == "="):
+            continue
+        value = rest.lstrip(_SEPARATORS)
+        if not value and len(rest) > 1:
+            value = rest[-1]  # ``-r =`` names the file ``=`` (one separator, then the word)
+        if value and not any(c.isspace() for c in value):
+            return name, value
+    return None
 
 
 def name_of(requirement: str) -> str:
@@ -150,17 +195,19 @@ def _requirements_txt(path: Path, tree: Path, *, seen: set[Path], depth: int = 0
     text = path.read_text(errors="replace").replace("\\\n", " ")
     for raw in text.splitlines():
         line = re.sub(r"(^|\s)#.*$", "", raw).strip()
-        include = re.match(r"^(-r|--requirement)[\s=]+(\S+)$", line)
+        if len(line) > MAX_REQUIREMENT:
+            out.append(line)  # never parsed: kept apart as direct (is_direct), a pip reading it fails
+            continue
+        include = _option(line, ("-r", "--requirement"))
         if include:
-            included = Path(os.path.normpath(path.parent / include[2]))
+            included = Path(os.path.normpath(path.parent / include[1]))
             out += _requirements_txt(included, tree, seen=seen, depth=depth + 1)
             continue
-        editable = re.match(r"^(-e|--editable)[\s=]+(\S+)$", line)
+        editable = _option(line, ("-e", "--editable"))
         if editable:
-            out.append(f"-e {editable[2]}")  # kept apart as direct: never the build's business
+            out.append(f"-e {editable[1]}")  # kept apart as direct: never the build's business
             continue
-        source = _SOURCES.match(line)
-        if source:
+        if line in _SOURCES or _option(line, _SOURCES):
             out.append(line)  # kept apart as direct: the build chooses the index, never a file
             continue
         if not line or line.startswith("-"):

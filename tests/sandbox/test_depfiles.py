@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.depfiles import is_direct, read_dependencies
+from sandbox.depfiles import MAX_REQUIREMENT, is_direct, read_dependencies
 
 
 def write(tree: Path, files: dict[str, str]) -> Path:
@@ -189,3 +189,37 @@ def test_a_requirement_line_of_spaces_reads_at_once(tmp_path: Path) -> None:
         "humanize" + " " * 300_000 + "x",
         "attrs",
     ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "@" * 60_000,  # ^[^;]*@\s*\S+: backtracked over a run of @ (25 minutes at 1 MB)
+        "-i" + "=" * 60_000 + " a b",  # [\s=]+\S+ over a run of = (2 hours at 1 MB)
+        "-r" + "=" * 60_000 + " a b",
+        "-e" + "=" * 60_000 + " a b",
+    ],
+)
+def test_a_requirements_line_no_pattern_backtracks_over_reads_at_once(tmp_path: Path, line: str) -> None:
+    # Hostile: each of these took seconds at 32-64k characters and grew fourfold per doubling; read
+    # in one pass now, and a line past MAX_REQUIREMENT is never parsed (kept apart as direct).
+    (tmp_path / "requirements.txt").write_text(line + "\nattrs\n" + "x" * (MAX_REQUIREMENT + 1) + "\n")
+    deps = read_dependencies(tmp_path)
+    assert "attrs" in [r.text for r in deps.requirements]
+    assert "x" * (MAX_REQUIREMENT + 1) in [r.text for r in deps.direct]
+
+
+@pytest.mark.parametrize(
+    ("requirement", "direct"),
+    [
+        ("name@https://example.org/x.whl", True),
+        ("name @ https://example.org/x.whl", True),
+        ("name@ https://example.org/x.whl", True),
+        ("x@y;a:b", True),  # the @ before the marker, the word after it past the ;
+        ("x;y@z:w", False),  # an @ only after the ;
+        ("name@version", False),
+        ("user@@host:", True),
+    ],
+)
+def test_a_direct_reference_is_told_as_pep_508_writes_it(requirement: str, direct: bool) -> None:
+    assert is_direct(requirement) is direct
