@@ -176,38 +176,33 @@ def test_github_500_then_200(server: Server, github: FakeGitHub, tmp_path: Path)
     assert len(pull.runs()) == 1
 
 
-def test_infrastructure_failure_is_retried_then_neutral_never_failure(
-    server: Server, github: FakeGitHub, tmp_path: Path
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("SandboxError", "neutral", "the sandbox is down"),
+        # Hostile: whatever raised out of the pipeline ended neutral after the retries - and GitHub
+        # counts a neutral check as passing a required one. A file that crashed a parser, links that
+        # broke the unpacking: the change's content can provoke a bug, so only infrastructure is
+        # neutral.
+        ("RecursionError", "action_required", "RecursionError"),
+    ],
+)
+def test_a_failed_run_is_retried_then_neutral_only_for_infrastructure_never_failure(
+    server: Server, github: FakeGitHub, tmp_path: Path, case: tuple[str, str, str]
 ) -> None:
-    pull = make_pull(github, tmp_path, "sandboxdown", scenario={"raise": "SandboxError"})
+    raised, conclusion, said = case
+    name = f"raised{raised.lower()}"
+    pull = make_pull(github, tmp_path, name, scenario={"raise": raised})
     server.post("pull_request", pull.payload("opened"))
     run = wait_for(pull.completed, 60, "the check run to complete")
-    assert run["conclusion"] == "neutral"
-    assert "the sandbox is down" in run["output"]["summary"]
-    [job] = wait_for(
-        lambda: [j for j in jobs(server, "octo/sandboxdown") if j["state"] == "failed"], 30, "the job"
-    )
-    assert (job["attempts"], job["conclusion"]) == (3, "neutral")
-    assert len(pull.runs()) == 1
-
-
-def test_an_error_of_patchgates_own_is_retried_then_asks_a_maintainer_never_neutral(
-    server: Server, github: FakeGitHub, tmp_path: Path
-) -> None:
-    # Hostile: whatever raised out of the pipeline ended neutral after the retries - and GitHub counts
-    # a neutral check as passing a required one. A file that crashed a parser, links that broke the
-    # unpacking: the change's content can provoke a bug, so only infrastructure is neutral.
-    pull = make_pull(github, tmp_path, "ownbug", scenario={"raise": "RecursionError"})
-    server.post("pull_request", pull.payload("opened"))
-    run = wait_for(pull.completed, 60, "the check run to complete")
-    assert run["conclusion"] == "action_required"
+    assert run["conclusion"] == conclusion
     summary = run["output"]["summary"]
-    assert "RecursionError" in summary and "a maintainer decides" in summary
+    assert said in summary
     assert "/srv/patchgate" not in summary  # a bug's text is the server log's, never the PR's page
     [job] = wait_for(
-        lambda: [j for j in jobs(server, "octo/ownbug") if j["state"] == "failed"], 30, "the job"
+        lambda: [j for j in jobs(server, f"octo/{name}") if j["state"] == "failed"], 30, "the job"
     )
-    assert (job["attempts"], job["conclusion"]) == (3, "action_required")
+    assert (job["attempts"], job["conclusion"]) == (3, conclusion)
     assert len(pull.runs()) == 1
 
 
