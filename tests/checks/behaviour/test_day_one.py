@@ -28,6 +28,10 @@ pytestmark = pytest.mark.docker
 Files = dict[str, str | bytes | None]
 
 CALC = "def double(x):\n    return x * 2\n\n\ndef half(x):\n    return x // 2\n"
+NOT_CALLED = (
+    "behaviour: no suite called the change's code (0 of {} changed lines in function bodies ran; only lines "
+    "an import runs did)"
+)
 TESTS = (
     "from calc import double, half\n\n\n"
     "def test_double(four):\n    assert double(2) == four\n\n\n"
@@ -163,9 +167,11 @@ def test_the_tests_a_change_adds_are_shown_and_count_for_nothing(run: Callable[.
         "the change's own tests (written by its author)", 1, 2, 1, "in-process",
     )  # fmt: skip
     assert [f.id for f in own.failures] == ["tests/test_triple.py::test_wrong"]
-    # A failing test of its own costs the change nothing, and is no regression.
+    # A failing test of its own costs the change nothing, and is no regression - nor is a passing one
+    # evidence: no trusted suite called triple (base's tests only import calc), so a maintainer looks.
     assert report.behaviour.status == "passed"
-    assert report.conclusion == "success", report.reasons
+    assert report.conclusion == "action_required"
+    assert report.reasons == [NOT_CALLED.format(1)]
 
 
 def test_own_tests_that_cannot_even_be_read_provoke_nothing(run: Callable[..., Report]) -> None:
@@ -175,9 +181,11 @@ def test_own_tests_that_cannot_even_be_read_provoke_nothing(run: Callable[..., R
     })  # fmt: skip
     own = suite(report, "own")
     assert own.status == "error"
-    # Not neutral: the change's own files cannot make the gate's layer an error.
+    # Not neutral: the change's own files cannot make the gate's layer an error (triple's body no
+    # trusted suite called is the only reason a maintainer is asked).
     assert report.behaviour.status == "passed"
-    assert report.conclusion == "success", report.reasons
+    assert report.conclusion == "action_required"
+    assert report.reasons == [NOT_CALLED.format(1)]
 
 
 def test_repository_tests_alone_can_be_made_to_ask_a_maintainer(run: Callable[..., Report]) -> None:
@@ -198,8 +206,9 @@ def test_with_repository_tests_off_and_no_store_behaviour_is_not_measured(run: C
 
 USES_DEPENDENCY: Files = {
     "requirements.txt": "pgsmall==1.0\n",
-    "calc/__init__.py": CALC + "\n\ndef scaled(x):\n    import pgsmall\n\n    return x * pgsmall.FACTOR\n",
-    "tests/test_scaled.py": "from calc import scaled\n\n\ndef test_scaled():\n    assert scaled(2) == 14\n",
+    # double, which base's tests call, now takes its factor from the dependency (FACTOR - 5 is 2).
+    "calc/__init__.py": CALC.replace("return x * 2", "import pgsmall\n\n    return x * (pgsmall.FACTOR - 5)"),
+    "tests/test_scaled.py": "from calc import double\n\n\ndef test_double_seven():\n    assert double(7) == 14\n",
 }
 
 
