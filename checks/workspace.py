@@ -169,6 +169,16 @@ def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
+def _file_blob_sha(path: str) -> str:
+    """``blob_sha`` of a file's bytes, read a chunk at a time: a tree's file may be gigabytes of
+    zeros that its archive held in a few megabytes, never to be read into memory whole."""
+    digest = hashlib.sha1(b"blob %d\0" % os.path.getsize(path), usedforsecurity=False)
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def tree_differences(
     target: Path, entries: Sequence[TreeEntry], *, bounds: Bounds = DEFAULT_BOUNDS
 ) -> tuple[list[TreeEntry], list[str]]:
@@ -195,7 +205,7 @@ def tree_differences(
             if os.path.islink(full):
                 have[rel] = "120000:" + blob_sha(os.fsencode(os.readlink(full)))
             else:
-                have[rel] = "file:" + blob_sha(Path(full).read_bytes())
+                have[rel] = "file:" + _file_blob_sha(full)
     rewrite = [
         e
         for path, e in sorted(wanted.items())

@@ -275,3 +275,15 @@ def test_extract_tar_bounds_names_paths_and_link_targets(tmp_path: Path, data: b
     with pytest.raises(TreeBoundExceeded, match=message):
         extract_tar(data, tmp_path / "out")
     assert not any((tmp_path / "out").iterdir())
+
+
+def test_a_file_is_compared_with_its_blob_without_reading_it_whole(tmp_path: Path) -> None:
+    # The hash git names a file by, read a chunk at a time (a tree's file may be gigabytes of zeros
+    # its archive held in megabytes): the same as blob_sha of its bytes, across chunk boundaries.
+    (tmp_path / "big").write_bytes(b"\0" * (3 * 2**20 + 7))
+    (tmp_path / "empty").write_bytes(b"")
+    entries = [
+        workspace.TreeEntry("big", "100644", workspace.blob_sha(b"\0" * (3 * 2**20 + 7)), 3 * 2**20 + 7),
+        workspace.TreeEntry("empty", "100644", workspace.blob_sha(b""), 0),
+    ]
+    assert workspace.tree_differences(tmp_path, entries) == ([], [])
