@@ -28,7 +28,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -218,6 +218,11 @@ class Figures:
     collected: frozenset[str]
     in_process: dict[str, str]
     isolated: dict[str, str]
+    # Issue 20's figures: each mode's run in its container (seconds), and per test its seconds in each
+    # mode and the messages the grader sent the subject during it (isolated; None in code without them).
+    wall: dict[str, float] = field(default_factory=dict)
+    seconds: dict[str, dict[str, float]] = field(default_factory=dict)
+    messages: dict[str, int] = field(default_factory=dict)
 
     @property
     def share(self) -> float:
@@ -320,7 +325,14 @@ def measure(
                   f"problems {run_log.problems}, subject {run_log.subject_errors}")  # fmt: skip
             print("  " + result.stderr[-3000:].decode("utf-8", "replace").replace("\n", "\n  "))
     inp, iso = logs["in-process"][0], logs["isolated"][0]
-    figures = Figures(inp.collected, outcomes(inp), outcomes(iso))
+    seconds = {
+        mode: {t: o.seconds for t, o in log.tests.items() if o.seconds is not None}
+        for mode, (log, _) in logs.items()
+    }
+    sent = {t: o.messages for t, o in iso.tests.items() if getattr(o, "messages", None) is not None}
+    wall = {mode: result.wall_s for mode, (_, result) in logs.items()}
+    figures = Figures(inp.collected, outcomes(inp), outcomes(iso), wall, seconds, sent)  # type: ignore[arg-type]
+    print_cost(figures)
     lost = [t for t, o in figures.in_process.items() if o == "passed" and figures.isolated.get(t) != "passed"]
     for problem in iso.collect_problems:
         print(f"  [isolated] {problem.path} did not import: {problem.message}")
@@ -333,11 +345,32 @@ def measure(
     return figures
 
 
+def print_cost(fig: Figures, top: int = 3) -> None:
+    """Issue 20's profile of isolation's cost: both runs' walls, and where the isolated one's extra went."""
+    inp, iso = fig.wall.get("in-process"), fig.wall.get("isolated")
+    if not inp or not iso:
+        return
+    extra = {t: s - fig.seconds["in-process"].get(t, 0.0) for t, s in fig.seconds.get("isolated", {}).items()}
+    total_extra = sum(extra.values())
+    messages = sum(fig.messages.values())
+    line = f"  cost: in-process {inp:.1f} s, isolated {iso:.1f} s ({iso / inp:.1f}x)"
+    if messages:
+        line += (f"; {messages:,} messages, tests' extra {total_extra:.1f} s "
+                 f"({1e6 * total_extra / messages:.0f} us a message)")  # fmt: skip
+    print(line)
+    for test_id in sorted(extra, key=extra.__getitem__, reverse=True)[:top]:
+        sent = fig.messages.get(test_id)
+        count = f" ({sent:,} messages)" if sent is not None else ""
+        print(f"    +{extra[test_id]:.2f} s {test_id}{count}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--project", action="append", help="only these projects (PyPI names)")
+    parser.add_argument(
+        "--project", action="append", help="only these projects (PyPI names, of any list; 'all')"
+    )
     parser.add_argument("--failures", type=int, default=20, help="lost tests to list per project")
     parser.add_argument("--sdists", type=Path, default=Path(tempfile.gettempdir()) / "patchgate-bench-sdists")
     parser.add_argument("--keep", type=Path, help="keep the trees, suites and plans here")
@@ -360,7 +393,8 @@ def main() -> None:
 
         corpus_mode.main(args)
         return
-    chosen = [p for p in PROJECTS if not args.project or p.name in args.project]
+    known = (*PROJECTS, *CORPUS, *HOLDOUT) if args.project else PROJECTS
+    chosen = [p for p in known if not args.project or p.name in args.project or "all" in args.project]
     image = ensure_base_image()
     box = DockerSandbox(max_concurrency=1, labels={"patchgate.bench": "isolation"})
     rows = []
@@ -377,14 +411,20 @@ def main() -> None:
         if args.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
     print()
-    print(f"{'project':<22} {'tests':>6} {'in-process':>11} {'isolated':>9} {'share':>7}")
+    print(f"{'project':<22} {'tests':>6} {'in-process':>11} {'isolated':>9} {'share':>7} "
+          f"{'s in-proc':>9} {'s isol.':>8} {'ratio':>6} {'messages':>10}")  # fmt: skip
     total = passed_in = passed_iso = 0
     for project, fig in rows:
         p_in = sum(o == "passed" for o in fig.in_process.values())
         p_iso = sum(fig.isolated.get(t) == "passed" for t, o in fig.in_process.items() if o == "passed")
         total, passed_in, passed_iso = total + len(fig.collected), passed_in + p_in, passed_iso + p_iso
         label = f"{project.name} {project.version}"
-        print(f"{label:<22} {len(fig.collected):>6} {p_in:>11} {p_iso:>9} {fig.share:>7.1%}")
+        walls = fig.wall.get("in-process", 0.0), fig.wall.get("isolated", 0.0)
+        ratio = walls[1] / walls[0] if walls[0] else 0.0
+        print(
+            f"{label:<22} {len(fig.collected):>6} {p_in:>11} {p_iso:>9} {fig.share:>7.1%} "
+            f"{walls[0]:>9.1f} {walls[1]:>8.1f} {ratio:>5.1f}x {sum(fig.messages.values()):>10,}"
+        )
     if len(rows) > 1 and passed_in:
         print(f"{'all':<22} {total:>6} {passed_in:>11} {passed_iso:>9} {passed_iso / passed_in:>7.1%}")
 

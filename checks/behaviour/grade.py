@@ -43,6 +43,8 @@ class TestOutcome:
     skipped_subtests: int = 0
     # How long it took, as its run reported it (None: not reported); never part of what it is.
     seconds: float | None = field(default=None, compare=False)
+    # Isolated: the messages the grader sent the subject during it (its round trips); a bench figure.
+    messages: int | None = field(default=None, compare=False)
 
     @property
     def passed(self) -> bool:

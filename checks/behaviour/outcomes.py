@@ -134,8 +134,11 @@ class _Parser:
                     return f"an unknown skipped_subtests {skipped!r}"
                 took = record.get("seconds")
                 seconds = _seconds(took) if isinstance(took, int | float) else None
+                sent = record.get("messages")
+                messages = sent if isinstance(sent, int) and not isinstance(sent, bool) and sent >= 0 else None
                 self.tests[test_id] = TestOutcome(
-                    outcome, message, record.get("timed_out") is True, skipped, seconds=seconds
+                    outcome, message, record.get("timed_out") is True, skipped, seconds=seconds,
+                    messages=messages,
                 )
             else:
                 return f"a {kind} record in a {self.part} log"

@@ -153,3 +153,16 @@ def test_a_test_s_reported_seconds_are_kept_when_they_are_a_duration() -> None:
     assert [tests[f"t.py::{n}"].seconds for n in "abcd"] == [41.5, None, None, None]
     # Never part of what an outcome is: two passes are the same pass however long they took.
     assert tests["t.py::a"] == TestOutcome("passed")
+
+
+def test_a_test_s_message_count_is_kept_only_when_it_is_a_count() -> None:
+    data = lines(
+        collected("t.py::a", "t.py::b", "t.py::c", "t.py::d"),
+        *ran("t.py::a", "passed", messages=1200),
+        *ran("t.py::b", "passed", messages=True),
+        *ran("t.py::c", "passed", messages=-3),
+        *ran("t.py::d", "passed"),
+    )
+    tests = parse_log(data, "n0", "pytest").tests
+    assert [tests[f"t.py::{n}"].messages for n in "abcd"] == [1200, None, None, None]
+    assert tests["t.py::a"] == TestOutcome("passed")  # a bench figure, never part of the outcome

@@ -106,11 +106,14 @@ class Peer:
         # Waits left to ``select`` after a spin that found nothing (``_spin``).
         self._spin_rest = 0
         self._multicore = _multicore()
+        # Messages this end sent (requests and answers alike): a test's round trips, for the report.
+        self.sent = 0
         threading.Thread(target=self._read, name="patchgate-peer", daemon=True).start()
 
     def send(self, message: dict[str, Any]) -> None:
         with self._send_lock:
             wire.send(self.sock, message)
+            self.sent += 1
 
     def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send ``message`` and return its answer, serving the requests nested in it meanwhile.

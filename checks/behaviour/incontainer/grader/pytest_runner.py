@@ -186,6 +186,9 @@ def main(argv: list[str]) -> int:
     except rendezvous.NoSubject as exc:
         recorder.write({"kind": "subject_error", "detail": str(exc)})
         bridge = Bridge(None, broken=str(exc))
+    peer = bridge.peer
+    if peer is not None:
+        recorder.exchanges = lambda: peer.sent
     executable: dict[str, list[int]] = plan.get("lines") or {}
     if executable and bridge.peer is not None:
         # Before the first import of the change's code: the subject starts tracing its files.

@@ -19,7 +19,7 @@ import os
 import re
 import time
 import traceback
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
@@ -99,6 +99,10 @@ class Recorder:
         # The test whose call phase is running: a report made meanwhile is one of its subtests'.
         self._calling: str | None = None
         self._skipped_subtests: dict[str, int] = {}
+        # Isolated: how many messages the grader has sent the subject so far (a test's count is what it
+        # adds: its round trips, the one figure that says what isolation costs it).
+        self.exchanges: Callable[[], int] | None = None
+        self._exchanged: dict[str, int] = {}
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one record as a single write, so a crash never leaves half a line behind a whole one."""
@@ -152,6 +156,8 @@ class Recorder:
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self._started[nodeid] = time.monotonic()
+        if self.exchanges is not None:
+            self._exchanged[nodeid] = self.exchanges()
         self.write({"kind": "begin", "id": nodeid})
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -184,17 +190,19 @@ class Recorder:
         else:
             outcome, message = "error", "no phase of the test was reported"
         start = self._started.pop(nodeid, time.monotonic())
-        self.write(
-            {
-                "kind": "test",
-                "id": nodeid,
-                "outcome": outcome,
-                "timed_out": any(p[2] for p in phases),
-                "message": message if self._messages else "",
-                "seconds": round(time.monotonic() - start, 3),
-                "skipped_subtests": self._skipped_subtests.pop(nodeid, 0),
-            }
-        )
+        record = {
+            "kind": "test",
+            "id": nodeid,
+            "outcome": outcome,
+            "timed_out": any(p[2] for p in phases),
+            "message": message if self._messages else "",
+            "seconds": round(time.monotonic() - start, 3),
+            "skipped_subtests": self._skipped_subtests.pop(nodeid, 0),
+        }
+        before = self._exchanged.pop(nodeid, None)
+        if self.exchanges is not None and before is not None:
+            record["messages"] = self.exchanges() - before
+        self.write(record)
 
     def pytest_sessionfinish(self, exitstatus: int) -> None:
         self.write({"kind": "finish", "exit_status": int(exitstatus)})

@@ -65,6 +65,19 @@ def test_the_caller_s_message_is_left_as_it_was_and_may_be_sent_again(connect: A
     assert [request["op"] for request in seen] == ["get", "get"]
 
 
+def test_each_end_counts_the_messages_it_sent_requests_and_answers_alike() -> None:
+    mine, theirs = socket.socketpair()
+    try:
+        server = Peer(theirs, lambda request: {"ok": None}, free_threads=2)
+        client = Peer(mine, lambda request: {"raise": {"text": "nothing to serve"}})
+        for _ in range(3):
+            client.request({"op": "get"}, timeout=10)
+        assert (client.sent, server.sent) == (3, 3)
+    finally:
+        mine.close()
+        theirs.close()
+
+
 def test_a_handler_that_fails_breaks_the_channel_on_both_sides_instead_of_leaving_a_request_unanswered(
     connect: Any,
 ) -> None:
