@@ -42,7 +42,7 @@ from pathlib import Path
 
 # bench/ is on sys.path: this module is imported by bench/isolation.py --corpus
 from gate_overhead import export, git
-from isolation import CORPUS, HOLDOUT, PROJECTS, Bug, Project, fetch, outcomes, run_once, unpack
+from isolation import CORPUS, HOLDOUT, HOLDOUT2, PROJECTS, Bug, Project, fetch, outcomes, run_once, unpack
 
 from checks.behaviour.errors import SuiteError
 from checks.behaviour.outcomes import RunLog
@@ -362,8 +362,8 @@ def print_table(rows: list[Row]) -> None:
 
 def main(args: argparse.Namespace) -> None:
     """Run the corpus mode of bench/isolation.py."""
-    every = {p.name: p for p in (*PROJECTS, *CORPUS, *HOLDOUT)}
-    default = HOLDOUT if args.holdout else CORPUS
+    every = {p.name: p for p in (*PROJECTS, *CORPUS, *HOLDOUT, *HOLDOUT2)}
+    default = HOLDOUT2 if args.holdout2 else HOLDOUT if args.holdout else CORPUS
     chosen = [every[name] for name in args.project] if args.project else list(default)
     missing = [p.name for p in chosen if p.bug is None]
     if missing:

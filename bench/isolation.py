@@ -210,6 +210,30 @@ HOLDOUT = (
                 "                data = data or None")),
 )  # fmt: skip
 
+# A second holdout, chosen and committed (with each bug checked to fail a test bare) on 2026-12-07 before
+# any of it ran through patchgate, for shapes neither list above holds.
+HOLDOUT2 = (
+    Project("markupsafe", "3.0.2", (("tests", "tests"),),
+            "a str subclass (Markup) whose methods escape their arguments, a conftest fixture that sets the "
+            "library module's own attribute, `__html__` protocol objects of the tests', a src layout",
+            Bug("src/markupsafe/_native.py", '        s.replace("&", "&amp;")',
+                '        s.replace("&", "&")')),
+    Project("termcolor", "3.1.0", (("tests", "tests"),),
+            "environment variables (NO_COLOR, FORCE_COLOR) set and deleted by the tests, `isatty` and "
+            "`sys.stdout` monkeypatched, capsys, parametrize over every colour",
+            Bug("src/termcolor/termcolor.py", '    if os.environ.get("NO_COLOR"):',
+                '    if os.environ.get("NO_COLOUR"):')),
+    Project("idna", "3.10", (("tests", "tests"),),
+            "unittest.TestCase classes, a codec registered with the `codecs` machinery "
+            "(`str.encode('idna2008')`), a data file read beside the tests, large generated tables",
+            Bug("idna/core.py", "    if len(label) > 63:", "    if len(label) > 64:")),
+    Project("decorator", "5.2.1", (("tests", "tests"),),
+            "signature-preserving decorators (inspect.signature of the change's wrappers of the tests' "
+            "functions), a module of doctests imported by the tests, generators and coroutines as callers",
+            Bug("src/decorator.py", "    ba.apply_defaults()  # needed for test_dan_schult",
+                "    ba  # needed for test_dan_schult")),
+)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Figures:
@@ -383,6 +407,7 @@ def main() -> None:
         "pytest bare and one isolated run (default projects: CORPUS)",
     )
     corpus.add_argument("--holdout", action="store_true", help="the HOLDOUT projects instead of CORPUS")
+    corpus.add_argument("--holdout2", action="store_true", help="the HOLDOUT2 projects instead of CORPUS")
     corpus.add_argument(
         "--policy-file", type=Path, help="the policy for `patchgate run` (default: behaviour.timeout_s 1800)"
     )
@@ -393,7 +418,7 @@ def main() -> None:
 
         corpus_mode.main(args)
         return
-    known = (*PROJECTS, *CORPUS, *HOLDOUT) if args.project else PROJECTS
+    known = (*PROJECTS, *CORPUS, *HOLDOUT, *HOLDOUT2) if args.project else PROJECTS
     chosen = [p for p in known if not args.project or p.name in args.project or "all" in args.project]
     image = ensure_base_image()
     box = DockerSandbox(max_concurrency=1, labels={"patchgate.bench": "isolation"})
