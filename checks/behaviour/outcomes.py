@@ -135,9 +135,13 @@ class _Parser:
                 took = record.get("seconds")
                 seconds = _seconds(took) if isinstance(took, int | float) else None
                 sent = record.get("messages")
-                messages = sent if isinstance(sent, int) and not isinstance(sent, bool) and sent >= 0 else None
+                messages = sent if type(sent) is int and sent >= 0 else None  # a count (a bool is no count)
                 self.tests[test_id] = TestOutcome(
-                    outcome, message, record.get("timed_out") is True, skipped, seconds=seconds,
+                    outcome,
+                    message,
+                    record.get("timed_out") is True,
+                    skipped,
+                    seconds=seconds,
                     messages=messages,
                 )
             else:

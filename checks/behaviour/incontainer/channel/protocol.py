@@ -50,7 +50,13 @@ SUBJECT_SERVES = frozenset({
     "call_attr", "call_on", "call_classmethod", "value", "subclass", "prepare",
     # an iterator's items many to a request, for a consumer that takes them whole
     "take",
+    # a codec the change registered, for a name the grader's standard library does not know
+    "codec",
 })  # fmt: skip
+# What the subject tells of a codec the change registered (grader/registries.py): CodecInfo's callables.
+CODEC_FIELDS = (
+    "encode", "decode", "incrementalencoder", "incrementaldecoder", "streamreader", "streamwriter",
+)  # fmt: skip
 GRADER_SERVES = frozenset({
     "getattr", "setattr", "delattr", "call", "op", "signature", "take", "describe", "where",
 })  # fmt: skip

@@ -31,7 +31,7 @@ import pytest
 
 from ..channel import rendezvous
 from ..channel.peer import Peer
-from . import lines, tempfiles
+from . import lines, registries, tempfiles
 from .bridge import Bridge
 from .classes import RemoteClass
 from .errors import SubjectGone, SubjectTimeout
@@ -200,6 +200,8 @@ def main(argv: list[str]) -> int:
     sys.meta_path.insert(0, Support(plan.get("support") or {}, owners))
     SuiteImports(bridge, owners.suite_only, plan["suite_root"]).install()
     tempfiles.install()
+    if bridge.peer is not None:
+        registries.install_codecs(bridge)
     deadlines = Deadlines(bridge, budget, float(plan.get("test_timeout_s", DEFAULT_TEST_TIMEOUT_S)))
     # The suite's own configuration (its python_classes, markers...) as overrides of ours, and what to
     # collect in place of the whole folder (its testpaths): from the private plan, never argv.

@@ -11,6 +11,7 @@ value, the grader's files or its memory: those live under another uid.
 from __future__ import annotations
 
 import builtins
+import codecs
 import contextlib
 import importlib
 import os
@@ -27,7 +28,7 @@ from typing import Any
 from ..channel import byname, codec
 from ..channel.kept import Kept
 from ..channel.peer import Peer, PeerGone
-from ..channel.protocol import BOUND, CONTENTS, ENVIRON, KEPT, OPERATORS, SUBJECT_SERVES, caps
+from ..channel.protocol import BOUND, CODEC_FIELDS, CONTENTS, ENVIRON, KEPT, OPERATORS, SUBJECT_SERVES, caps
 from . import ambient, calls, cases, classes, iteration, tracer, tree
 from .enums import TestEnums
 from .objects import Objects
@@ -436,6 +437,16 @@ class Agent:
         cls, bind = self.objects.get(request.get("cls")), self.decode(request.get("bind"))
         args, kwargs = self._arguments(request)
         return self.encode(classes.call_classmethod(cls, str(request["name"]), bind, args, kwargs))  # type: ignore[arg-type]
+
+    def _serve_codec(self, request: dict[str, Any]) -> Any:
+        """A codec this process's registry finds for a name (grader/registries.py), or None."""
+        try:
+            info = codecs.lookup(str(request.get("name")))
+        except LookupError:
+            return None
+        found = {key: getattr(info, key, None) for key in CODEC_FIELDS}
+        text = bool(getattr(info, "_is_text_encoding", True))
+        return self.encode({**found, "name": info.name, "text": text})
 
     def _serve_value(self, request: dict[str, Any]) -> Any:
         """A container subclass's contents as its base type reads them."""
