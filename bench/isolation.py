@@ -231,7 +231,11 @@ HOLDOUT2 = (
             "signature-preserving decorators (inspect.signature of the change's wrappers of the tests' "
             "functions), a module of doctests imported by the tests, generators and coroutines as callers",
             Bug("src/decorator.py", "    ba.apply_defaults()  # needed for test_dan_schult",
-                "    ba  # needed for test_dan_schult")),
+                "    ba  # needed for test_dan_schult"),
+            # Its tests are tests/test.py, which pytest collects only when named (the project runs
+            # `pytest tests/test.py`; first run: "no tests", neutral, bare collected none either): the
+            # suite folder says so, as a maintainer copying it would.
+            writes=(("pytest.ini", "[pytest]\npython_files = test.py\n"),)),
 )  # fmt: skip
 
 

@@ -53,6 +53,24 @@ SUBJECT_SERVES = frozenset({
     # a codec the change registered, for a name the grader's standard library does not know
     "codec",
 })  # fmt: skip
+# Functions of the standard library through which code reads its surroundings - a terminal, a clock, the
+# host, the user - and which a test replaces to stage them (``monkeypatch.setattr(os, "isatty", ...)``,
+# ``mock.patch("time.sleep")``). A test's replacement crosses to the subject's module as the test's own
+# callable (grader/ambient.py); nothing else of a module does. Never a function that acts on the world
+# for its caller (``subprocess``, ``os.system``: the change would run commands as the grader), nor one
+# the harness itself calls while it serves (``time.monotonic``, ``os.getpid``, ``locale``'s encoding).
+AMBIENT_FUNCTIONS: dict[str, frozenset[str]] = {
+    "os": frozenset({"isatty", "get_terminal_size", "cpu_count", "getlogin", "uname"}),
+    "shutil": frozenset({"get_terminal_size", "which", "disk_usage"}),
+    "time": frozenset({"time", "time_ns", "sleep", "localtime", "gmtime", "strftime", "ctime", "asctime"}),
+    "platform": frozenset({
+        "system", "machine", "platform", "release", "version", "node", "processor",
+        "python_implementation", "python_version", "uname",
+    }),
+    "socket": frozenset({"gethostname", "getfqdn"}),
+    "getpass": frozenset({"getuser", "getpass"}),
+    "uuid": frozenset({"uuid1", "uuid4"}),
+}  # fmt: skip
 # What the subject tells of a codec the change registered (grader/registries.py): CodecInfo's callables.
 CODEC_FIELDS = (
     "encode", "decode", "incrementalencoder", "incrementaldecoder", "streamreader", "streamwriter",

@@ -28,7 +28,13 @@ allowlist of the test's own changes, never a copy of the grader's state:
 - each ``random.seed``/``random.setstate`` the test made since the last
   request - the test's own choices, never the generator's state otherwise
   (that would let the code under test predict the test's later draws) and
-  never back (the code under test would choose the test's random inputs).
+  never back (the code under test would choose the test's random inputs);
+- a test's replacement of a standard-library function through which code
+  reads its surroundings (``protocol.AMBIENT_FUNCTIONS``: ``os.isatty``,
+  ``time.time``, ``time.sleep``, ``platform.system``...): owned as a
+  variable is, by whoever wrote it first, and crossing as the test's own
+  callable (the change's ``os.isatty(fd)`` calls the test's lambda), or as
+  "the subject's own again" once the test's patch is undone.
 
 Back from the subject (``deliver``): what the request printed and the
 warnings it raised, re-issued here under the test's own filters.
@@ -36,16 +42,18 @@ warnings it raised, re-issued here under the test's own filters.
 
 from __future__ import annotations
 
+import importlib
 import os
 import random
 import sys
 import threading
+import types
 import warnings
 from collections.abc import Callable, Mapping
 from types import FrameType
 from typing import Any
 
-from ..channel.protocol import HARNESS_DIR
+from ..channel.protocol import AMBIENT_FUNCTIONS, HARNESS_DIR
 
 MAX_WARNINGS = 100
 _GETCWD = os.getcwd
@@ -166,6 +174,63 @@ def _runner_frame(frame: FrameType, filename: str) -> bool:
 
 ENVIRONMENT = Environment()
 _INSTALLED: list[bool] = []
+_MISSING: Any = object()
+
+
+class Patches:
+    """Who owns each of ``AMBIENT_FUNCTIONS`` of this process, from its first write on (as variables are)."""
+
+    def __init__(self) -> None:
+        self.originals: dict[str, object] = {}  # the grader's own function, before any test ran
+        self.owners: dict[str, str] = {}
+        self.version = 0
+        self._lock = threading.Lock()
+
+    def written(self, module: types.ModuleType, name: str, depth: int = 2) -> None:
+        key = f"{module.__name__}.{name}"
+        with self._lock:
+            owner = self.owners.get(key)
+            if owner is None:
+                owner = self.owners[key] = "test" if ENVIRONMENT._suite_wrote(depth + 1) else "runner"
+            if owner == "test":
+                self.version += 1
+
+    def current(self) -> dict[str, object]:
+        """Each test-owned function as this process has it now (``_MISSING``: deleted)."""
+        found: dict[str, object] = {}
+        for key, owner in list(self.owners.items()):
+            module = sys.modules.get(key.rpartition(".")[0])
+            if owner == "test" and module is not None:
+                found[key] = vars(module).get(key.rpartition(".")[2], _MISSING)
+        return found
+
+
+PATCHES = Patches()
+
+
+class _Watched(types.ModuleType):
+    """A standard-library module of ``AMBIENT_FUNCTIONS`` here: a write of one of them is followed."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        types.ModuleType.__setattr__(self, name, value)
+        if name in AMBIENT_FUNCTIONS.get(self.__name__, ()):
+            PATCHES.written(self, name)
+
+    def __delattr__(self, name: str) -> None:
+        types.ModuleType.__delattr__(self, name)
+        if name in AMBIENT_FUNCTIONS.get(self.__name__, ()):
+            PATCHES.written(self, name)
+
+
+def watch_ambient_functions() -> None:
+    """Follow writes to ``AMBIENT_FUNCTIONS`` (their modules become ``_Watched``; never ``sys``, whose
+    type the import system uses for every new module)."""
+    for module_name, names in AMBIENT_FUNCTIONS.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            PATCHES.originals.setdefault(f"{module_name}.{name}", vars(module).get(name, _MISSING))
+        if type(module) is types.ModuleType:
+            module.__class__ = _Watched
 
 
 def install(suite_prefix: str) -> None:
@@ -200,6 +265,7 @@ def install(suite_prefix: str) -> None:
 
         setattr(os, name, counted)
     install_seed_hooks()
+    watch_ambient_functions()
 
 
 # What the grader's process started with for the streams and arguments a test may replace (a CLI
@@ -218,6 +284,8 @@ class Outbound:
         self._chdirs = -1
         self._argv: list[str] | None = None
         self._stdin: object = _STARTED["stdin"]
+        self._patches = -1
+        self._patched: dict[str, object] = {}
 
     def add(self, message: dict[str, Any], encode: Callable[[object], Any]) -> None:
         env = ENVIRONMENT
@@ -244,6 +312,9 @@ class Outbound:
             self._stdin = sys.stdin
             replaced = sys.stdin is not _STARTED["stdin"]
             message["stdin"] = {"set": encode(sys.stdin)} if replaced else {"revert": True}
+        if PATCHES.version != self._patches:
+            self._patches = PATCHES.version
+            self._add_patches(message, encode)
         if not _SEEDS:
             return
         with _SEED_LOCK:
@@ -253,6 +324,23 @@ class Outbound:
         ]
         if kept:
             message["random"] = encode([[name, list(args)] for name, args in kept])
+
+    def _add_patches(self, message: dict[str, Any], encode: Callable[[object], Any]) -> None:
+        """Each test-owned ambient function changed since the last request: the test's callable, none,
+        or the subject's own again."""
+        changed: dict[str, list[Any]] = {}
+        for key, value in PATCHES.current().items():
+            if key in self._patched and self._patched[key] is value:
+                continue
+            self._patched[key] = value
+            if value is PATCHES.originals.get(key):
+                changed[key] = [REVERT]
+            elif value is _MISSING:
+                changed[key] = [UNSET]
+            else:
+                changed[key] = [SET, encode(value)]
+        if changed:
+            message["patched"] = changed
 
 
 def deliver(

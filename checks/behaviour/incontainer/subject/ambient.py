@@ -9,6 +9,7 @@ answer.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import random
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..channel import codec
-from ..channel.protocol import HARNESS_DIR
+from ..channel.protocol import AMBIENT_FUNCTIONS, HARNESS_DIR
 
 CAPTURE_CHARS = 1_000_000
 MAX_WARNINGS = 100
@@ -60,6 +61,31 @@ def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
         with contextlib.suppress(Exception):  # a state the generator refuses: the test's own problem
             for name, args in decode(request["random"]):
                 getattr(random, {"seed": "seed", "setstate": "setstate"}[name])(*args)
+    patched = request.get("patched")
+    if isinstance(patched, dict):
+        _patch(patched, decode)
+
+
+_OWN: dict[str, object] = {}  # this process's own ambient functions, as they were before the first patch
+_ABSENT: Any = object()
+
+
+def _patch(patched: dict[Any, Any], decode: Callable[[Any], Any]) -> None:
+    """A test's replacements of ``AMBIENT_FUNCTIONS`` (and their undoing), here; nothing else of a module."""
+    for key, entry in patched.items():
+        module_name, _, name = str(key).rpartition(".")
+        if name not in AMBIENT_FUNCTIONS.get(module_name, ()) or not (isinstance(entry, list) and entry):
+            continue
+        module = importlib.import_module(module_name)
+        own = _OWN.setdefault(f"{module_name}.{name}", vars(module).get(name, _ABSENT))
+        with contextlib.suppress(Exception):  # a callable we cannot stand for: ours stays
+            if entry[0] == "set" and len(entry) == 2:
+                setattr(module, name, decode(entry[1]))
+            elif entry[0] == "unset" or (entry[0] == "revert" and own is _ABSENT):
+                if name in vars(module):
+                    delattr(module, name)
+            elif entry[0] == "revert":
+                setattr(module, name, own)
 
 
 _CAPTURING: list[Capture] = []

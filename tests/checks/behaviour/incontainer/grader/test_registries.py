@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 __all__ = ["load"]
 
 # The shape of idna.codec: a search function registered at import, a codec of functions and classes.
-CODEC = '''
+CODEC = """
 import codecs
 
 calls = []
@@ -38,10 +38,10 @@ def search(name):
     return codecs.CodecInfo(_encode, _decode, incrementalencoder=IncrementalEncoder, name="pgtest-reversed")
 
 codecs.register(search)
-'''
+"""
 
 # A change that claims every codec name there is, the standard library's included.
-EVERY_NAME = '''
+EVERY_NAME = """
 import codecs
 
 def _forged(text, errors="strict"):
@@ -51,7 +51,7 @@ def search(name):
     return codecs.CodecInfo(_forged, lambda data, errors="strict": ("forged", len(data)), name=name)
 
 codecs.register(search)
-'''
+"""
 
 
 @contextmanager

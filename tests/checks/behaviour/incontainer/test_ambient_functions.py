@@ -1,0 +1,118 @@
+"""A test's replacement of a standard-library function the change reads its surroundings through crosses.
+
+termcolor's tests stage a terminal with ``monkeypatch.setattr(os, "isatty",
+lambda fd: True)``; a library's retry tests skip its waits with a patched
+``time.sleep``. In one process the library calls the test's replacement;
+isolated it called its own (second holdout, first run: 42 of termcolor's
+84 tests lost). Only ``protocol.AMBIENT_FUNCTIONS`` cross, only the suite's
+own patches, and never a function that acts on the world for its caller.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checks.behaviour.incontainer.channel.protocol import AMBIENT_FUNCTIONS, HARNESS_DIR
+from checks.behaviour.incontainer.grader import ambient
+from tests.checks.behaviour.incontainer.test_bridge_shapes import Load, loading
+
+pytestmark = pytest.mark.slow
+
+LIB = """
+import os, time
+
+def colour():
+    return os.isatty(1)
+
+def wait(seconds):
+    time.sleep(seconds)
+    return "waited"
+
+def now():
+    return time.time()
+
+def shell(command):
+    return os.system(command)
+"""
+
+# A write made by the harness's own code (a file under its folder), not by the suite's.
+_AS_HARNESS = compile("def patch(os):\n    os.isatty = lambda fd: True\n", HARNESS_DIR + "/fake.py", "exec")
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Load]:
+    """A subject for LIB, with this file's folder as the suite (its writes are the test's own), and
+    the ownership of ambient functions as a fresh process has it (a test's own monkeypatch undoes
+    nothing of it)."""
+    ambient.install(str(Path(__file__).parent) + "/")
+    fresh = ambient.Patches()
+    fresh.originals = dict(ambient.PATCHES.originals)
+    suite = str(Path(__file__).parent)
+    with pytest.MonkeyPatch.context() as ours, loading(tmp_path, suite_root=suite) as begin:
+        ours.setattr(ambient, "PATCHES", fresh)
+        yield begin
+
+
+def test_the_change_calls_the_test_s_replacement_until_the_test_undoes_it(
+    start: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = start(LIB)
+    own = lib.colour()
+    monkeypatch.setattr(os, "isatty", lambda fd: fd == 1)
+    assert lib.colour() is True
+    slept: list[Any] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    assert lib.wait(3600) == "waited"  # the subject's own sleep would take the hour
+    assert slept == [3600]
+    monkeypatch.setattr(time, "time", lambda: 1234.5)
+    assert lib.now() == 1234.5
+    monkeypatch.undo()
+    assert lib.colour() is own
+    assert lib.now() != 1234.5
+
+
+def test_a_deleted_ambient_function_is_gone_for_the_change_too(
+    start: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = start(LIB)
+    monkeypatch.delattr(os, "isatty")
+    with pytest.raises(AttributeError):
+        lib.colour()
+    monkeypatch.undo()
+    assert isinstance(lib.colour(), bool)
+
+
+def test_the_harness_s_own_write_never_crosses(start: Load) -> None:
+    lib = start(LIB)
+    own, original = lib.colour(), os.isatty
+    namespace: dict[str, Any] = {}
+    exec(_AS_HARNESS, namespace)  # noqa: S102 - our own two-line function, compiled under a chosen name
+    try:
+        namespace["patch"](os)
+        assert lib.colour() is own
+    finally:
+        os.isatty = original
+
+
+def test_a_function_that_acts_on_the_world_is_never_handed_over(
+    start: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = start(LIB)
+    ran: list[str] = []
+
+    # A test's stand-in for os.system: were it to cross, the change would run commands as the grader.
+    def system(command: str) -> int:
+        ran.append(command)
+        return 0
+
+    monkeypatch.setattr(os, "system", system)
+    assert lib.shell("exit 3") != 0  # the subject's own os.system ran it
+    assert ran == []
+    acting = [("os", "system"), ("subprocess", "Popen"), ("subprocess", "run"), ("os", "execv")]
+    assert all(name not in AMBIENT_FUNCTIONS.get(module, ()) for module, name in acting)
