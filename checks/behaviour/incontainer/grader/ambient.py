@@ -37,12 +37,16 @@ allowlist of the test's own changes, never a copy of the grader's state:
   "the subject's own again" once the test's patch is undone.
 
 Back from the subject (``deliver``): what the request printed and the
-warnings it raised, re-issued here under the test's own filters.
+warnings it raised, re-issued here under the test's own filters, and the
+records it logged, handled here by the logger of the same name when the
+test's levels let it log one (``caplog``, ``assertLogs``). A record is
+data: its message, place and traceback as text, never an object.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import random
 import sys
@@ -378,6 +382,37 @@ def deliver(
             if isinstance(same, category):
                 message = same
         warnings.warn_explicit(message, category, filename, line, registry=registry)
+    if "logs" in answer:
+        _log(answer["logs"], restore)
+        cut = answer.get("logs_cut")
+        if type(cut) is int and cut > 0:
+            logging.getLogger("patchgate").warning("%d more records the code under test logged in one call "
+                                                   "were not relayed", cut)  # fmt: skip
+
+
+def _log(records: object, restore: Callable[[str], str]) -> None:
+    """The change's records, each handled by the test's logger of its name if the test's levels let it."""
+    for found in records[:MAX_RECORDS] if isinstance(records, list) else []:
+        if not isinstance(found, dict) or type(found.get("levelno")) is not int:
+            continue
+        name = str(found.get("name") or "root")
+        logger = logging.getLogger(name) if name != "root" else logging.getLogger()
+        if not logger.isEnabledFor(found["levelno"]):
+            continue
+        fields = {key: found[key] for key in _RECORD_FIELDS if key in found}
+        for key in ("msg", "exc_text", "stack_info"):
+            if isinstance(fields.get(key), str):
+                fields[key] = restore(fields[key])
+        record = logging.makeLogRecord({**fields, "args": None, "exc_info": None})
+        logger.handle(record)
+
+
+MAX_RECORDS = 1_000
+# What of a record crosses, as text and numbers (``subject/ambient.py``); never ``args`` or ``exc_info``.
+_RECORD_FIELDS = (
+    "name", "levelno", "levelname", "msg", "pathname", "lineno", "funcName", "module", "created", "exc_text",
+    "stack_info",
+)  # fmt: skip
 
 
 def _caller() -> tuple[str, int]:

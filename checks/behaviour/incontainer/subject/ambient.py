@@ -2,8 +2,8 @@
 
 ``apply`` takes what a request carries (the test's environment changes,
 working directory and random seeds) into this process before the change's
-code runs; ``Capture`` collects what the request printed and warned, for its
-answer.
+code runs; ``Capture`` collects what the request printed, warned and logged,
+for its answer.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import logging
 import os
 import random
 import sys
@@ -24,6 +25,8 @@ from ..channel.protocol import AMBIENT_FUNCTIONS, HARNESS_DIR
 
 CAPTURE_CHARS = 1_000_000
 MAX_WARNINGS = 100
+MAX_RECORDS = 1_000  # log records a request relays (a flood beyond it is cut, and says so)
+RECORD_CHARS = 4_000  # of each record's message and traceback text
 
 
 # The environment this process started with: a test-owned variable that goes back to how the grader
@@ -108,6 +111,50 @@ def install_warning_hook() -> None:
     warnings.showwarning = show  # type: ignore[assignment]
 
 
+class _Relay(logging.Handler):
+    """Every record the change logs while a request runs (any thread's), for the test's loggers.
+
+    In one process the change's records reach the test's ``caplog`` and ``assertLogs``, and the
+    test's levels decide which are made. Here the root logger makes them all, and the grader's
+    loggers decide which of them to handle (``grader/ambient.py``).
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        for capture in _CAPTURING[:1]:
+            if len(capture.records) < MAX_RECORDS:
+                capture.records.append(_described(record))
+            else:
+                capture.records_cut += 1
+
+
+def _described(record: logging.LogRecord) -> dict[str, Any]:
+    try:
+        message = record.getMessage()
+    except Exception:  # the change's arguments did not format: as logging would say, in short
+        message = f"{record.msg!s:.{RECORD_CHARS}} (the arguments did not format)"
+    exc_text = record.exc_text
+    if record.exc_info and not exc_text:
+        with contextlib.suppress(Exception):
+            exc_text = logging.Formatter().formatException(record.exc_info)
+    found = {
+        "name": str(record.name), "levelno": int(record.levelno), "levelname": str(record.levelname),
+        "msg": message[:RECORD_CHARS], "pathname": str(record.pathname), "lineno": int(record.lineno or 0),
+        "funcName": str(record.funcName), "module": str(record.module), "created": float(record.created),
+    }  # fmt: skip
+    if exc_text:
+        found["exc_text"] = str(exc_text)[:RECORD_CHARS]
+    if record.stack_info:
+        found["stack_info"] = str(record.stack_info)[:RECORD_CHARS]
+    return found
+
+
+def install_log_relay() -> None:
+    """Make every record (the root logger at its lowest level) and keep them for the request's answer."""
+    root = logging.getLogger()
+    root.addHandler(_Relay(logging.NOTSET))
+    root.setLevel(logging.NOTSET)
+
+
 class _Stream(io.TextIOWrapper):
     """``sys.stdout`` or ``sys.stderr`` during one request: text, ``.buffer`` bytes, and a real descriptor.
 
@@ -166,6 +213,8 @@ class Capture:
     def __init__(self) -> None:
         self.out, self.err = _Stream(1), _Stream(2)
         self.caught: list[warnings.WarningMessage] = []
+        self.records: list[dict[str, Any]] = []
+        self.records_cut = 0
 
     def reset(self) -> None:
         if self.out.written():
@@ -174,6 +223,8 @@ class Capture:
             self.err.reset()
         if self.caught:
             self.caught = []
+        if self.records:
+            self.records, self.records_cut = [], 0
 
     def start(self) -> tuple[Any, Any]:
         """Take the process's streams and warnings for this request; return the streams to put back."""
@@ -210,4 +261,8 @@ class Capture:
                                (("out", self.out), ("err", self.err)) if stream.written()}  # fmt: skip
         if found:
             out["warnings"] = found
+        if self.records:
+            out["logs"] = self.records
+            if self.records_cut:
+                out["logs_cut"] = self.records_cut
         return out

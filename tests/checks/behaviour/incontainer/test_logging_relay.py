@@ -1,0 +1,96 @@
+"""The change's log records reach the test's ``caplog`` and ``assertLogs``, under the test's levels.
+
+In one process a library's ``logging.getLogger(__name__).warning(...)``
+lands in the test's ``caplog``; isolated it was printed on the subject's
+stderr and no test could see it as a record. Found by reading the class of
+the second holdout's findings (process-wide state of the standard library
+between the two processes), not by a corpus test: none of the 21 projects
+reads its logs.
+"""
+
+from __future__ import annotations
+
+import logging
+import unittest
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.checks.behaviour.incontainer.test_bridge_shapes import Load, loading
+
+pytestmark = pytest.mark.slow
+
+LIB = """
+import logging
+
+log = logging.getLogger("lib.core")
+
+class Loud:
+    def __str__(self):
+        return "a loud object"
+
+def work(n):
+    log.info("working on %d", n)
+    log.warning("careful with %s", Loud())
+    return n * 2
+
+def fail():
+    try:
+        1 / 0
+    except ZeroDivisionError:
+        log.exception("it broke")
+    return "handled"
+
+def flood(n):
+    for i in range(n):
+        log.error("record %d", i)
+    return n
+"""
+
+
+@pytest.fixture
+def lib(tmp_path: Path) -> Iterator[object]:
+    with loading(tmp_path, suite_root=str(Path(__file__).parent)) as start:
+        yield start(LIB)
+
+
+def test_caplog_sees_the_change_s_records_as_the_test_s_levels_let_it(
+    lib: Load, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        assert lib.work(3) == 6  # type: ignore[attr-defined]
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("lib.core", "WARNING", "careful with a loud object")
+    ]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="lib"):
+        lib.work(4)  # type: ignore[attr-defined]
+    assert [r.getMessage() for r in caplog.records] == ["working on 4", "careful with a loud object"]
+    record = caplog.records[0]
+    assert record.args is None and record.exc_info is None  # text and numbers crossed, never an object
+    assert record.pathname.endswith("lib.py") and record.funcName == "work"
+
+
+def test_an_exception_logged_by_the_change_keeps_its_traceback_text(
+    lib: Load, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert lib.fail() == "handled"  # type: ignore[attr-defined]
+    (record,) = caplog.records
+    assert record.getMessage() == "it broke" and record.levelname == "ERROR"
+    assert "ZeroDivisionError: division by zero" in caplog.text
+
+
+def test_assert_logs_of_a_unittest_case_sees_them(lib: Load) -> None:
+    case = unittest.TestCase()
+    with case.assertLogs("lib", level="INFO") as seen:
+        lib.work(5)  # type: ignore[attr-defined]
+    assert seen.output == ["INFO:lib.core:working on 5", "WARNING:lib.core:careful with a loud object"]
+
+
+def test_a_flood_of_records_is_cut_and_says_so(lib: Load, caplog: pytest.LogCaptureFixture) -> None:
+    assert lib.flood(5000) == 5000  # type: ignore[attr-defined]
+    relayed = [r for r in caplog.records if r.name == "lib.core"]
+    assert len(relayed) == 1000
+    (said,) = [r for r in caplog.records if r.name == "patchgate"]
+    assert said.getMessage().startswith("4000 more records")
