@@ -30,6 +30,16 @@ from .errors import SubjectGone, SubjectTimeout
 from .handles import Requester
 
 
+def _bytes_for(decode: Callable[..., Any]) -> Callable[..., Any]:
+    """``bytes.decode(name)`` hands a codec a memoryview of the bytes (CPython's own call); it crosses as
+    the bytes it views, which a test's memoryview would not (a handle the change cannot read)."""
+
+    def decoding(data: Any, errors: str = "strict") -> Any:
+        return decode(bytes(data) if isinstance(data, memoryview) else data, errors)
+
+    return decoding
+
+
 def install_codecs(bridge: Requester) -> Callable[[str], codecs.CodecInfo | None]:
     """Ask the subject for a codec the grader's standard library does not know; return the search
     function registered (the registry is the process's for good: a test of this module unregisters it)."""
@@ -42,6 +52,7 @@ def install_codecs(bridge: Requester) -> Callable[[str], codecs.CodecInfo | None
         if not isinstance(found, dict) or not all(callable(found.get(key)) for key in ("encode", "decode")):
             return None
         fields: dict[str, Any] = {key: found.get(key) for key in CODEC_FIELDS}
+        fields["decode"] = _bytes_for(fields["decode"])
         info = codecs.CodecInfo(name=str(found.get("name") or name), **fields)
         info._is_text_encoding = bool(found.get("text", True))  # codecs' own flag
         return info

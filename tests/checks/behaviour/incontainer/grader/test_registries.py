@@ -69,6 +69,7 @@ def test_a_codec_the_change_registers_encodes_decodes_and_is_looked_up_by_the_te
     with mirrored(lib):
         assert "abc".encode("pgtest_reversed") == b"cba"
         assert codecs.decode(b"cba", "pgtest_reversed") == "abc"
+        assert b"cba".decode("pgtest_reversed") == "abc"  # CPython hands the codec a memoryview of it
         info = codecs.lookup("pgtest_reversed")
         assert info.name == "pgtest-reversed"
         assert info.incrementalencoder is lib.IncrementalEncoder  # the change's class, as in one process
