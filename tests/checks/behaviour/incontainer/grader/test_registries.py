@@ -26,7 +26,7 @@ def _encode(text, errors="strict"):
     return text[::-1].encode("ascii", errors), len(text)
 
 def _decode(data, errors="strict"):
-    return bytes(data).decode("ascii", errors)[::-1], len(data)
+    return str(data, "ascii", errors)[::-1], len(data)  # as idna's: a bytes-like object, read in C
 
 class IncrementalEncoder(codecs.IncrementalEncoder):
     def encode(self, text, final=False):
