@@ -241,12 +241,14 @@ def _strip(
     """Drop every test of the module but ``keep`` (``test_a``, ``TestX::test_b``) and the methods the
     tier's classes inherit (``needed``); keep the rest. A test class with none left stays, empty of
     tests, when a class of the tier derives from it or (a module kept only to be imported) the staged
-    code ``named`` it."""
+    code ``named`` it; there, a test function or method the staged code names stays too (idna's codec
+    tests call ``test_idna.IDNATests().test_decode(...)`` as a helper). It is never run: the tier's run
+    collects the tier's own modules alone."""
     kept_top = {k.split("::", 1)[0] for k in keep}
     body: list[ast.stmt] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and options.function_name(node.name):
-            if node.name in kept_top or _fixture(node):
+            if node.name in kept_top or _fixture(node) or (rel not in kept_modules and node.name in named):
                 body.append(node)
             continue
         if isinstance(node, ast.ClassDef) and _test_class(node, modules, rel, options):
@@ -257,6 +259,9 @@ def _strip(
             # is here only for another to import from and the staged code names it.
             if not methods and key not in needed and (rel in kept_modules or node.name not in named):
                 continue
+            if rel not in kept_modules:
+                methods |= {n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                            and n.name in named}  # fmt: skip
             node.body = [
                 n for n in node.body
                 if not (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")

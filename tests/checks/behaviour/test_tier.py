@@ -128,6 +128,32 @@ def test_staging_the_tier_keeps_what_its_tests_derive_from_and_import(tmp_path: 
     assert hasattr(namespace["Sub"], "test_inherited") and hasattr(namespace["Deeper"], "test_local")
 
 
+def test_staging_the_tier_keeps_a_test_method_its_tests_call_as_a_helper(tmp_path: Path) -> None:
+    # idna's shape: test_idna_codec.py's setUp imports test_idna inside a method and calls one of its
+    # TestCase's test methods with a decoder of its own. Dropping that method failed the tier's base run,
+    # so the test, unable to cross, was counted as failed and the unchanged head concluded failure.
+    root = tmp_path / "suite" / "tests"
+    root.mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "test_idna.py").write_text(
+        "import unittest\n\n\nclass IDNATests(unittest.TestCase):\n    def test_decode(self, decode=None):\n"
+        "        assert (decode or str)(b'x') is not None\n\n    def test_other(self):\n        assert 1 == 81\n\n\n"
+        "def test_helper_function():\n    return 80\n\n\ndef test_unnamed():\n    assert 1 == 82\n"
+    )
+    (root / "test_codec.py").write_text(
+        "import unittest\n\n\nclass CodecTests(unittest.TestCase):\n    def setUp(self):\n"
+        "        from . import test_idna\n\n        self.idna = test_idna.IDNATests()\n"
+        "        self.value = test_idna.test_helper_function()\n\n"
+        "    def testDecode(self):\n        self.idna.test_decode(decode=bytes.decode)\n"
+    )
+    suite = load_suite(tmp_path / "suite", "hidden")
+    staged = stage_tier(suite, tmp_path / "staged", ["tests/test_codec.py::CodecTests::testDecode"])
+    text = (staged / "tests" / "test_idna.py").read_text()
+    assert "def test_decode" in text and "def test_helper_function" in text
+    # What the tier's code does not name is gone, as before: another suite's test ids and data.
+    assert "test_other" not in text and "test_unnamed" not in text and "81" not in text and "82" not in text
+
+
 def _tier_log(nonce: str, outcome: str) -> bytes:
     records = [{"kind": "start", "runner": "pytest", "nonce": nonce, "version": 1},
                {"kind": "collected", "ids": ["test_a.py::test_t"]},
