@@ -11,7 +11,11 @@ decide, and it is narrow on purpose:
 - ``_private`` and dunder attributes are refused, except a function's
   public metadata (``__name__``, ``__qualname__``, ``__module__``,
   ``__doc__``, ``__annotations__``, ``__wrapped__``), which decorators
-  copy; never ``__code__``, ``__globals__``, ``__closure__``,
+  copy, and a *protocol method* the test's own class defines as a plain
+  function (``__html__``, ``__html_format__``, ``__fspath__``,
+  ``__json__``: a library's protocol is its test's public face), never one
+  of ``NEVER_READ`` (attribute access, pickled state, construction, class
+  machinery); never ``__code__``, ``__globals__``, ``__closure__``,
   ``__defaults__`` or ``__dict__``;
 - a generator's frame (``gi_``/``cr_``/``ag_``) is refused, and no
   module, frame, code object or traceback is ever handed over;
@@ -50,6 +54,28 @@ _FRAME_PREFIXES = ("gi_", "cr_", "ag_")
 # The special methods a test's class's description carries (``describe``): what the subject's
 # ``inspect`` reads of a class, never one that changes how its objects compare or hash.
 DESCRIBED_DUNDERS = frozenset({"__call__", "__init__"})
+# Special methods that reach past an object's public face - its attributes by any name, its state as
+# pickled, its construction, its class's machinery - never read as a protocol method (``protocol_method``).
+NEVER_READ = frozenset({
+    "__getattribute__", "__getattr__", "__setattr__", "__delattr__", "__dir__", "__dict__", "__class__",
+    "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__getnewargs__", "__getnewargs_ex__",
+    "__new__", "__init__", "__init_subclass__", "__class_getitem__", "__subclasshook__", "__set_name__",
+    "__del__", "__get__", "__set__", "__delete__", "__copy__", "__deepcopy__", "__sizeof__", "__prepare__",
+    "__instancecheck__", "__subclasscheck__", "__mro_entries__", "__subclasses__", "__weakref__",
+    "__slots__", "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__func__",
+    "__self__", "__call__", "__post_init__",
+})  # fmt: skip
+
+
+def protocol_method(cls: type, name: str, mirrorable: Callable[[type], bool]) -> bool:
+    """Whether ``name`` is a protocol method of a test's class ``cls``: a dunder the class (or a base of
+    the suite's) defines itself as a plain function, outside ``NEVER_READ``."""
+    if not (name.startswith("__") and name.endswith("__") and len(name) > 4) or name in NEVER_READ:
+        return False
+    owner = next((k for k in type.__dict__["__mro__"].__get__(cls) if name in vars(k)), None)
+    return owner is not None and mirrorable(owner) and type(vars(owner)[name]) is types.FunctionType
+
+
 # What the change may set of a test's function (functools.update_wrapper, six._add_doc).
 RENAMEABLE = frozenset({"__name__", "__qualname__", "__module__", "__doc__", "__annotations__"})
 # Of those, the names: set from an alias, they are the suite's real name again (``_renamed``).
@@ -163,7 +189,11 @@ _MAX_MIRRORABLE = 4096
 
 
 def describe(
-    cls: type, aliases: Aliases, subjects: Callable[[object], bool], reach: Callable[[type], type]
+    cls: type,
+    aliases: Aliases,
+    subjects: Callable[[object], bool],
+    reach: Callable[[type], type],
+    mirrorable: Callable[[type], bool] = lambda cls: False,
 ) -> dict[str, Any]:
     """What the subject's class for the test's class ``cls`` holds: its suite bases, what its objects'
     type offers, and its public functions, static and class methods (the functions as handles).
@@ -179,7 +209,8 @@ def describe(
     module = type.__dict__["__module__"].__get__(cls)
     namespace = []
     for name, value in list(vars(cls).items()):
-        if not isinstance(name, str) or (name.startswith("_") and name not in DESCRIBED_DUNDERS):
+        hidden = isinstance(name, str) and name.startswith("_") and name not in DESCRIBED_DUNDERS
+        if not isinstance(name, str) or (hidden and not protocol_method(cls, name, mirrorable)):
             continue
         if type(value) in (staticmethod, classmethod):
             # With the wrapper itself: a marker set on it (pluggy's @hookimpl above @classmethod).
@@ -391,7 +422,9 @@ class Handed:
             # A test's metaclass prepares a class body's namespace, as a class statement asks it to (six's
             # with_metaclass asks it on the class statement's behalf).
             prepares = name == "__prepare__" and isinstance(target, type) and issubclass(target, type)
-            refused = name.startswith("_") and name not in METADATA and not theirs and not prepares
+            # A protocol method of the test's class (``__html__``), bound to its object: as a public one.
+            protocol = not isinstance(target, type) and protocol_method(type(target), name, self.mirrorable)
+            refused = name.startswith("_") and name not in METADATA and not (theirs or prepares or protocol)
             if refused or (isinstance(target, _FRAMED) and name.startswith(_FRAME_PREFIXES)):
                 # Private attributes, code, globals, closures, defaults or a generator's frame
                 # would open the test's frames, globals and values.
@@ -450,7 +483,7 @@ class Handed:
             init = vars(target).get("__init__")
             if type(init) is types.FunctionType:
                 self._inits.add(init)
-            return describe(target, self.aliases, self.subjects, self.reach)  # type: ignore[arg-type]
+            return describe(target, self.aliases, self.subjects, self.reach, self.mirrorable)  # type: ignore[arg-type]
         if op == "take":
             number = request["obj"]["id"]  # target() checked it names an object we hold
             return self.lent.ahead(number, target, request.get("size"), self.encode)
