@@ -25,6 +25,14 @@ allowlist of the test's own changes, never a copy of the grader's state:
 - ``sys.argv`` and ``sys.stdin`` once a test replaced them (a CLI test's
   arguments, click's ``CliRunner`` input): the list as it is, the stream as
   a stand-in the subject reads from; pytest's own never cross;
+- ``sys.stdout`` and ``sys.stderr`` while an object of a class of the
+  suite's own stands there (``monkeypatch.setattr("sys.stdout",
+  MockStdout())``): the subject's stream for the request is a stand-in of
+  it, so the change's writes, ``isatty()`` and ``fileno()`` are the test's
+  object's. Any other stream - pytest's capture, a ``StringIO`` of
+  ``redirect_stdout``, a CLI runner's buffer, the process's own - never
+  crosses: the subject captures the change's prints and they are written
+  to it here;
 - each ``random.seed``/``random.setstate`` the test made since the last
   request - the test's own choices, never the generator's state otherwise
   (that would let the code under test predict the test's later draws) and
@@ -290,6 +298,8 @@ class Outbound:
         self._stdin: object = _STARTED["stdin"]
         self._patches = -1
         self._patched: dict[str, object] = {}
+        self._streams: dict[str, object] = {"out": None, "err": None}
+        self._seen_streams: tuple[object, object] = (None, None)
 
     def add(self, message: dict[str, Any], encode: Callable[[object], Any]) -> None:
         env = ENVIRONMENT
@@ -316,6 +326,8 @@ class Outbound:
             self._stdin = sys.stdin
             replaced = sys.stdin is not _STARTED["stdin"]
             message["stdin"] = {"set": encode(sys.stdin)} if replaced else {"revert": True}
+        if (sys.stdout, sys.stderr) != self._seen_streams:
+            self._add_streams(message, encode)
         if PATCHES.version != self._patches:
             self._patches = PATCHES.version
             self._add_patches(message, encode)
@@ -328,6 +340,18 @@ class Outbound:
         ]
         if kept:
             message["random"] = encode([[name, list(args)] for name, args in kept])
+
+    def _add_streams(self, message: dict[str, Any], encode: Callable[[object], Any]) -> None:
+        """A test's own object standing as ``sys.stdout`` or ``sys.stderr`` (never pytest's capture)."""
+        self._seen_streams = (sys.stdout, sys.stderr)
+        changed: dict[str, Any] = {}
+        for key, stream, own in (("out", sys.stdout, sys.__stdout__), ("err", sys.stderr, sys.__stderr__)):
+            mine = stream if stream is not own and _suite_class(type(stream)) else None
+            if mine is not self._streams[key]:
+                self._streams[key] = mine
+                changed[key] = {"set": encode(mine)} if mine is not None else {"revert": True}
+        if changed:
+            message["streams"] = changed
 
     def _add_patches(self, message: dict[str, Any], encode: Callable[[object], Any]) -> None:
         """Each test-owned ambient function changed since the last request: the test's callable, none,
@@ -345,6 +369,14 @@ class Outbound:
                 changed[key] = [SET, encode(value)]
         if changed:
             message["patched"] = changed
+
+
+def _suite_class(cls: type) -> bool:
+    """Whether ``cls`` is written in the suite's own files (a test's fake stream), by its module's file."""
+    prefix = ENVIRONMENT.suite_prefix
+    module = sys.modules.get(getattr(cls, "__module__", "") or "")
+    filename = getattr(module, "__file__", None)
+    return bool(prefix) and isinstance(filename, str) and filename.startswith(prefix)
 
 
 def deliver(

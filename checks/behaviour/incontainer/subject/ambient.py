@@ -67,6 +67,17 @@ def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
     patched = request.get("patched")
     if isinstance(patched, dict):
         _patch(patched, decode)
+    streams = request.get("streams")
+    if isinstance(streams, dict):
+        for key in ("out", "err"):
+            entry = streams.get(key)
+            if isinstance(entry, dict):
+                with contextlib.suppress(Exception):  # a stream we cannot stand for: our capture stays
+                    TEST_STREAMS[key] = decode(entry["set"]) if "set" in entry else None
+
+
+# A test's own object standing as sys.stdout / sys.stderr in the grader: the request's stream here.
+TEST_STREAMS: dict[str, Any] = {"out": None, "err": None}
 
 
 _OWN: dict[str, object] = {}  # this process's own ambient functions, as they were before the first patch
@@ -229,7 +240,8 @@ class Capture:
     def start(self) -> tuple[Any, Any]:
         """Take the process's streams and warnings for this request; return the streams to put back."""
         saved = sys.stdout, sys.stderr
-        sys.stdout, sys.stderr = self.out, self.err
+        sys.stdout = TEST_STREAMS["out"] if TEST_STREAMS["out"] is not None else self.out
+        sys.stderr = TEST_STREAMS["err"] if TEST_STREAMS["err"] is not None else self.err
         _CAPTURING[:] = [self]
         return saved
 

@@ -10,6 +10,8 @@ own patches, and never a function that acts on the world for its caller.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import time
 from collections.abc import Iterator
@@ -39,6 +41,20 @@ def now():
 
 def shell(command):
     return os.system(command)
+
+def stdout_colour():
+    import io, sys
+    try:
+        return os.isatty(sys.stdout.fileno())
+    except io.UnsupportedOperation:
+        return sys.stdout.isatty()
+
+def shout(text):
+    print(text)
+
+def stdout_kind():
+    import sys
+    return type(sys.stdout).__name__
 """
 
 # A write made by the harness's own code (a file under its folder), not by the suite's.
@@ -116,3 +132,51 @@ def test_a_function_that_acts_on_the_world_is_never_handed_over(
     assert ran == []
     acting = [("os", "system"), ("subprocess", "Popen"), ("subprocess", "run"), ("os", "execv")]
     assert all(name not in AMBIENT_FUNCTIONS.get(module, ()) for module, name in acting)
+
+
+class MockStdout:
+    """termcolor's shape: a test's own stream, with no descriptor and a terminal of its own."""
+
+    def __init__(self) -> None:
+        self.written: list[str] = []
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation()
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.written.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_a_test_s_own_stream_object_is_the_change_s_stdout(
+    start: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lib = start(LIB)
+    mock = MockStdout()
+    monkeypatch.setattr("sys.stdout", mock)
+    assert lib.stdout_colour() is True
+    lib.shout("hi")
+    assert "".join(mock.written) == "hi\n"
+    monkeypatch.undo()
+    assert lib.stdout_kind() == "_Stream"  # the subject's own capture again
+
+
+def test_pytest_s_capture_and_a_plain_buffer_are_never_handed_over(
+    start: Load, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lib = start(LIB)
+    print("the test's own output, which the change must not read")
+    assert lib.stdout_kind() == "_Stream"
+    lib.shout("from the change")
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert lib.stdout_kind() == "_Stream"
+        lib.shout("redirected")
+    assert buffer.getvalue() == "redirected\n"  # relayed here, as before
+    assert capsys.readouterr().out.endswith("from the change\n")
