@@ -180,6 +180,10 @@ def stage_tier(suite: Suite, dest: Path, keep: Collection[str]) -> Path:
     # A module kept only to be imported keeps the test classes the staged code names (an import, a base
     # class), to a fixed point: not the others, whose names are test ids (a held-out suite's too).
     only_imported = [rel for rel in suite.pytest_files if rel in imported and rel not in by_module]
+    # The methods the tier's own tests call as attributes (``self.idna.test_decode``): from their code
+    # alone, never from a body kept this way.
+    own = [staged[rel] for rel in by_module if rel in staged]
+    called = {n.attr for tree in own for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     named: set[str] | None = None
     while True:
         now = {n for tree in staged.values() for n in _identifiers(tree)}
@@ -188,7 +192,7 @@ def stage_tier(suite: Suite, dest: Path, keep: Collection[str]) -> Path:
         named = now
         for rel in only_imported:
             staged[rel] = _strip(copy.deepcopy(trees[rel]), set(), modules, rel, suite.options, needed=needed,
-                                 kept_modules=by_module, named=named)  # fmt: skip
+                                 kept_modules=by_module, named=named, called=called)  # fmt: skip
     for rel in suite.pytest_files:
         if rel in staged:
             (dest / rel).write_text(ast.unparse(staged[rel]) + "\n", encoding="utf-8")
@@ -236,19 +240,20 @@ def _inherited(modules: Modules, by_module: Mapping[str, set[str]]) -> dict[tupl
 def _strip(
     tree: ast.Module, keep: set[str], modules: Modules, rel: str, options: PytestOptions, *,
     needed: Mapping[tuple[str, str], set[str]], kept_modules: Collection[str],
-    named: Collection[str] = (),
+    named: Collection[str] = (), called: Collection[str] = (),
 ) -> ast.Module:  # fmt: skip
     """Drop every test of the module but ``keep`` (``test_a``, ``TestX::test_b``) and the methods the
     tier's classes inherit (``needed``); keep the rest. A test class with none left stays, empty of
     tests, when a class of the tier derives from it or (a module kept only to be imported) the staged
-    code ``named`` it; there, a test function or method the staged code names stays too (idna's codec
-    tests call ``test_idna.IDNATests().test_decode(...)`` as a helper). It is never run: the tier's run
-    collects the tier's own modules alone."""
+    code ``named`` it; there, a test method of such a class the tier's own tests ``call`` as an attribute
+    stays too (idna's codec tests call ``test_idna.IDNATests().test_decode(...)`` as a helper). It is
+    never run - the tier's run collects the tier's own modules alone - and only the tier's own code
+    decides it, never a method kept this way (a held-out test's body names others)."""
     kept_top = {k.split("::", 1)[0] for k in keep}
     body: list[ast.stmt] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and options.function_name(node.name):
-            if node.name in kept_top or _fixture(node) or (rel not in kept_modules and node.name in named):
+            if node.name in kept_top or _fixture(node):
                 body.append(node)
             continue
         if isinstance(node, ast.ClassDef) and _test_class(node, modules, rel, options):
@@ -261,7 +266,7 @@ def _strip(
                 continue
             if rel not in kept_modules:
                 methods |= {n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-                            and n.name in named}  # fmt: skip
+                            and n.name in called}  # fmt: skip
             node.body = [
                 n for n in node.body
                 if not (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")

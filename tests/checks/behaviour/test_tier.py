@@ -149,9 +149,33 @@ def test_staging_the_tier_keeps_a_test_method_its_tests_call_as_a_helper(tmp_pat
     suite = load_suite(tmp_path / "suite", "hidden")
     staged = stage_tier(suite, tmp_path / "staged", ["tests/test_codec.py::CodecTests::testDecode"])
     text = (staged / "tests" / "test_idna.py").read_text()
-    assert "def test_decode" in text and "def test_helper_function" in text
-    # What the tier's code does not name is gone, as before: another suite's test ids and data.
+    assert "def test_decode" in text
+    # What the tier's code does not call as a method is gone, as before: another suite's test ids and data
+    # (a test function is never kept by a name the tier's code says, nor by one a kept body says).
     assert "test_other" not in text and "test_unnamed" not in text and "81" not in text and "82" not in text
+    assert "def test_helper_function" not in text
+
+
+def test_a_held_out_test_is_never_kept_by_a_bare_name_or_through_a_kept_body(tmp_path: Path) -> None:
+    # Red-team: `opts.test_roundtrip` in a tier test kept held-out test_roundtrip, and the names in its
+    # body kept test_mode - held-out bodies in a container the change's code can read.
+    root = tmp_path / "suite"
+    root.mkdir()
+    (root / "test_held.py").write_text(
+        "import unittest\n\n\ndef test_roundtrip():\n    assert 'SECRET-ROUNDTRIP'\n    test_mode()\n\n\n"
+        "def test_mode():\n    assert 'SECRET-MODE'\n\n\nclass Helpers(unittest.TestCase):\n"
+        "    def test_used(self):\n        return self.test_chained()\n\n"
+        "    def test_chained(self):\n        assert 'SECRET-CHAINED'\n"
+    )
+    (root / "test_tier_own.py").write_text(
+        "import test_held\n\n\ndef test_it():\n    opts = object()\n    getattr(opts, 'x', None)\n"
+        "    test_roundtrip = 1\n    assert test_held.Helpers().test_used() is None\n"
+    )
+    suite = load_suite(root, "hidden")
+    staged = stage_tier(suite, tmp_path / "staged", ["test_tier_own.py::test_it"])
+    text = (staged / "test_held.py").read_text()
+    assert "def test_used" in text  # the tier's own test calls it
+    assert not any(s in text for s in ("SECRET-ROUNDTRIP", "SECRET-MODE", "SECRET-CHAINED"))
 
 
 def _tier_log(nonce: str, outcome: str) -> bytes:

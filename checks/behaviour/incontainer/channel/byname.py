@@ -61,12 +61,20 @@ def safe_class(named: tuple[str, str]) -> bool:
     return named[0] in SAFE_CLASS_MODULES or named in SAFE_CLASSES
 
 
+# The types a standard-library module may have here: the grader watches a few (grader/ambient.py).
+MODULE_TYPES: set[type] = {types.ModuleType}
+
+
 def stdlib_name(value: object) -> tuple[str, str] | None:
     """Return (module, qualname) naming a standard-library module, class or function, if it is one."""
-    if type(value) is types.ModuleType:
-        name = value.__name__
-        stdlib = name.partition(".")[0] in sys.stdlib_module_names and sys.modules.get(name) is value
-        return (name, "") if stdlib else None
+    if type(value) in MODULE_TYPES:
+        name = vars(value).get("__name__")
+        stdlib = (
+            isinstance(name, str)
+            and name.partition(".")[0] in sys.stdlib_module_names
+            and sys.modules.get(name) is value
+        )
+        return (str(name), "") if stdlib else None
     if not issubclass(type(value), _NAMEABLE):  # its type, never the ``__class__`` it claims
         return None
     module = getattr(value, "__module__", None)

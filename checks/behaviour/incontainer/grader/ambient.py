@@ -65,6 +65,7 @@ from collections.abc import Callable, Mapping
 from types import FrameType
 from typing import Any
 
+from ..channel import byname
 from ..channel.protocol import AMBIENT_FUNCTIONS, HARNESS_DIR
 
 MAX_WARNINGS = 100
@@ -220,6 +221,29 @@ class Patches:
 PATCHES = Patches()
 
 
+class CallOnly:
+    """A test's replacement of an ambient function, as the change gets it: called, nothing else.
+
+    The change may call the test's ``time.sleep`` double as its own ``time.sleep``; it may not read or
+    set its attributes (a ``MagicMock``'s ``call_count``, ``assert_called_once_with`` or a
+    ``return_value`` the test's own ``time.time()`` would then give), nor reach what it wraps.
+    """
+
+    __slots__ = ("_pg_target",)
+
+    def __init__(self, target: Callable[..., Any]) -> None:
+        object.__setattr__(self, "_pg_target", target)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return object.__getattribute__(self, "_pg_target")(*args, **kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test's function")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"patchgate: the code under test may not delete {name!r} of a test's function")
+
+
 class _Watched(types.ModuleType):
     """A standard-library module of ``AMBIENT_FUNCTIONS`` here: a write of one of them is followed."""
 
@@ -243,6 +267,7 @@ def watch_ambient_functions() -> None:
             PATCHES.originals.setdefault(f"{module_name}.{name}", vars(module).get(name, _MISSING))
         if type(module) is types.ModuleType:
             module.__class__ = _Watched
+    byname.MODULE_TYPES.add(_Watched)  # still the standard library's module, taken there by name
 
 
 def install(suite_prefix: str) -> None:
@@ -349,7 +374,7 @@ class Outbound:
             mine = stream if stream is not own and _suite_class(type(stream)) else None
             if mine is not self._streams[key]:
                 self._streams[key] = mine
-                changed[key] = {"set": encode(mine)} if mine is not None else {"revert": True}
+                changed[key] = {"set": encode(StreamFace(mine))} if mine is not None else {"revert": True}
         if changed:
             message["streams"] = changed
 
@@ -366,17 +391,73 @@ class Outbound:
             elif value is _MISSING:
                 changed[key] = [UNSET]
             else:
-                changed[key] = [SET, encode(value)]
+                changed[key] = [SET, encode(CallOnly(value) if callable(value) else value)]
         if changed:
             message["patched"] = changed
 
 
 def _suite_class(cls: type) -> bool:
-    """Whether ``cls`` is written in the suite's own files (a test's fake stream), by its module's file."""
+    """Whether ``cls`` is written in the suite's own files (a test's fake stream), by its module's file.
+
+    Read from this process's own module namespace alone: never a class's ``__module__`` as a metaclass
+    answers it, nor a module of the change's, which answers from the subject (a request, and the bridge's
+    lock is held here) and could name a suite file whenever it liked.
+    """
     prefix = ENVIRONMENT.suite_prefix
-    module = sys.modules.get(getattr(cls, "__module__", "") or "")
-    filename = getattr(module, "__file__", None)
-    return bool(prefix) and isinstance(filename, str) and filename.startswith(prefix)
+    name = type.__dict__["__module__"].__get__(cls) if isinstance(cls, type) else None
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    if not prefix or type(module) is not types.ModuleType:
+        return False
+    filename = _MODULE_DICT.__get__(module).get("__file__")
+    return isinstance(filename, str) and filename.startswith(prefix)
+
+
+_MODULE_DICT = vars(types.ModuleType)["__dict__"]
+
+
+class StreamFace:
+    """A test's own stream object standing as ``sys.stdout``, as the change gets it: the stream protocol
+    and nothing else (a tee the test wrote holds pytest's capture, with the test's prints, as an
+    attribute)."""
+
+    __slots__ = ("_pg_stream",)
+
+    def __init__(self, stream: object) -> None:
+        object.__setattr__(self, "_pg_stream", stream)
+
+    def _call(self, name: str, *args: Any) -> Any:
+        return getattr(object.__getattribute__(self, "_pg_stream"), name)(*args)
+
+    def write(self, text: str) -> Any:
+        return self._call("write", text)
+
+    def writelines(self, lines: Any) -> Any:
+        return self._call("writelines", lines)
+
+    def flush(self) -> Any:
+        return self._call("flush")
+
+    def isatty(self) -> Any:
+        return self._call("isatty")
+
+    def fileno(self) -> Any:
+        return self._call("fileno")
+
+    def writable(self) -> Any:
+        return self._call("writable")
+
+    @property
+    def encoding(self) -> Any:
+        found = getattr(object.__getattribute__(self, "_pg_stream"), "encoding", "utf-8")
+        return found if isinstance(found, str) else "utf-8"
+
+    @property
+    def errors(self) -> Any:
+        found = getattr(object.__getattribute__(self, "_pg_stream"), "errors", "strict")
+        return found if isinstance(found, str) else "strict"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test's stream")
 
 
 def deliver(
@@ -415,36 +496,61 @@ def deliver(
                 message = same
         warnings.warn_explicit(message, category, filename, line, registry=registry)
     if "logs" in answer:
-        _log(answer["logs"], restore)
+        _log(answer["logs"])
         cut = answer.get("logs_cut")
         if type(cut) is int and cut > 0:
             logging.getLogger("patchgate").warning("%d more records the code under test logged in one call "
                                                    "were not relayed", cut)  # fmt: skip
 
 
-def _log(records: object, restore: Callable[[str], str]) -> None:
-    """The change's records, each handled by the test's logger of its name if the test's levels let it."""
+def _log(records: object) -> None:
+    """The change's records, each handled by the test's logger of its name if the test's levels let it.
+
+    Their text is the change's as it wrote it: a suite name it holds by alias stays the alias (prints
+    are relayed so too), or a test that hands ``caplog.text`` back would hand over the real names.
+    """
     for found in records[:MAX_RECORDS] if isinstance(records, list) else []:
         if not isinstance(found, dict) or type(found.get("levelno")) is not int:
             continue
-        name = str(found.get("name") or "root")
-        logger = logging.getLogger(name) if name != "root" else logging.getLogger()
-        if not logger.isEnabledFor(found["levelno"]):
+        fields = {key: found[key] for key, kind in _RECORD_FIELDS.items() if type(found.get(key)) in kind}
+        logger = _logger(fields.pop("name", "root"))
+        if not logger.isEnabledFor(fields["levelno"]):
             continue
-        fields = {key: found[key] for key in _RECORD_FIELDS if key in found}
-        for key in ("msg", "exc_text", "stack_info"):
-            if isinstance(fields.get(key), str):
-                fields[key] = restore(fields[key])
-        record = logging.makeLogRecord({**fields, "args": None, "exc_info": None})
-        logger.handle(record)
+        record = logging.makeLogRecord({**fields, "name": logger.name, "args": None, "exc_info": None})
+        try:
+            logger.handle(record)
+        except Exception:  # noqa: S112 - a test's handler failing on one record: the next ones still go
+            continue
 
 
 MAX_RECORDS = 1_000
-# What of a record crosses, as text and numbers (``subject/ambient.py``); never ``args`` or ``exc_info``.
-_RECORD_FIELDS = (
-    "name", "levelno", "levelname", "msg", "pathname", "lineno", "funcName", "module", "created", "exc_text",
-    "stack_info",
-)  # fmt: skip
+# What of a record crosses, as text and numbers, by its type here (``subject/ambient.py``); never ``args``
+# or ``exc_info``. A field of another type is left out (pytest's handler formats ``lineno`` with ``%d``).
+_TEXT, _WHOLE = (str,), (int,)
+_RECORD_FIELDS: dict[str, tuple[type, ...]] = {
+    "name": _TEXT, "levelno": _WHOLE, "levelname": _TEXT, "msg": _TEXT, "pathname": _TEXT, "filename": _TEXT,
+    "lineno": _WHOLE, "funcName": _TEXT, "module": _TEXT, "created": (float, int), "exc_text": _TEXT,
+    "stack_info": _TEXT,
+}  # fmt: skip
+# A logger name the change gives: each dotted prefix becomes a logger here (``logging.getLogger``), so
+# one is bounded, and so is how many a run makes; past the bound, the change's records go to one logger.
+MAX_LOGGER_NAME = 200
+MAX_LOGGER_PARTS = 8
+MAX_LOGGERS = 512
+FOLDED = "patchgate.relayed"
+_MADE: set[str] = set()
+
+
+def _logger(name: object) -> logging.Logger:
+    if not isinstance(name, str) or name in ("", "root"):
+        return logging.getLogger()
+    if len(name) > MAX_LOGGER_NAME or name.count(".") >= MAX_LOGGER_PARTS:
+        return logging.getLogger(FOLDED)
+    if name not in _MADE:
+        if len(_MADE) >= MAX_LOGGERS and name not in logging.Logger.manager.loggerDict:
+            return logging.getLogger(FOLDED)
+        _MADE.add(name)
+    return logging.getLogger(name)
 
 
 def _caller() -> tuple[str, int]:

@@ -138,8 +138,8 @@ class Bridge:
         self.handed.lent.settle(answer.get("took"))
         # Interrupted while the subject works (a test's timeout): the answer, when it comes, finds no
         # one waiting and is dropped; the subject's own deadline for the request ends it soon after.
-        ambient.deliver(answer, self.decode, self._warned, self.handed.aliases.restore)
         try:
+            ambient.deliver(answer, self.decode, self._warned, self.handed.aliases.restore)
             if "raise" in answer:
                 raise self.mirrors.exception(answer["raise"])
             # A suite name that went out as an alias comes back as itself (functools.wraps of a callback).

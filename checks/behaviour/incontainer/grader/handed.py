@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import operator
 import threading
 import types
 import weakref
@@ -67,10 +68,39 @@ NEVER_READ = frozenset({
 })  # fmt: skip
 
 
+# Python's own special methods: each reaches a test's object only as the grader's operators and stand-ins
+# offer it (``repr`` and ``str`` with the suite's names aliased, comparisons without unsealing a default),
+# never read as a protocol method and called as the test's own function.
+_DUNDERS_OF = (
+    object, type, int, float, complex, bool, str, bytes, bytearray, memoryview, list, tuple, dict, set,
+    frozenset, range, slice, property, staticmethod, classmethod, types.FunctionType, types.MethodType,
+    types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, types.ModuleType, BaseException,
+    operator,
+)  # fmt: skip
+DATA_MODEL = frozenset(
+    {n for t in _DUNDERS_OF for n in dir(t) if n.startswith("__") and n.endswith("__")}
+    | {
+        "__enter__", "__exit__", "__aenter__", "__aexit__", "__await__", "__aiter__", "__anext__",
+        "__missing__", "__length_hint__", "__fspath__", "__index__", "__round__", "__trunc__", "__floor__",
+        "__ceil__",
+        "__bool__", "__contains__", "__reversed__", "__set_name__", "__buffer__", "__release_buffer__",
+        "__copy__", "__deepcopy__", "__post_init__", "__match_args__", "__signature__", "__wrapped__",
+        "__call__", "__get__", "__set__", "__delete__", "__class_getitem__", "__mro_entries__", "__prepare__",
+        "__instancecheck__", "__subclasscheck__", "__init_subclass__", "__iter__", "__next__", "__len__",
+        "__getitem__", "__setitem__", "__delitem__", "__bytes__", "__format__", "__repr__", "__str__",
+        "__hash__", "__sizeof__", "__dir__", "__complex__", "__int__", "__float__", "__del__",
+        "__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__annotations__",
+    }
+)  # fmt: skip
+
+
 def protocol_method(cls: type, name: str, mirrorable: Callable[[type], bool]) -> bool:
-    """Whether ``name`` is a protocol method of a test's class ``cls``: a dunder the class (or a base of
-    the suite's) defines itself as a plain function, outside ``NEVER_READ``."""
-    if not (name.startswith("__") and name.endswith("__") and len(name) > 4) or name in NEVER_READ:
+    """Whether ``name`` is a library's protocol method of a test's class ``cls`` (``__html__``): a dunder
+    Python's data model does not define, which the class (or a base of the suite's) defines itself as a
+    plain function, outside ``NEVER_READ``."""
+    if not (name.startswith("__") and name.endswith("__") and len(name) > 4):
+        return False
+    if name in NEVER_READ or name in DATA_MODEL:
         return False
     owner = next((k for k in type.__dict__["__mro__"].__get__(cls) if name in vars(k)), None)
     return owner is not None and mirrorable(owner) and type(vars(owner)[name]) is types.FunctionType

@@ -149,7 +149,8 @@ def _described(record: logging.LogRecord) -> dict[str, Any]:
             exc_text = logging.Formatter().formatException(record.exc_info)
     found = {
         "name": str(record.name), "levelno": int(record.levelno), "levelname": str(record.levelname),
-        "msg": message[:RECORD_CHARS], "pathname": str(record.pathname), "lineno": int(record.lineno or 0),
+        "msg": message[:RECORD_CHARS], "pathname": str(record.pathname), "filename": str(record.filename),
+        "lineno": int(record.lineno or 0),
         "funcName": str(record.funcName), "module": str(record.module), "created": float(record.created),
     }  # fmt: skip
     if exc_text:

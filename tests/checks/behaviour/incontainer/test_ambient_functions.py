@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -55,6 +58,29 @@ def shout(text):
 def stdout_kind():
     import sys
     return type(sys.stdout).__name__
+
+def forge_count():
+    time.sleep.call_count = 3  # a test's MagicMock: its count, were it handed over whole
+
+def forge_assert():
+    time.sleep.assert_called_once_with = lambda *a, **k: None
+
+def forge_clock():
+    time.time.return_value = 100.0  # the test's own time.time() would then say so
+
+def peek_inner():
+    import sys
+    return sys.stdout.inner  # a test's tee holds pytest's capture, with the test's prints
+
+def name_of(module):
+    return module.__name__
+
+class Writer:
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        pass
 """
 
 # A write made by the harness's own code (a file under its folder), not by the suite's.
@@ -180,3 +206,69 @@ def test_pytest_s_capture_and_a_plain_buffer_are_never_handed_over(
         lib.shout("redirected")
     assert buffer.getvalue() == "redirected\n"  # relayed here, as before
     assert capsys.readouterr().out.endswith("from the change\n")
+
+
+def test_a_test_s_double_is_handed_over_to_be_called_and_nothing_else(start: Load) -> None:
+    # Red-team: the test's mock.patch("time.sleep") MagicMock reached the change whole - it set the
+    # mock's call_count, replaced its assert method and the return value of the test's own clock.
+    lib = start(LIB)
+    with mock.patch("time.sleep") as sleep:
+        with pytest.raises(AttributeError):
+            lib.forge_count()
+        with pytest.raises(AttributeError):
+            lib.forge_assert()
+        assert sleep.call_count == 0
+        with pytest.raises(AssertionError):
+            sleep.assert_called_once_with(5)
+        assert lib.wait(2) == "waited" and sleep.call_args_list == [mock.call(2)]  # called: yes
+    with mock.patch("time.time", return_value=0.0):
+        with pytest.raises(AttributeError):
+            lib.forge_clock()
+        assert time.time() == 0.0
+
+
+class Tee:
+    """A test's helper: records what is written and passes it on (to pytest's capture)."""
+
+    def __init__(self) -> None:
+        self.inner = sys.stdout
+        self.lines: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.lines.append(text)
+        return int(self.inner.write(text))
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+
+def test_a_test_s_stream_is_handed_over_as_a_stream_alone(
+    start: Load, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Red-team: a tee of the suite's as sys.stdout handed the change pytest's capture through .inner.
+    lib = start(LIB)
+    print("EXPECTED-SECRET-43")
+    tee = Tee()
+    monkeypatch.setattr(sys, "stdout", tee)
+    with pytest.raises(AttributeError):
+        lib.peek_inner()
+    lib.shout("through the tee")
+    monkeypatch.undo()
+    assert tee.lines == ["through the tee", "\n"]
+
+
+def test_the_change_s_own_object_as_the_test_s_stdout_is_no_suite_stream(
+    start: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red-team: reading its module's __file__ was a request made under the bridge's lock (a hang to
+    # the deadline), and the change could answer it with a suite path.
+    lib = start(LIB)
+    monkeypatch.setattr(sys, "stdout", lib.Writer())
+    kind = lib.stdout_kind()
+    monkeypatch.undo()
+    assert kind == "_Stream"
+
+
+def test_a_watched_standard_library_module_still_crosses_as_the_subject_s_own(start: Load) -> None:
+    lib = start(LIB)
+    assert [lib.name_of(m) for m in (json, time, os)] == ["json", "time", "os"]

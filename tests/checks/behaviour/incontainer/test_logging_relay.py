@@ -42,6 +42,25 @@ def fail():
         log.exception("it broke")
     return "handled"
 
+def name_of(callback):
+    log.warning("q=%s", callback.__qualname__)
+    return callback.__qualname__
+
+def _records():
+    import sys
+    for name, module in list(sys.modules.items()):
+        if name.endswith("subject.ambient"):
+            return module._CAPTURING[0].records
+
+def dotted(n):
+    logging.getLogger("x." * n + "y").error("deep")
+    return "ok"
+
+def forged_fields(items):
+    items.append("changed")
+    _records().append({"name": "lib.core", "levelno": 40, "msg": "odd", "lineno": "NaN", "created": "now"})
+    return "returned"
+
 def flood(n):
     for i in range(n):
         log.error("record %d", i)
@@ -94,3 +113,28 @@ def test_a_flood_of_records_is_cut_and_says_so(lib: Load, caplog: pytest.LogCapt
     assert len(relayed) == 1000
     (said,) = [r for r in caplog.records if r.name == "patchgate"]
     assert said.getMessage().startswith("4000 more records")
+
+
+def test_a_suite_name_the_change_logs_stays_its_alias(lib: Load, caplog: pytest.LogCaptureFixture) -> None:
+    # Red-team: relayed text had its aliases restored, so a test handing caplog.text back to the change
+    # handed it the suite's real names (prints are relayed as the change wrote them, and so are logs).
+    def callback() -> None:
+        pass
+
+    alias = lib.name_of(callback)  # type: ignore[attr-defined]
+    assert "callback" in alias and "test_a_suite_name" not in caplog.text
+
+
+def test_a_hostile_record_costs_the_grader_a_bounded_logger_and_nothing_else(
+    lib: Load, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging as grader_logging
+
+    before = len(grader_logging.Logger.manager.loggerDict)
+    assert lib.dotted(6000) == "ok"  # type: ignore[attr-defined]  # a 12 kB name: a logger per prefix
+    assert len(grader_logging.Logger.manager.loggerDict) - before <= 2
+    assert [r.name for r in caplog.records] == ["patchgate.relayed"]
+    items: list[str] = []
+    assert lib.forged_fields(items) == "returned"  # type: ignore[attr-defined]
+    assert items == ["changed"]  # the test's list kept in step, the odd fields left out
+    assert caplog.records[-1].getMessage() == "odd"

@@ -32,6 +32,14 @@ def formatted(obj, spec):
 def peek(obj, name):
     return getattr(obj, name)
 
+def direct(obj, name, *args):
+    agent = object.__getattribute__(obj, "_pg_agent")
+    return agent.callback("getattr", obj, name)(*args)
+
+def sealed_default(callback):
+    import inspect
+    return inspect.signature(callback).parameters["expected"].default
+
 def leak(obj):
     # Every route past an object's public face a protocol rule could open, as text: read as Python reads
     # them, and asked of the grader directly (the change has read patchgate's source).
@@ -103,3 +111,19 @@ def test_a_test_s_own_pickling_and_private_state_are_never_a_protocol(lib: Any) 
     # its class defines a protocol method, the change would read it through them.
     text = lib.leak(Linked("ann"))
     assert "secret-token" not in text
+
+
+class Point:
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(1)"
+
+    def __le__(self, other: object) -> bool:
+        return isinstance(other, int) and other >= 5
+
+
+@pytest.mark.parametrize("name", ["__repr__", "__str__", "__format__", "__le__", "__eq__", "__hash__"])
+def test_python_s_own_special_methods_are_never_protocol_methods(lib: Any, name: str) -> None:
+    # Red-team: a test's __repr__ read as a protocol method gave the suite's real names (repr() aliases
+    # them), and its __le__, called as the suite's own function, unsealed a default: an oracle.
+    with pytest.raises(AttributeError, match="may not read"):
+        lib.direct(Point(), name)
