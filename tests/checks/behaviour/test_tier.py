@@ -14,7 +14,7 @@ import pytest
 from checks.behaviour.grade import TestOutcome
 from checks.behaviour.graderuns import slow_to_cross
 from checks.behaviour.plan import RunPlan, Staging, Tree
-from checks.behaviour.suites import load_suite
+from checks.behaviour.suites import Suite, load_suite
 from checks.behaviour.tier import candidates, measure, stage_tier
 from checks.decide import decide
 from checks.policy import Behaviour, Policy
@@ -38,6 +38,15 @@ BASE_WITH_COMPARES: Files = {
     "calc/__init__.py": "def double(x):\n    return x * 2\n\n\ndef half(x):\n    raise NotImplementedError\n"
     + COMPARES
 }
+
+
+def suite_of(tmp_path: Path, files: dict[str, str]) -> Suite:
+    """A hidden suite of these files (paths under the suite's root), as the store holds one."""
+    root = tmp_path / "suite"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return load_suite(root, "hidden")
 
 
 def test_candidates_are_what_failed_isolated_on_base_and_in_a_head_run() -> None:
@@ -68,16 +77,13 @@ def test_only_a_test_base_ran_slowly_is_slow_to_cross_when_head_runs_out_of_time
 
 
 def test_a_tier_run_holds_the_tier_s_tests_alone(tmp_path: Path) -> None:
-    root = tmp_path / "suite"
-    root.mkdir()
-    (root / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef x():\n    return 1\n")
-    (root / "helpers.py").write_text("EXPECTED = 4\n")
-    (root / "test_a.py").write_text(
-        "import pytest\n\n\n@pytest.fixture\ndef y():\n    return 2\n\n\ndef test_keep(y):\n    pass\n\n\n"
-        "def test_secret():\n    assert 1 == 99\n\n\nclass TestK:\n    def test_in(self):\n        pass\n\n    def test_out(self):\n        assert 2 == 98\n"
-    )
-    (root / "test_other.py").write_text("def test_elsewhere():\n    assert 3 == 97\n")
-    suite = load_suite(root, "hidden")
+    suite = suite_of(tmp_path, {
+        "conftest.py": "import pytest\n\n\n@pytest.fixture\ndef x():\n    return 1\n",
+        "helpers.py": "EXPECTED = 4\n",
+        "test_a.py": "import pytest\n\n\n@pytest.fixture\ndef y():\n    return 2\n\n\ndef test_keep(y):\n    pass\n\n\n"
+        "def test_secret():\n    assert 1 == 99\n\n\nclass TestK:\n    def test_in(self):\n        pass\n\n    def test_out(self):\n        assert 2 == 98\n",
+        "test_other.py": "def test_elsewhere():\n    assert 3 == 97\n",
+    })  # fmt: skip
     staged = stage_tier(suite, tmp_path / "staged", ["test_a.py::test_keep", "test_a.py::TestK::test_in[1]"])
     assert not (staged / "test_other.py").exists()
     assert (staged / "conftest.py").is_file() and (staged / "helpers.py").is_file()
@@ -90,21 +96,16 @@ def test_a_tier_run_holds_the_tier_s_tests_alone(tmp_path: Path) -> None:
 def test_staging_the_tier_keeps_what_its_tests_derive_from_and_import(tmp_path: Path) -> None:
     # Python-Markdown's shape: test_md_in_html.py derives a class from test_html_blocks.py's. Deleting a
     # module with no tier test, or a class with none, broke the import of the tier's own module.
-    root = tmp_path / "suite"
-    root.mkdir()
-    (root / "test_base.py").write_text(
-        "import unittest\n\n\nclass Blocks(unittest.TestCase):\n    def test_inherited(self):\n        pass\n\n"
+    suite = suite_of(tmp_path, {
+        "test_base.py": "import unittest\n\n\nclass Blocks(unittest.TestCase):\n    def test_inherited(self):\n        pass\n\n"
         "    def test_other(self):\n        assert 1 == 91\n\n\nclass TestUnrelated:\n    def test_x(self):\n        assert 1 == 92\n\n\n"
-        "class TestNamed:\n    limit = 90\n\n    def test_y(self):\n        assert 1 == 96\n"
-    )
-    (root / "test_sub.py").write_text(
-        "import unittest\n\nfrom test_base import Blocks, TestNamed\n\n\nclass Local(unittest.TestCase):\n"
+        "class TestNamed:\n    limit = 90\n\n    def test_y(self):\n        assert 1 == 96\n",
+        "test_sub.py": "import unittest\n\nfrom test_base import Blocks, TestNamed\n\n\nclass Local(unittest.TestCase):\n"
         "    def test_inherited(self):\n        assert 1 == 93\n\n    def test_local(self):\n        pass\n\n\n"
         "class Sub(Blocks):\n    def test_own(self):\n        import test_unused\n        assert 1 == 94\n\n\n"
-        "class Deeper(Local):\n    def test_more(self):\n        assert 1 == 95\n"
-    )
-    (root / "test_unused.py").write_text("def test_elsewhere():\n    assert 3 == 97\n")
-    suite = load_suite(root, "hidden")
+        "class Deeper(Local):\n    def test_more(self):\n        assert 1 == 95\n",
+        "test_unused.py": "def test_elsewhere():\n    assert 3 == 97\n",
+    })  # fmt: skip
     staged = stage_tier(
         suite, tmp_path / "staged", ["test_sub.py::Sub::test_inherited", "test_sub.py::Deeper::test_local"]
     )
@@ -132,21 +133,17 @@ def test_staging_the_tier_keeps_a_test_method_its_tests_call_as_a_helper(tmp_pat
     # idna's shape: test_idna_codec.py's setUp imports test_idna inside a method and calls one of its
     # TestCase's test methods with a decoder of its own. Dropping that method failed the tier's base run,
     # so the test, unable to cross, was counted as failed and the unchanged head concluded failure.
-    root = tmp_path / "suite" / "tests"
-    root.mkdir(parents=True)
-    (root / "__init__.py").write_text("")
-    (root / "test_idna.py").write_text(
-        "import unittest\n\n\nclass IDNATests(unittest.TestCase):\n    def test_decode(self, decode=None):\n"
-        "        assert (decode or str)(b'x') is not None\n\n    def test_other(self):\n        assert 1 == 81\n\n\n"
-        "def test_helper_function():\n    return 80\n\n\ndef test_unnamed():\n    assert 1 == 82\n"
-    )
-    (root / "test_codec.py").write_text(
-        "import unittest\n\n\nclass CodecTests(unittest.TestCase):\n    def setUp(self):\n"
+    suite = suite_of(tmp_path, {
+        "tests/__init__.py": "",
+        "tests/test_idna.py": "import unittest\n\n\nclass IDNATests(unittest.TestCase):\n"
+        "    def test_decode(self, decode=None):\n        assert (decode or str)(b'x') is not None\n\n"
+        "    def test_other(self):\n        assert 1 == 81\n\n\n"
+        "def test_helper_function():\n    return 80\n\n\ndef test_unnamed():\n    assert 1 == 82\n",
+        "tests/test_codec.py": "import unittest\n\n\nclass CodecTests(unittest.TestCase):\n    def setUp(self):\n"
         "        from . import test_idna\n\n        self.idna = test_idna.IDNATests()\n"
         "        self.value = test_idna.test_helper_function()\n\n"
-        "    def testDecode(self):\n        self.idna.test_decode(decode=bytes.decode)\n"
-    )
-    suite = load_suite(tmp_path / "suite", "hidden")
+        "    def testDecode(self):\n        self.idna.test_decode(decode=bytes.decode)\n",
+    })  # fmt: skip
     staged = stage_tier(suite, tmp_path / "staged", ["tests/test_codec.py::CodecTests::testDecode"])
     text = (staged / "tests" / "test_idna.py").read_text()
     assert "def test_decode" in text
@@ -159,19 +156,14 @@ def test_staging_the_tier_keeps_a_test_method_its_tests_call_as_a_helper(tmp_pat
 def test_a_held_out_test_is_never_kept_by_a_bare_name_or_through_a_kept_body(tmp_path: Path) -> None:
     # Red-team: `opts.test_roundtrip` in a tier test kept held-out test_roundtrip, and the names in its
     # body kept test_mode - held-out bodies in a container the change's code can read.
-    root = tmp_path / "suite"
-    root.mkdir()
-    (root / "test_held.py").write_text(
-        "import unittest\n\n\ndef test_roundtrip():\n    assert 'SECRET-ROUNDTRIP'\n    test_mode()\n\n\n"
+    suite = suite_of(tmp_path, {
+        "test_held.py": "import unittest\n\n\ndef test_roundtrip():\n    assert 'SECRET-ROUNDTRIP'\n    test_mode()\n\n\n"
         "def test_mode():\n    assert 'SECRET-MODE'\n\n\nclass Helpers(unittest.TestCase):\n"
         "    def test_used(self):\n        return self.test_chained()\n\n"
-        "    def test_chained(self):\n        assert 'SECRET-CHAINED'\n"
-    )
-    (root / "test_tier_own.py").write_text(
-        "import test_held\n\n\ndef test_it():\n    opts = object()\n    getattr(opts, 'x', None)\n"
-        "    test_roundtrip = 1\n    assert test_held.Helpers().test_used() is None\n"
-    )
-    suite = load_suite(root, "hidden")
+        "    def test_chained(self):\n        assert 'SECRET-CHAINED'\n",
+        "test_tier_own.py": "import test_held\n\n\ndef test_it():\n    opts = object()\n    getattr(opts, 'x', None)\n"
+        "    test_roundtrip = 1\n    assert test_held.Helpers().test_used() is None\n",
+    })  # fmt: skip
     staged = stage_tier(suite, tmp_path / "staged", ["test_tier_own.py::test_it"])
     text = (staged / "test_held.py").read_text()
     assert "def test_used" in text  # the tier's own test calls it
@@ -201,16 +193,15 @@ def _tier_log(nonce: str, outcome: str) -> bytes:
 def test_base_runs_the_tier_again_only_when_a_tier_test_s_head_runs_disagree(
     tmp_path: Path, heads: tuple[str, str], again: tuple[str, ...], runs: int
 ) -> None:
-    root = tmp_path / "suite"
-    root.mkdir()
-    (root / "test_a.py").write_text("def test_t():\n    pass\n")
-    suite = load_suite(root, "hidden")
+    suite = suite_of(tmp_path, {
+        "test_a.py": "def test_t():\n    pass\n",
+    })  # fmt: skip
     trees: dict[Tree, Path] = {"base": tmp_path / "base", "head": tmp_path / "head"}
     for tree in trees.values():
         tree.mkdir()
     work = tmp_path / "work"
     work.mkdir()
-    staging = Staging(suite=suite, image="i", harness=work, staged=root, work=work, policy=Behaviour(),
+    staging = Staging(suite=suite, image="i", harness=work, staged=suite.root, work=work, policy=Behaviour(),
                       messages=True)  # fmt: skip
     planned: list[RunPlan] = []
     outcomes = iter(["passed", *heads, *again])
