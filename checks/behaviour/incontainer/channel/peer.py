@@ -115,8 +115,8 @@ class Peer:
 
     def send(self, message: dict[str, Any]) -> None:
         with self._send_lock:
+            self.sent += 1  # before: the other side may act on the message before this thread runs again
             wire.send(self.sock, message)
-            self.sent += 1
 
     def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send ``message`` and return its answer, serving the requests nested in it meanwhile.

@@ -12,6 +12,7 @@ stand-in while one is alive, so ``iter(it) is it`` holds.
 
 from __future__ import annotations
 
+import abc
 import copyreg
 import functools
 import inspect
@@ -194,8 +195,11 @@ _METHODS: dict[str, dict[str, Callable[..., Any]]] = {
 }
 
 
-class StandinType(type):
+class StandinType(abc.ABCMeta):
     """The type of a stand-in class: ``type(x).__module__`` is the grader object's class's module.
+
+    An ``ABCMeta``, as ``GraderClass`` is: a class the change makes over a test object's class and an
+    ABC (``type("t", (type(obj), Sized), {})``) has no metaclass conflict there either.
 
     A stand-in's own ``__module__`` and ``__doc__`` are the grader object's (a test function's module
     is its own, not ``function``'s): properties in the class's namespace. Read on the class itself,
@@ -274,8 +278,16 @@ def _offered(wanted: frozenset[str]) -> dict[str, Any]:
     return namespace
 
 
-class GraderClass(type):
+_ABC_STATE = frozenset({"__abstractmethods__", "_abc_impl"})
+
+
+class GraderClass(abc.ABCMeta):
     """A test's class, here a class of its own (``kind: "tclass"``): what static introspection reads.
+
+    Its metaclass is an ``ABCMeta``: a class statement of the change's over a test's class and an ABC
+    (decorator's dispatch over ``type("t", (cls, Sized), {})``, six's ``with_metaclass(ABCMeta, ...)``)
+    would otherwise be a metaclass conflict, where one process has none (a plain class's metaclass is
+    ``type``). The ABC machinery's own state (``_abc_impl``) is read here, never asked of the grader.
 
     A library that looks a class up without running it (pluggy's ``inspect.getattr_static`` over
     ``dir(cls)``, ``vars(cls)``, ``isinstance``/``issubclass`` against it, ``type(x) is cls``) needs
@@ -289,7 +301,7 @@ class GraderClass(type):
     def __getattribute__(cls, name: str) -> Any:
         agent = _agent_of(cls)
         if agent is not None:
-            if not name.startswith(("__", "_pg_")):
+            if not name.startswith(("__", "_pg_")) and name not in _ABC_STATE:
                 return agent.callback("getattr", cls, name)
             view = _VIEWS.get(name)
             if view is not None:
@@ -297,6 +309,9 @@ class GraderClass(type):
         return type.__getattribute__(cls, name)
 
     def __setattr__(cls, name: str, value: Any) -> None:
+        if name in _ABC_STATE:  # the ABC machinery's own bookkeeping of this class: ours, never the test's
+            type.__setattr__(cls, name, value)
+            return
         agent = _agent_of(cls)
         if agent is not None:
             agent.callback("setattr", cls, name, value)  # the grader's rules, the grader's class
