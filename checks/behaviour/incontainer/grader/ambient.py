@@ -54,12 +54,15 @@ data: its message, place and traceback as text, never an object.
 from __future__ import annotations
 
 import importlib
+import io
 import logging
 import os
+import pathlib
 import random
 import sys
 import threading
 import types
+import uuid
 import warnings
 from collections.abc import Callable, Mapping
 from types import FrameType
@@ -147,13 +150,19 @@ class Environment:
     def delta(self) -> dict[str, list[str]]:
         """Each test-owned variable's state, as it should reach the subject (a replaced os.environ: all)."""
         current: Mapping[str, str] = os.environ
+        if current is not self.environ and type(current) is not dict:
+            # Read with the bridge's lock held: only a mapping whose reads run nothing of anyone's (a
+            # handle's would be a request, waiting for that very lock) is followed.
+            return {}
         keys = [k for k, owner in self.owners.items() if owner == "test"]
-        if current is not self.environ:  # a test swapped os.environ for a mapping of its own
+        if current is not self.environ:  # a test swapped os.environ for a plain dict of its own
             runner = set(self.runner)
-            keys = [k for k in {*self.baseline, *current} if k not in runner]
+            keys = [k for k in {*self.baseline, *current} if type(k) is str and k not in runner]
         out: dict[str, list[str]] = {}
         for key in keys:
             value = current.get(key)
+            if value is not None and type(value) is not str:
+                continue  # a value that is no string: never compared here (its __eq__ may be a request)
             if value == self.baseline.get(key):
                 out[key] = [REVERT]
             elif value is None:
@@ -221,6 +230,21 @@ class Patches:
 PATCHES = Patches()
 
 
+_AMBIENT_VALUES = frozenset({type(None), bool, int, float, str, bytes, uuid.UUID})
+_STRUCT_MODULES = frozenset({"builtins", "time", "os", "posix", "platform", "shutil"})
+
+
+def _ambient_value(value: object, depth: int = 0) -> bool:
+    """A value a standard-library function of ``AMBIENT_FUNCTIONS`` takes or gives: a plain one, a tuple
+    of them (``struct_time``, ``terminal_size``, ``uname_result``), a standard-library path."""
+    kind = type(value)
+    if kind in _AMBIENT_VALUES:
+        return True
+    if isinstance(value, tuple) and depth < 3 and kind.__module__ in _STRUCT_MODULES:
+        return all(_ambient_value(v, depth + 1) for v in tuple.__iter__(value))
+    return isinstance(value, pathlib.PurePath) and kind.__module__ == "pathlib"
+
+
 class CallOnly:
     """A test's replacement of an ambient function, as the change gets it: called, nothing else.
 
@@ -235,7 +259,15 @@ class CallOnly:
         object.__setattr__(self, "_pg_target", target)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return object.__getattribute__(self, "_pg_target")(*args, **kwargs)
+        # What the standard library's own function takes and gives (a descriptor, seconds, a path, a
+        # struct_time): the change's object handed to the test's double (``self.now += s``) would reach
+        # the double's state through its reflected operators, and a test's object given back, its own.
+        if not all(_ambient_value(v) for v in (*args, *kwargs.values())):
+            raise TypeError("patchgate: a test's stand-in for a standard-library function takes plain values")
+        found = object.__getattribute__(self, "_pg_target")(*args, **kwargs)
+        # Anything else the double gives (a MagicMock's default return value for time.sleep, which gives
+        # None) is None to the change: a test's object is never handed over this way.
+        return found if _ambient_value(found) else None
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test's function")
@@ -344,14 +376,17 @@ class Outbound:
             cwd = _GETCWD()
             if cwd != self._cwd:
                 message["cwd"], self._cwd = cwd, cwd
-        argv = [str(a) for a in sys.argv] if sys.argv != _STARTED["argv"] else None
+        text = _argv()
+        argv = text if text != _STARTED["argv"] else None
         if argv != self._argv:
             message["argv"], self._argv = {"set": argv} if argv is not None else {"revert": True}, argv
         if sys.stdin is not self._stdin:
             self._stdin = sys.stdin
             replaced = sys.stdin is not _STARTED["stdin"]
             message["stdin"] = {"set": encode(sys.stdin)} if replaced else {"revert": True}
-        if (sys.stdout, sys.stderr) != self._seen_streams:
+        # By identity: this runs with the bridge's lock held, where a value's own __eq__ (a handle's:
+        # a request) would wait for that very lock.
+        if sys.stdout is not self._seen_streams[0] or sys.stderr is not self._seen_streams[1]:
             self._add_streams(message, encode)
         if PATCHES.version != self._patches:
             self._patches = PATCHES.version
@@ -396,6 +431,22 @@ class Outbound:
             message["patched"] = changed
 
 
+def _argv() -> list[str]:
+    """``sys.argv`` as text, read without running any object's own code (the bridge's lock is held): a
+    string or a standard-library path as itself, a number as its digits, anything else as nothing."""
+    found: object = sys.argv
+    items: list[object] = list(list.__iter__(found)) if isinstance(found, list) else []
+    return [_arg_text(a) for a in items]
+
+
+def _arg_text(item: object) -> str:
+    if type(item) is str:
+        return item
+    if isinstance(item, pathlib.PurePath) and type(item).__module__ == "pathlib":
+        return str(os.fspath(item))
+    return repr(item) if type(item) in (int, float) else ""
+
+
 def _suite_class(cls: type) -> bool:
     """Whether ``cls`` is written in the suite's own files (a test's fake stream), by its module's file.
 
@@ -428,23 +479,37 @@ class StreamFace:
     def _call(self, name: str, *args: Any) -> Any:
         return getattr(object.__getattribute__(self, "_pg_stream"), name)(*args)
 
-    def write(self, text: str) -> Any:
-        return self._call("write", text)
+    # Exact strings in, the protocol's own types out: the change's object handed to the test's write
+    # (``self.text += s`` would hand the test's buffer to its ``__radd__``), or a test's object handed
+    # back (a tee's ``write`` returning itself), would reach past the stream.
+    def write(self, text: str) -> int | None:
+        if type(text) is not str:
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        written = self._call("write", text)
+        return written if type(written) is int else None
 
-    def writelines(self, lines: Any) -> Any:
-        return self._call("writelines", lines)
+    def writelines(self, lines: Any) -> None:
+        texts = list(lines) if type(lines) in (list, tuple) else None
+        if texts is None or any(type(t) is not str for t in texts):
+            raise TypeError("writelines() argument must be a list of str")
+        self._call("writelines", texts)
 
-    def flush(self) -> Any:
-        return self._call("flush")
+    def flush(self) -> None:
+        self._call("flush")
 
-    def isatty(self) -> Any:
-        return self._call("isatty")
+    def isatty(self) -> bool:
+        found = self._call("isatty")
+        return found if type(found) is bool else False
 
-    def fileno(self) -> Any:
-        return self._call("fileno")
+    def fileno(self) -> int:
+        found = self._call("fileno")
+        if type(found) is not int:
+            raise io.UnsupportedOperation("fileno")
+        return found
 
-    def writable(self) -> Any:
-        return self._call("writable")
+    def writable(self) -> bool:
+        found = self._call("writable")
+        return found if type(found) is bool else True
 
     @property
     def encoding(self) -> Any:
@@ -471,7 +536,9 @@ def deliver(
     for stream, key in ((sys.stdout, "out"), (sys.stderr, "err")):
         text = answer.get(key)
         if isinstance(text, str) and text:
-            stream.write(text)
+            kept = _spend("chars", len(text), MAX_CHARS_PER_TEST)
+            if kept:
+                stream.write(text[:kept])
     found = answer.get("warnings")
     for w in found[:MAX_WARNINGS] if isinstance(found, list) else []:
         if not isinstance(w, dict):
@@ -509,10 +576,12 @@ def _log(records: object) -> None:
     Their text is the change's as it wrote it: a suite name it holds by alias stays the alias (prints
     are relayed so too), or a test that hands ``caplog.text`` back would hand over the real names.
     """
-    for found in records[:MAX_RECORDS] if isinstance(records, list) else []:
+    listed = records[:MAX_RECORDS] if isinstance(records, list) else []
+    for found in listed[: _spend("records", len(listed), MAX_RECORDS_PER_TEST)]:
         if not isinstance(found, dict) or type(found.get("levelno")) is not int:
             continue
         fields = {key: found[key] for key, kind in _RECORD_FIELDS.items() if type(found.get(key)) in kind}
+        fields.update({k: v[:RECORD_CHARS] for k, v in fields.items() if type(v) is str})
         logger = _logger(fields.pop("name", "root"))
         if not logger.isEnabledFor(fields["levelno"]):
             continue
@@ -524,6 +593,33 @@ def _log(records: object) -> None:
 
 
 MAX_RECORDS = 1_000
+RECORD_CHARS = 4_000  # of each text field of a record (the subject cuts them too, but it is the change's)
+# What one test's calls may relay in all (pytest keeps a test's captured output and records): past it,
+# the rest is dropped and one patchgate warning says so.
+MAX_RECORDS_PER_TEST = 20_000
+MAX_CHARS_PER_TEST = 16_000_000
+_SPENT: dict[str, int] = {"records": 0, "chars": 0}
+_CUT: list[bool] = [False]
+
+
+def new_test() -> None:
+    """A test begins: its budget of relayed records and printed text is whole again (recorder.py)."""
+    _SPENT.update(records=0, chars=0)
+    _CUT[0] = False
+
+
+def _spend(kind: str, wanted: int, budget: int) -> int:
+    """How many of ``wanted`` records or characters this test may still relay; says once when cut."""
+    left = max(budget - _SPENT[kind], 0)
+    granted = min(wanted, left)
+    _SPENT[kind] += granted
+    if granted < wanted and not _CUT[0]:
+        _CUT[0] = True
+        logging.getLogger("patchgate").warning("the code under test printed or logged past what one test "
+                                               "relays; the rest was dropped")  # fmt: skip
+    return granted
+
+
 # What of a record crosses, as text and numbers, by its type here (``subject/ambient.py``); never ``args``
 # or ``exc_info``. A field of another type is left out (pytest's handler formats ``lineno`` with ``%d``).
 _TEXT, _WHOLE = (str,), (int,)

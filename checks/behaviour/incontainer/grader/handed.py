@@ -89,9 +89,45 @@ DATA_MODEL = frozenset(
         "__instancecheck__", "__subclasscheck__", "__init_subclass__", "__iter__", "__next__", "__len__",
         "__getitem__", "__setitem__", "__delitem__", "__bytes__", "__format__", "__repr__", "__str__",
         "__hash__", "__sizeof__", "__dir__", "__complex__", "__int__", "__float__", "__del__",
-        "__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__annotations__",
+        "__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__annotations__", "__replace__",
+        "__getinitargs__", "__getformat__", "__subclasses__", "__objclass__", "__text_signature__",
     }
+    # Each binary operator's reflected and in-place forms, whichever types above happen to lack them.
+    | {f"__{p}{n[2:]}" for n in dir(operator) if n.startswith("__") and n.endswith("__") for p in ("r", "i")}
 )  # fmt: skip
+
+
+_PLAIN = frozenset({type(None), bool, int, float, complex, str, bytes})
+
+
+class ProtocolMethod:
+    """A test's protocol method (``obj.__html__``) as the change calls it, and nothing more.
+
+    Its arguments may be plain values and the change's own objects, never a sealed default or another
+    of the test's objects (a protocol method that compares would otherwise be an oracle for a sealed
+    value); its result must be one too, a string with the suite's names by alias (``__html__``
+    returning ``repr(self)`` would otherwise name the test). Its function and object are never read.
+    """
+
+    __slots__ = ("_pg_handed", "_pg_method")
+
+    def __init__(self, method: Callable[..., Any], handed: Handed) -> None:
+        object.__setattr__(self, "_pg_method", method)
+        object.__setattr__(self, "_pg_handed", handed)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        handed: Handed = object.__getattribute__(self, "_pg_handed")
+        if not all(handed.plain_or_subject(v) for v in (*args, *kwargs.values())):
+            raise TypeError("patchgate: a test's protocol method takes plain values and the change's objects")
+        result = object.__getattribute__(self, "_pg_method")(*args, **kwargs)
+        if type(result) is str:
+            return handed.aliases.names_in(result)
+        if not handed.plain_or_subject(result):
+            raise TypeError("patchgate: a test's protocol method gave back what the change may not hold")
+        return result
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"patchgate: the code under test may not set {name!r} of a test's method")
 
 
 def protocol_method(cls: type, name: str, mirrorable: Callable[[type], bool]) -> bool:
@@ -219,11 +255,7 @@ _MAX_MIRRORABLE = 4096
 
 
 def describe(
-    cls: type,
-    aliases: Aliases,
-    subjects: Callable[[object], bool],
-    reach: Callable[[type], type],
-    mirrorable: Callable[[type], bool] = lambda cls: False,
+    cls: type, aliases: Aliases, subjects: Callable[[object], bool], reach: Callable[[type], type]
 ) -> dict[str, Any]:
     """What the subject's class for the test's class ``cls`` holds: its suite bases, what its objects'
     type offers, and its public functions, static and class methods (the functions as handles).
@@ -239,8 +271,7 @@ def describe(
     module = type.__dict__["__module__"].__get__(cls)
     namespace = []
     for name, value in list(vars(cls).items()):
-        hidden = isinstance(name, str) and name.startswith("_") and name not in DESCRIBED_DUNDERS
-        if not isinstance(name, str) or (hidden and not protocol_method(cls, name, mirrorable)):
+        if not isinstance(name, str) or (name.startswith("_") and name not in DESCRIBED_DUNDERS):
             continue
         if type(value) in (staticmethod, classmethod):
             # With the wrapper itself: a marker set on it (pluggy's @hookimpl above @classmethod).
@@ -342,6 +373,14 @@ class Handed:
         """Whether the subject already holds ``value`` (it was handed, or named in an answer)."""
         number = self._numbers.get(id(value))
         return number is not None and self.by_number.get(number) is value
+
+    def plain_or_subject(self, value: object, depth: int = 0) -> bool:
+        """Whether ``value`` is a plain value (or a tuple of them) or the change's own object."""
+        if type(value) in _PLAIN:
+            return True
+        if type(value) is tuple and depth < 4:
+            return all(self.plain_or_subject(v, depth + 1) for v in value)
+        return bool(self.subjects(value))
 
     def mirrorable(self, cls: object) -> bool:
         """Whether ``cls`` is a test's class the subject makes a class of its own for (``describe``).
@@ -468,6 +507,8 @@ class Handed:
                 # An alias the change sent, restored: the error names what it sent, never the real
                 # name (its text and its ``name`` would otherwise decode any alias).
                 raise AttributeError(f"patchgate: no attribute {sent!r} of a test object") from None
+            if protocol:
+                return ProtocolMethod(found, self)
             if isinstance(target, BaseException) and name == "args" and type(found) is tuple:
                 # A test's exception's arguments, as its text crosses: a test's name in them aliased.
                 return tuple(self.aliases.names_in(a) if type(a) is str else a for a in found)
@@ -513,7 +554,7 @@ class Handed:
             init = vars(target).get("__init__")
             if type(init) is types.FunctionType:
                 self._inits.add(init)
-            return describe(target, self.aliases, self.subjects, self.reach, self.mirrorable)  # type: ignore[arg-type]
+            return describe(target, self.aliases, self.subjects, self.reach)  # type: ignore[arg-type]
         if op == "take":
             number = request["obj"]["id"]  # target() checked it names an object we hold
             return self.lent.ahead(number, target, request.get("size"), self.encode)

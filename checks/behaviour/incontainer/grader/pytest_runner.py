@@ -31,7 +31,7 @@ import pytest
 
 from ..channel import rendezvous
 from ..channel.peer import Peer
-from . import lines, registries, tempfiles
+from . import ambient, lines, registries, tempfiles
 from .bridge import Bridge
 from .classes import RemoteClass
 from .errors import SubjectGone, SubjectTimeout
@@ -189,6 +189,7 @@ def main(argv: list[str]) -> int:
     peer = bridge.peer
     if peer is not None:
         recorder.exchanges = lambda: peer.sent
+        recorder.on_begin = ambient.new_test
     executable: dict[str, list[int]] = plan.get("lines") or {}
     if executable and bridge.peer is not None:
         # Before the first import of the change's code: the subject starts tracing its files.

@@ -102,6 +102,8 @@ class Recorder:
         # Isolated: how many messages the grader has sent the subject so far (a test's count is what it
         # adds: its round trips, the one figure that says what isolation costs it).
         self.exchanges: Callable[[], int] | None = None
+        # Called as each test begins (isolated: the relayed output's per-test budget, grader/ambient.py).
+        self.on_begin: Callable[[], None] | None = None
         self._exchanged: dict[str, int] = {}
 
     def write(self, record: dict[str, Any]) -> None:
@@ -156,6 +158,8 @@ class Recorder:
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self._started[nodeid] = time.monotonic()
+        if self.on_begin is not None:
+            self.on_begin()
         if self.exchanges is not None:
             self._exchanged[nodeid] = self.exchanges()
         self.write({"kind": "begin", "id": nodeid})

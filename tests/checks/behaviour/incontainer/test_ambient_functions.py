@@ -75,6 +75,33 @@ def peek_inner():
 def name_of(module):
     return module.__name__
 
+def write_back():
+    import sys
+    return type(sys.stdout.write("x")).__name__
+
+class Evil:
+    seen = []
+
+    def __radd__(self, other):
+        Evil.seen.append(other)
+        return other
+
+def write_evil():
+    import sys
+    try:
+        sys.stdout.write(Evil())
+    except TypeError:
+        pass
+    try:
+        time.sleep(Evil())
+    except TypeError:
+        pass
+    return list(Evil.seen)
+
+def argv_of():
+    import sys
+    return list(sys.argv)
+
 class Writer:
     def write(self, text):
         return len(text)
@@ -272,3 +299,50 @@ def test_the_change_s_own_object_as_the_test_s_stdout_is_no_suite_stream(
 def test_a_watched_standard_library_module_still_crosses_as_the_subject_s_own(start: Load) -> None:
     lib = start(LIB)
     assert [lib.name_of(m) for m in (json, time, os)] == ["json", "time", "os"]
+
+
+class Keeper:
+    """A test's fake stream that keeps its text and gives itself back from write (as a tee may)."""
+
+    def __init__(self) -> None:
+        self.text = "the test's own private text"
+
+    def write(self, text: str) -> Keeper:
+        self.text += text
+        return self
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1700000123.25
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_what_the_test_s_stream_and_double_take_and_give_is_plain(
+    start: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red-team (second pass): a tee's write returning itself handed the change the tee, pytest's capture
+    # with it; the change's object written to the test's stream, or passed to its double, reached their
+    # state through __radd__ (self.text += s, self.now += s).
+    lib = start(LIB)
+    monkeypatch.setattr(sys, "stdout", Keeper())
+    monkeypatch.setattr(time, "sleep", Clock().sleep)
+    assert lib.write_back() == "NoneType"
+    assert lib.write_evil() == []
+
+
+def test_the_change_s_objects_as_the_test_s_streams_or_arguments_never_hang_the_grader(
+    start: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Red-team (second pass): comparing two of the change's objects at sys.stdout, or turning one in
+    # sys.argv into text, ran their __eq__ / __str__ - a request - with the bridge's lock held.
+    lib = start(LIB)
+    monkeypatch.setattr(sys, "stdout", lib.Writer())
+    assert lib.stdout_kind() == "_Stream"
+    monkeypatch.setattr(sys, "stdout", lib.Writer())
+    assert lib.stdout_kind() == "_Stream"
+    monkeypatch.undo()
+    monkeypatch.setattr(sys, "argv", ["prog", lib.Writer(), 3, Path("/tmp/x")])
+    assert lib.argv_of() == ["prog", "", "3", "/tmp/x"]

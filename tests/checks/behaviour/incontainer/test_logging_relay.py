@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from checks.behaviour.incontainer.grader import ambient
 from tests.checks.behaviour.incontainer.test_bridge_shapes import Load, loading
 
 pytestmark = pytest.mark.slow
@@ -138,3 +139,14 @@ def test_a_hostile_record_costs_the_grader_a_bounded_logger_and_nothing_else(
     assert lib.forged_fields(items) == "returned"  # type: ignore[attr-defined]
     assert items == ["changed"]  # the test's list kept in step, the odd fields left out
     assert caplog.records[-1].getMessage() == "odd"
+
+
+def test_what_one_test_relays_is_bounded(lib: Load, caplog: pytest.LogCaptureFixture) -> None:
+    # Red-team (second pass): 1,000 records a request, with no bound per test, kept the grader's memory
+    # growing as long as the test ran.
+    ambient.new_test()  # as the recorder does when a test begins
+    for _ in range(25):
+        lib.flood(1000)  # type: ignore[attr-defined]
+    relayed = [r for r in caplog.records if r.name == "lib.core"]
+    assert len(relayed) == 20_000
+    assert any(r.name == "patchgate" and "dropped" in r.getMessage() for r in caplog.records)

@@ -40,6 +40,9 @@ def sealed_default(callback):
     import inspect
     return inspect.signature(callback).parameters["expected"].default
 
+def oracle(obj, callback):
+    return formatted(obj, sealed_default(callback))
+
 def leak(obj):
     # Every route past an object's public face a protocol rule could open, as text: read as Python reads
     # them, and asked of the grader directly (the change has read patchgate's source).
@@ -120,10 +123,35 @@ class Point:
     def __le__(self, other: object) -> bool:
         return isinstance(other, int) and other >= 5
 
+    def __rmatmul__(self, other: object) -> bool:
+        return isinstance(other, int) and other >= 5
 
-@pytest.mark.parametrize("name", ["__repr__", "__str__", "__format__", "__le__", "__eq__", "__hash__"])
+    def __replace__(self, **changes: object) -> Point:
+        return Point()
+
+
+SPECIAL = ["__repr__", "__str__", "__format__", "__le__", "__eq__", "__hash__", "__rmatmul__", "__replace__"]
+
+
+@pytest.mark.parametrize("name", SPECIAL)
 def test_python_s_own_special_methods_are_never_protocol_methods(lib: Any, name: str) -> None:
     # Red-team: a test's __repr__ read as a protocol method gave the suite's real names (repr() aliases
     # them), and its __le__, called as the suite's own function, unsealed a default: an oracle.
     with pytest.raises(AttributeError, match="may not read"):
         lib.direct(Point(), name)
+
+
+class Approx:
+    def __html_format__(self, other: object) -> str:
+        return "yes" if isinstance(other, int) and other >= 271828 else "no"
+
+
+def test_a_protocol_method_is_handed_plain_values_and_never_a_sealed_default(lib: Any) -> None:
+    # Red-team: a protocol method called as the suite's own function unsealed a default handed to it;
+    # with a comparison in it, it was an oracle for the test's hidden value.
+    def callback(x: int, expected: int = 271828) -> bool:
+        return x == expected
+
+    assert lib.formatted(Approx(), 5) == "no"
+    with pytest.raises(TypeError, match="default value"):
+        lib.oracle(Approx(), callback)
