@@ -78,7 +78,6 @@ class Agent:
         # The main thread's outermost requests, one at a time, share one capture (reset for each).
         self._capture = ambient.Capture()
         ambient.install_warning_hook()
-        ambient.install_log_relay()
         self._deadline = 0.0
         # Last: the peer serves requests from its first line on, and they need all of the above.
         self.peer = Peer(sock, self.handle, free_threads=FREE_THREADS, mainline=True)

@@ -60,6 +60,9 @@ def main(argv: list[str]) -> int:
         os.dup2(devnull, fd)
     process.become_subreaper()
     signal.signal(signal.SIGALRM, _on_alarm)
+    # The process's logging, once, by the process itself (an Agent made in another process, a test's,
+    # must not turn that process's root logger to its lowest level).
+    ambient.install_log_relay()
     agent = Agent(sock, repo)
     threading.Thread(target=agent.watchdog, name="patchgate-watchdog", daemon=True).start()
     agent.peer.serve_forever()

@@ -37,6 +37,7 @@ repo, fd = sys.argv[2], int(sys.argv[3])
 sys.path[:0] = [repo]
 os.chdir(repo)
 signal.signal(signal.SIGALRM, subject._on_alarm)
+subject.ambient.install_log_relay()
 agent = agent.Agent(socket.socket(fileno=fd), repo)
 agent.peer.serve_forever()
 """
