@@ -11,11 +11,12 @@ decide, and it is narrow on purpose:
 - ``_private`` and dunder attributes are refused, except a function's
   public metadata (``__name__``, ``__qualname__``, ``__module__``,
   ``__doc__``, ``__annotations__``, ``__wrapped__``), which decorators
-  copy, and a *protocol method* the test's own class defines as a plain
-  function (``__html__``, ``__html_format__``, ``__fspath__``,
-  ``__json__``: a library's protocol is its test's public face), never one
-  of ``NEVER_READ`` (attribute access, pickled state, construction, class
-  machinery); never ``__code__``, ``__globals__``, ``__closure__``,
+  copy, and a library's *protocol method* the test's own class defines as
+  a plain function (``__html__``, ``__html_format__``, ``__json__``: a
+  library's protocol is its test's public face), called with plain values
+  only (``ProtocolMethod``) - never one of Python's own special methods
+  (``DATA_MODEL``: those reach a test's object through the operators) nor
+  of ``NEVER_READ``; never ``__code__``, ``__globals__``, ``__closure__``,
   ``__defaults__`` or ``__dict__``;
 - a generator's frame (``gi_``/``cr_``/``ag_``) is refused, and no
   module, frame, code object or traceback is ever handed over;
