@@ -425,8 +425,10 @@ class Outbound:
                 changed[key] = [REVERT]
             elif value is _MISSING:
                 changed[key] = [UNSET]
-            else:
-                changed[key] = [SET, encode(CallOnly(value) if callable(value) else value)]
+            elif callable(value):
+                changed[key] = [SET, encode(CallOnly(value))]
+            else:  # a value set in a function's place: a plain one crosses as itself, a test's object never
+                changed[key] = [SET, encode(value)] if _ambient_value(value) else [REVERT]
         if changed:
             message["patched"] = changed
 

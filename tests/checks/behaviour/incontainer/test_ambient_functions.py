@@ -98,6 +98,10 @@ def write_evil():
         pass
     return list(Evil.seen)
 
+def hostname_kind():
+    import socket
+    return type(socket.gethostname).__name__
+
 def argv_of():
     import sys
     return list(sys.argv)
@@ -346,3 +350,17 @@ def test_the_change_s_objects_as_the_test_s_streams_or_arguments_never_hang_the_
     monkeypatch.undo()
     monkeypatch.setattr(sys, "argv", ["prog", lib.Writer(), 3, Path("/tmp/x")])
     assert lib.argv_of() == ["prog", "", "3", "/tmp/x"]
+
+
+class Secret:
+    token = "the test's private token"
+
+
+def test_a_test_s_object_set_in_a_function_s_place_is_never_handed_over(
+    start: Load, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    lib = start(LIB)
+    monkeypatch.setattr(socket, "gethostname", Secret())  # not callable: no double to call
+    assert lib.hostname_kind() == "builtin_function_or_method"  # the subject's own
