@@ -19,13 +19,16 @@ subject split, no per-run container): the very probe plans the gate's ruff,
 mypy, bandit and semgrep runs executed (each tool over the changed files at
 base and at head, the same arguments and configuration), then ``python3 -m
 pytest`` over the same suite once for every pytest run the gate made (base,
-head twice, every mutant with its mutated module laid over the head tree).
+head twice, every mutant with its mutated module laid over the head tree),
+including a suite the gate finds for itself (day one's "repository": base's
+own tests, the folder the gate ran, kept when the gate first hands it over).
 The bare figure is the sum of those steps timed inside the container (its
 start is not counted). Patchgate's own extra work - the ``loads`` gate and
 the runs of declarative cases, which have no bare counterpart - is counted on
 its side only, so the ratio is an upper bound of the overhead.
 
-Printed per project: both wall times, the ratio against the <= 1.0x target,
+Printed per project: both wall times, the ratio against the <= 1.0x target
+(and issue 20's <= 1.3x for the demo),
 patchgate's time per layer (the report's timings) and per kind of run (count,
 time in the container, time including waiting for a sandbox slot), and the
 bare time per tool. The environment image is built before the timed run
@@ -75,6 +78,7 @@ from sandbox.host import run_process  # noqa: E402
 from sandbox.spec import RunResult, RunSpec  # noqa: E402
 
 TARGET = 1.0
+DEMO_TARGET = 1.3  # issue 20: the demo's `patchgate run` beside the same tools and tests bare
 EXAMPLE = ROOT / "examples" / "duration"
 PROBE_MOUNT = "/patchgate"
 # The boltons PR: iterutils.chunked rewritten to equivalent code (3 executable lines change).
@@ -159,10 +163,16 @@ class Recorder:
         if grader is not None:
             # python3 [flags] /patchgate/launch.py PART ...: the grader runs pytest or the declarative cases
             launch = next(i for i, arg in enumerate(grader.argv) if arg.endswith("/launch.py"))
-            part, suite = grader.argv[launch + 1], grader.private[0].source.name.removeprefix("suite-")
+            part, source = grader.argv[launch + 1], grader.private[0].source
         else:  # in-process (isolation: in-process, the in-process tier, base's collection): pytest only
             copied = next(m for m in spec.copy_in if m.target == CONTAINER_SUITE)  # copied in, writable
-            part, suite = "pytest", copied.source.name.removeprefix("suite-")
+            part, source = "pytest", copied.source
+        suite = source.name.removeprefix("suite-")
+        # A suite the gate finds for itself (day one's "repository": base's own tests) is not among the
+        # case's: the bare side gets the very folder the gate ran, kept the first time it is seen.
+        kept = self.keep / "suites" / suite
+        if part == "pytest" and source.is_dir() and not kept.exists():
+            shutil.copytree(source, kept)
         tree = spec.copy_in[0].source.name  # "base", or "head" (the behaviour layer's head copy)
         overlays = [m for m in spec.copy_in[1:] if m.target != CONTAINER_SUITE]
         kind = f"{suite} {part} {'mutant' if overlays else tree}"
@@ -279,6 +289,10 @@ def bare(case: Case, recorder: Recorder, image: str, keep: Path) -> list[dict[st
             "-v", f"{keep / 'stage'}:{PROBE_MOUNT}:ro"]  # fmt: skip
     for suite, path in case.suites.items():
         argv += ["-v", f"{path.resolve()}:/suites/{suite}:ro"]
+    found = keep / "suites"  # the suites the gate found for itself (Recorder._describe)
+    for path in sorted(found.iterdir()) if found.is_dir() else []:
+        if path.name not in case.suites:
+            argv += ["-v", f"{path.resolve()}:/suites/{path.name}:ro"]
     argv += [image, "python3", "/bench/driver.py", "/bench/steps.json"]
     done = run_process(argv, check=True, timeout=7200, output_cap=64 * 1024 * 1024, what="the bare run")
     return list(json.loads(done.stdout))
@@ -299,9 +313,11 @@ def measure(case: Case, keep: Path, slots: int = 2, warm: int = WARM_PER_SHAPE) 
     bare_s = sum((float(s["seconds"]) for s in steps), 0.0)  # type: ignore[arg-type]
     print(f"  bare:          {bare_s:7.1f} s  ({len(steps)} steps, one container)  ({load()})")
     ratio = wall / bare_s
-    print(
-        f"  ratio {ratio:.2f}x against the <= {TARGET:.1f}x target: {'met' if ratio <= TARGET else 'MISSED'}"
-    )
+    met = "met" if ratio <= TARGET else "MISSED"
+    verdict = f"  ratio {ratio:.2f}x against the <= {TARGET:.1f}x target: {met}"
+    if case.name.startswith("demo"):
+        verdict += f"; issue 20's <= {DEMO_TARGET}x: {'met' if ratio <= DEMO_TARGET else 'MISSED'}"
+    print(verdict)
     print("  patchgate per layer: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
     groups: dict[str, list[Recorded]] = defaultdict(list)
     for run in recorder.runs:
@@ -314,9 +330,9 @@ def measure(case: Case, keep: Path, slots: int = 2, warm: int = WARM_PER_SHAPE) 
     for step in steps:
         by_kind[str(step["kind"])].append(float(step["seconds"]))  # type: ignore[arg-type]
     print("  bare steps: " + ", ".join(f"{k} {len(v)}x {sum(v):.1f} s" for k, v in by_kind.items()))
-    failed = [s["name"] for s in steps if s["kind"] not in TOOLS and s["exit"] not in (0, 1)]
-    if failed:
-        print(f"  note: bare pytest did not complete normally in {failed}: {steps[-1]['tail']}")
+    failed = [s for s in steps if s["kind"] not in TOOLS and s["exit"] not in (0, 1)]
+    for step in failed:
+        print(f"  note: bare pytest did not complete normally in {step['name']}: {step['tail']}")
     return ratio
 
 
