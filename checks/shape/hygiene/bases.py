@@ -10,13 +10,13 @@ import ast
 import re
 from collections.abc import Iterable
 
-from checks.shape.hygiene.pysource import dotted
+from checks.shape.hygiene.pysource import dotted, statements
 
 
 def subclassed_in(tree: ast.Module) -> set[str]:
     """Names of classes used as a base by some class in the same module."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in statements(tree):  # a class definition is a statement
         if isinstance(node, ast.ClassDef):
             for base in node.bases:
                 name = dotted(base.value if isinstance(base, ast.Subscript) else base)

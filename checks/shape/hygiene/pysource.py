@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import collections
 import io
 import tokenize
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 from sandbox.pyparse import parse_python
@@ -76,10 +78,33 @@ def dotted(node: ast.expr) -> str | None:
     return None
 
 
+# The fields that hold statements: a module's or a compound statement's bodies, a try's handlers and a
+# match's cases (an ExceptHandler and a match_case hold bodies in turn).
+_STATEMENT_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """Yield ``tree``, its statements, handlers and match cases in ``ast.walk``'s order, never
+    descending into an expression (four nodes in five of a module, and no statement is ever inside one).
+
+    A statement's parent is always a statement, a handler or a case, so among these nodes the
+    breadth-first order is the full walk's: the same depths, the same parents, the same fields in order.
+    """
+    todo: collections.deque[ast.AST] = collections.deque([tree])
+    while todo:
+        node = todo.popleft()
+        yield node
+        for name in node._fields:
+            if name in _STATEMENT_FIELDS:
+                value = getattr(node, name, None)
+                if isinstance(value, list):  # a lambda's or a conditional's body is one expression
+                    todo.extend(v for v in value if isinstance(v, ast.AST))
+
+
 def import_aliases(tree: ast.Module) -> dict[str, str]:
     """Map local names to the absolute dotted names they were imported as."""
     out: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in statements(tree):  # imports are statements: in ast.walk's order, a later one wins
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:

@@ -71,7 +71,13 @@ def own_nodes(stmt: Statement) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        # ast.iter_child_nodes, inlined: one generator fewer per node on the gate's hottest walk.
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                stack.append(value)
+            elif isinstance(value, list):
+                stack += [v for v in value if isinstance(v, ast.AST)]
 
 
 def own_key(stmt: Statement) -> str:

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
 import pytest
 
 from checks.shape.hygiene import pysource
+from checks.shape.hygiene.bases import subclassed_in
 from checks.shape.hygiene.pysource import (
     SourceTooLarge,
     comments,
     decode_source,
+    dotted,
     import_aliases,
     parse_module,
     read_source,
     resolve,
+    statements,
 )
 
 
@@ -78,3 +82,95 @@ def test_names_resolve_through_imports() -> None:
     assert resolve("sk", aliases) == "unittest.skip"
     assert resolve("os.path.join", aliases) == "os.path.join"
     assert resolve("other.x", aliases) == "other.x"
+
+
+# Imports, classes and rebindings in every place a statement can stand, expressions around them.
+NESTED = b"""\
+import a as x
+if cond(lambda: (yield)):
+    import b as x
+else:
+    from c import d as x
+try:
+    import e
+except (E := Error) as err:
+    from f import g as e
+else:
+    import h
+finally:
+    import i as x
+for k in [j for j in range(3)]:
+    import j
+while q if r else s:
+    import l as j
+with m as n:
+    class K(Base[int], other.Mixin):
+        import o as x
+        def method(self):
+            from p import q as x
+            class Inner(K): pass
+match v:
+    case [1, *rest] if rest:
+        import r as x
+    case _:
+        from s import t as x
+async def coro():
+    async with u:
+        import v as x
+    async for w in z:
+        from y import zz as x
+"""
+
+
+def _full_walk_aliases(tree: ast.Module) -> dict[str, str]:
+    """``import_aliases`` as it was, over ``ast.walk``: the reference the statement walk must match."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    out[top] = top
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return out
+
+
+def _sources() -> list[bytes]:
+    root = Path(__file__).resolve().parents[4]
+    tops = ("bot", "checks", "sandbox", "tests", "bench")
+    files = sorted(p for top in tops for p in (root / top).rglob("*.py"))
+    return [NESTED, *(p.read_bytes() for p in files)]
+
+
+def test_the_statement_walk_is_the_full_walks_order_among_statements() -> None:
+    kinds = (ast.stmt, ast.ExceptHandler, ast.match_case)
+    sources = _sources()
+    assert len(sources) > 300  # the repository's own files: every construct this codebase uses
+    for data in sources:
+        tree = parse_module(data)
+        assert tree is not None
+        expected = [n for n in ast.walk(tree) if isinstance(n, kinds)]
+        assert [n for n in statements(tree) if isinstance(n, kinds)] == expected
+        assert import_aliases(tree) == _full_walk_aliases(tree)
+        assert subclassed_in(tree) == {
+            name.rsplit(".", 1)[-1]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ClassDef)
+            for base in node.bases
+            if (name := dotted(base.value if isinstance(base, ast.Subscript) else base)) is not None
+        }
+
+
+def test_a_later_import_wins_as_in_the_full_walk() -> None:
+    tree = parse_module(NESTED)
+    assert tree is not None
+    aliases = import_aliases(tree)
+    # Breadth first: the deepest rebinding of x (in the method of the class in the with block) comes last.
+    assert aliases == _full_walk_aliases(tree)
+    assert aliases["x"] == "p.q"
+    assert aliases["j"] == "l"
+    assert subclassed_in(tree) == {"Base", "Mixin", "K"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from textwrap import dedent
 
 from checks.shape.hygiene.statements import Hit, located, new_hits, own_key, span
@@ -80,3 +81,31 @@ def test_new_hits_counts_what_the_base_had() -> None:
     # Line 1 matches the base's k1; line 5-6 is a second k1 the base did not have; line 20 is unchanged.
     assert fresh == [Hit(5, 6, "probe", "k1"), Hit(8, 8, "probe", "k3")]
     assert old == 1
+
+
+def _own_nodes_reference(stmt: ast.AST) -> list[ast.AST]:
+    """``own_nodes`` over ``ast.iter_child_nodes``, as it was: the order the inlined walk must keep."""
+    stack: list[ast.AST] = []
+    for name, value in ast.iter_fields(stmt):
+        if name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            continue
+        if isinstance(value, ast.AST):
+            stack.append(value)
+        elif isinstance(value, list):
+            stack += [v for v in value if isinstance(v, ast.AST)]
+    found = []
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def test_own_nodes_in_the_order_of_the_child_walk() -> None:
+    root = Path(__file__).resolve().parents[4]
+    files = sorted((root / "checks").rglob("*.py"))
+    assert len(files) > 100
+    for path in [*files, None]:
+        tree = ast.parse(SOURCE if path is None else path.read_text())
+        for place in located(tree):
+            assert list(place.nodes) == _own_nodes_reference(place.stmt)
