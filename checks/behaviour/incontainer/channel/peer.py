@@ -97,7 +97,8 @@ class Peer:
         self._free: Box = queue.SimpleQueue()
         self._pool: Box = queue.SimpleQueue()
         self._workers = 0
-        self._idle = 0
+        self._idle = 0  # workers waiting for a request no message is counted on yet
+        self._queued = 0  # requests in the pool waiting for a worker to finish
         self._local = threading.local()
         self._pid = os.getpid()
         # Whoever holds it reads from the socket; the buffer of what was read is theirs meanwhile.
@@ -305,18 +306,38 @@ class Peer:
             mainline = self.mainline and message.get("main", True) is True
             if box is None and (mainline or not self.free_threads):
                 box = self._free
-            if box is None and self._idle == 0 and self._workers < self.free_threads:
-                self._workers += 1
+            start = False
+            if box is None:
+                # Each request for the pool is some worker's from here: an idle one's (counted off now,
+                # not when it wakes - two requests in a row must not both count on the same one), a new
+                # one's, or, with every thread busy, the next to finish ``_queued``.
+                if self._idle:
+                    self._idle -= 1
+                elif self._workers < self.free_threads:
+                    self._workers += 1
+                    start = True
+                else:
+                    self._queued += 1
+        if start:
+            try:
                 threading.Thread(target=self._work, name="patchgate-serve", daemon=True).start()
+            except RuntimeError:  # no thread to be had (the container's pids limit): it waits its turn
+                with self._lock:
+                    self._workers -= 1
+                    self._queued += 1
         (box or self._pool).put(message)
 
     def _work(self) -> None:
+        counted = True  # started for a request already on its way to the pool: not idle for another
         while True:
-            with self._lock:
-                self._idle += 1
+            if not counted:
+                with self._lock:
+                    if self._queued:
+                        self._queued -= 1  # a request waits for a thread: this one takes it
+                    else:
+                        self._idle += 1
+            counted = False
             incoming = self._pool.get()
-            with self._lock:
-                self._idle -= 1
             if incoming is None:
                 return
             try:

@@ -933,6 +933,27 @@ def test_calls_from_the_tests_threads_run_at_once_in_the_subject(load: Load) -> 
     assert results == [True, True]
 
 
+def test_more_of_the_tests_threads_than_a_pool_meet_inside_the_changes_code(load: Load) -> None:
+    # cachetools test_cached_lock: ten threads of the test call the change's wrapper, whose callback
+    # (the test's function) waits at a barrier for all ten. The subject served eight at once: two
+    # calls waited for a thread that never came, and the barrier broke after its timeout.
+    lib = load("def call(f):\n    return f()\n")
+    threads_n = 12
+    barrier = threading.Barrier(threads_n, timeout=20)
+    results: list[int] = []
+
+    def meet() -> int:
+        return barrier.wait()
+
+    threads = [threading.Thread(target=lambda: results.append(lib.call(meet))) for _ in range(threads_n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not barrier.broken
+    assert sorted(results) == list(range(threads_n))
+
+
 def test_a_descriptor_of_the_change_learns_its_name_and_abstractness_from_a_tests_class(load: Load) -> None:
     # boltons InstancePartial (__set_name__) and cachedmethod over an abstractmethod (__isabstractmethod__).
     import abc

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from checks.behaviour.incontainer.channel import wire
 from checks.behaviour.incontainer.channel.peer import Handler, Peer, PeerGone
 
 
@@ -133,6 +135,57 @@ def test_a_reader_spins_for_a_message_only_on_a_core_of_its_own_and_rests_after_
         peer._multicore = False  # pinned to one core: spinning would hold the core the answer needs
         theirs.sendall(frame({"r": 3, "ok": 3}))
         assert not peer._spin() and not peer._reader.pending()
+    finally:
+        mine.close()
+        theirs.close()
+
+
+def test_requests_read_at_once_up_to_the_pool_are_each_served_at_once() -> None:
+    # Requests in one read, routed one after another while a worker waited idle: each counted on that
+    # one worker (it counted itself idle until it woke), none started a worker of its own, and with the
+    # worker then busy (here, waiting for the others) they waited for ever (cachetools' lock tests, ten
+    # of the test's threads meeting in the change's code).
+    parties = 4
+    meeting = threading.Barrier(parties, timeout=5)
+
+    def handler(request: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": meeting.wait() if request["op"] == "meet" else None}
+
+    mine, theirs = socket.socketpair()
+    try:
+        server = Peer(theirs, handler, free_threads=parties)
+        server._route({"q": 1, "op": "hello", "main": False})
+        assert wire.receive(mine, timeout=30)["r"] == 1
+        waited = time.monotonic() + 10
+        while server._idle < 1 and time.monotonic() < waited:  # its worker, back at the pool, waits idle
+            time.sleep(0.001)
+        for n in range(2, parties + 2):
+            server._route({"q": n, "op": "meet", "main": False})  # as the reader routes what one read held
+        answers = [wire.receive(mine, timeout=10) for _ in range(parties)]
+    finally:
+        mine.close()
+        theirs.close()
+    assert not meeting.broken
+    assert sorted(a["ok"] for a in answers) == list(range(parties))
+
+
+def test_requests_past_the_pool_wait_for_a_worker_to_finish() -> None:
+    mine, theirs = socket.socketpair()
+    try:
+        Peer(theirs, lambda request: {"ok": request["op"]}, free_threads=2)
+        client = Peer(mine, lambda request: {"raise": {"text": "nothing to serve"}})
+        answers: list[str] = []
+
+        def ask(n: int) -> None:
+            for i in range(20):
+                answers.append(client.request({"op": f"{n}-{i}"}, timeout=30)["ok"])
+
+        threads = [threading.Thread(target=ask, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert sorted(answers) == sorted(f"{n}-{i}" for n in range(8) for i in range(20))
     finally:
         mine.close()
         theirs.close()
