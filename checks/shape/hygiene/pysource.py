@@ -7,7 +7,7 @@ import collections
 import io
 import tokenize
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from sandbox.pyparse import parse_python
@@ -103,8 +103,13 @@ def statements(tree: ast.Module) -> Iterator[ast.AST]:
 
 def import_aliases(tree: ast.Module) -> dict[str, str]:
     """Map local names to the absolute dotted names they were imported as."""
+    return aliases_of(statements(tree))  # imports are statements: in ast.walk's order, a later one wins
+
+
+def aliases_of(nodes: Iterable[ast.AST]) -> dict[str, str]:
+    """``import_aliases`` over ``nodes`` in their order (a later import of a name wins)."""
     out: dict[str, str] = {}
-    for node in statements(tree):  # imports are statements: in ast.walk's order, a later one wins
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:

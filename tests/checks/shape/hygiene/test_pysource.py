@@ -12,6 +12,7 @@ from checks.shape.hygiene import pysource
 from checks.shape.hygiene.bases import subclassed_in
 from checks.shape.hygiene.pysource import (
     SourceTooLarge,
+    aliases_of,
     comments,
     decode_source,
     dotted,
@@ -124,19 +125,7 @@ async def coro():
 
 def _full_walk_aliases(tree: ast.Module) -> dict[str, str]:
     """``import_aliases`` as it was, over ``ast.walk``: the reference the statement walk must match."""
-    out: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    out[alias.asname] = alias.name
-                else:
-                    top = alias.name.split(".")[0]
-                    out[top] = top
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                out[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-    return out
+    return aliases_of(ast.walk(tree))
 
 
 def _sources() -> list[bytes]:
