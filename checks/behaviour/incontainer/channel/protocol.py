@@ -41,6 +41,11 @@ from . import signatures
 
 # -- requests -----------------------------------------------------------------------------------
 
+# The change's log records (the subject relays them as text, the grader makes them records again): how
+# many one answer carries, beyond which a flood is cut and says so, and how much of each text field.
+MAX_RECORDS = 1_000
+RECORD_CHARS = 4_000
+
 SUBJECT_SERVES = frozenset({
     "import", "reload", "unpickle", "names", "getattr", "setattr", "delattr", "call", "op",
     "case", "lines", "lines_report",

@@ -69,7 +69,7 @@ from types import FrameType
 from typing import Any
 
 from ..channel import byname
-from ..channel.protocol import AMBIENT_FUNCTIONS, HARNESS_DIR
+from ..channel.protocol import AMBIENT_FUNCTIONS, HARNESS_DIR, MAX_RECORDS, RECORD_CHARS
 
 MAX_WARNINGS = 100
 _GETCWD = os.getcwd
@@ -594,8 +594,6 @@ def _log(records: object) -> None:
             continue
 
 
-MAX_RECORDS = 1_000
-RECORD_CHARS = 4_000  # of each text field of a record (the subject cuts them too, but it is the change's)
 # What one test's calls may relay in all (pytest keeps a test's captured output and records): past it,
 # the rest is dropped and one patchgate warning says so.
 MAX_RECORDS_PER_TEST = 20_000

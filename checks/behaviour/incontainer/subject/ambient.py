@@ -21,12 +21,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..channel import codec
-from ..channel.protocol import AMBIENT_FUNCTIONS, HARNESS_DIR
+from ..channel.protocol import AMBIENT_FUNCTIONS, HARNESS_DIR, MAX_RECORDS, RECORD_CHARS
 
 CAPTURE_CHARS = 1_000_000
 MAX_WARNINGS = 100
-MAX_RECORDS = 1_000  # log records a request relays (a flood beyond it is cut, and says so)
-RECORD_CHARS = 4_000  # of each record's message and traceback text
 
 
 # The environment this process started with: a test-owned variable that goes back to how the grader
