@@ -342,6 +342,56 @@ def install(suite_prefix: str) -> None:
 _STARTED = {"argv": list(sys.argv), "stdin": sys.stdin}
 
 
+class _LogLevels:
+    """The lowest level a record of the change's may have for any of the test's loggers to take it.
+
+    In one process the change's ``log.debug`` under pytest's default levels makes no record at all, and
+    ``isEnabledFor(DEBUG)`` is False; the subject's root logger stands at this floor, so the change makes
+    the records some logger of the test's could take (the grader's loggers decide, ``_log``), and asks
+    ``isEnabledFor`` of a level the test lets through somewhere. Worked out again only after a level
+    changed: ``Logger.setLevel`` and ``logging.disable`` clear the root logger's cache of answers, a mark
+    in it included (a level assigned to ``.level`` directly goes unseen, as ``isEnabledFor``'s own cache
+    would miss it in one process).
+    """
+
+    _MARK = -1  # never a level the cache is asked about
+
+    def __init__(self) -> None:
+        self._floor = logging.NOTSET
+
+    def floor(self) -> int:
+        root = logging.root
+        cache = vars(root).get("_cache")
+        if isinstance(cache, dict) and cache.get(self._MARK) is True:
+            return self._floor
+        manager = logging.Logger.manager
+        levels = [root.getEffectiveLevel()]
+        for _ in range(3):  # another thread adding a logger meanwhile: read the registry again
+            try:
+                loggers = list(manager.loggerDict.values())
+                break
+            except RuntimeError:
+                continue
+        else:
+            loggers = []
+        levels += [
+            lg.level
+            for lg in loggers
+            if isinstance(lg, logging.Logger) and type(lg.level) is int and lg.level
+        ]
+        floor = min(levels)
+        disabled = manager.disable
+        if type(disabled) is int and disabled >= floor:
+            floor = disabled + 1
+        self._floor = floor
+        if isinstance(cache, dict):
+            cache[self._MARK] = True
+        return floor
+
+
+LOG_LEVELS = _LogLevels()
+
+
 class Outbound:
     """The grader's side: what a request carries besides itself."""
 
@@ -357,6 +407,7 @@ class Outbound:
         self._patched: dict[str, object] = {}
         self._streams: dict[str, object] = {"out": None, "err": None}
         self._seen_streams: tuple[object, object] = (None, None)
+        self._log_floor = -1
 
     def add(self, message: dict[str, Any], encode: Callable[[object], Any]) -> None:
         env = ENVIRONMENT
@@ -391,6 +442,9 @@ class Outbound:
         if PATCHES.version != self._patches:
             self._patches = PATCHES.version
             self._add_patches(message, encode)
+        floor = LOG_LEVELS.floor()
+        if floor != self._log_floor:
+            message["log_level"], self._log_floor = floor, floor
         if not _SEEDS:
             return
         with _SEED_LOCK:

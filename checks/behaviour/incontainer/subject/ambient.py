@@ -65,6 +65,9 @@ def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
     patched = request.get("patched")
     if isinstance(patched, dict):
         _patch(patched, decode)
+    level = request.get("log_level")
+    if type(level) is int:  # the lowest level any of the test's loggers takes (grader/ambient.py)
+        logging.getLogger().setLevel(level)
     streams = request.get("streams")
     if isinstance(streams, dict):
         for key in ("out", "err"):
@@ -159,7 +162,8 @@ def _described(record: logging.LogRecord) -> dict[str, Any]:
 
 
 def install_log_relay() -> None:
-    """Make every record (the root logger at its lowest level) and keep them for the request's answer."""
+    """Keep the records the change makes for the request's answer: the root logger at its lowest level
+    until the first request says the test's (``apply``: ``log_level``)."""
     root = logging.getLogger()
     root.addHandler(_Relay(logging.NOTSET))
     root.setLevel(logging.NOTSET)

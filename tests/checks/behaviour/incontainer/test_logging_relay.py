@@ -66,6 +66,14 @@ def flood(n):
     for i in range(n):
         log.error("record %d", i)
     return n
+
+def chatty(n):
+    for i in range(n):
+        log.debug("step %d", i)
+    return n
+
+def would_log(level):
+    return log.isEnabledFor(level), logging.getLogger().getEffectiveLevel()
 """
 
 
@@ -150,3 +158,31 @@ def test_what_one_test_relays_is_bounded(lib: Load, caplog: pytest.LogCaptureFix
     relayed = [r for r in caplog.records if r.name == "lib.core"]
     assert len(relayed) == 20_000
     assert any(r.name == "patchgate" and "dropped" in r.getMessage() for r in caplog.records)
+
+
+def test_the_change_makes_only_the_records_a_test_logger_would_take(
+    lib: Load, caplog: pytest.LogCaptureFixture
+) -> None:
+    # In one process a library's log.debug under pytest's default levels (the root at WARNING) is
+    # dropped before a record is made, and isEnabledFor(DEBUG) is False; the subject's root stood at
+    # its lowest level, so the change saw True and made every record of a hot loop, each relayed only
+    # for the grader to drop it.
+    ambient.new_test()  # as the recorder does when a test begins (an earlier test spent its budget)
+    root = logging.getLogger()
+    assert root.getEffectiveLevel() == logging.WARNING and not caplog.handler.level
+    assert lib.would_log(logging.DEBUG) == (False, logging.WARNING)  # type: ignore[attr-defined]
+    assert lib.would_log(logging.WARNING)[0] is True  # type: ignore[attr-defined]
+    assert lib.chatty(500) == 500  # type: ignore[attr-defined]
+    assert caplog.records == []
+    with caplog.at_level(logging.DEBUG, logger="lib.core"):  # one logger's level: the floor follows it
+        assert lib.would_log(logging.DEBUG)[0] is True  # type: ignore[attr-defined]
+        lib.chatty(3)  # type: ignore[attr-defined]
+    assert [r.getMessage() for r in caplog.records] == ["step 0", "step 1", "step 2"]
+    caplog.clear()
+    assert lib.would_log(logging.DEBUG)[0] is False  # type: ignore[attr-defined]  # put back, followed
+    logging.disable(logging.CRITICAL)
+    try:
+        assert lib.would_log(logging.CRITICAL)[0] is False  # type: ignore[attr-defined]
+    finally:
+        logging.disable(logging.NOTSET)
+    assert lib.would_log(logging.ERROR)[0] is True  # type: ignore[attr-defined]
