@@ -324,7 +324,10 @@ class Peer:
             except RuntimeError:  # no thread to be had (the container's pids limit): it waits its turn
                 with self._lock:
                     self._workers -= 1
-                    self._queued += 1
+                    if self._idle:  # a worker that finished meanwhile counted itself idle: it takes this
+                        self._idle -= 1
+                    else:
+                        self._queued += 1
         (box or self._pool).put(message)
 
     def _work(self) -> None:

@@ -351,10 +351,10 @@ class _LogLevels:
     ``isEnabledFor`` of a level the test lets through somewhere. Worked out again only after a level
     changed: ``Logger.setLevel`` and ``logging.disable`` clear the root logger's cache of answers, a mark
     in it included (a level assigned to ``.level`` directly goes unseen, as ``isEnabledFor``'s own cache
-    would miss it in one process).
+    would miss it in one process). The mark is an object of ours, never a level anyone asks about.
     """
 
-    _MARK = -1  # never a level the cache is asked about
+    _MARK = object()
 
     def __init__(self) -> None:
         self._floor = logging.NOTSET
@@ -362,8 +362,11 @@ class _LogLevels:
     def floor(self) -> int:
         root = logging.root
         cache = vars(root).get("_cache")
-        if isinstance(cache, dict) and cache.get(self._MARK) is True:
-            return self._floor
+        if isinstance(cache, dict):
+            if cache.get(self._MARK) is True:
+                return self._floor
+            # Marked before the levels are read: a level set while they are read clears it again.
+            cache[self._MARK] = True
         manager = logging.Logger.manager
         levels = [root.getEffectiveLevel()]
         for _ in range(3):  # another thread adding a logger meanwhile: read the registry again
@@ -374,19 +377,23 @@ class _LogLevels:
                 continue
         else:
             loggers = []
+        # Any int: a level may be an IntEnum's member, as setLevel takes it.
         levels += [
-            lg.level
-            for lg in loggers
-            if isinstance(lg, logging.Logger) and type(lg.level) is int and lg.level
+            int(lg.level) for lg in loggers if isinstance(lg, logging.Logger) and isinstance(lg.level, int)
         ]
+        levels = [level for level in levels if level] or [logging.NOTSET]  # NOTSET: a logger that defers
         floor = min(levels)
         disabled = manager.disable
-        if type(disabled) is int and disabled >= floor:
-            floor = disabled + 1
+        if isinstance(disabled, int) and disabled >= floor:
+            floor = int(disabled) + 1
         self._floor = floor
-        if isinstance(cache, dict):
-            cache[self._MARK] = True
         return floor
+
+    def add(self, message: dict[str, Any], sent: list[int]) -> None:
+        """Put the floor in ``message`` when it is not ``sent[0]``, the last one sent."""
+        floor = self.floor()
+        if floor != sent[0]:
+            message["log_level"], sent[0] = floor, floor
 
 
 LOG_LEVELS = _LogLevels()
@@ -407,7 +414,9 @@ class Outbound:
         self._patched: dict[str, object] = {}
         self._streams: dict[str, object] = {"out": None, "err": None}
         self._seen_streams: tuple[object, object] = (None, None)
-        self._log_floor = -1
+        # The log floor last sent (a request's or a callback's answer: a level a callback sets counts
+        # before the change logs again, as in one process).
+        self.log_floor = [-1]
 
     def add(self, message: dict[str, Any], encode: Callable[[object], Any]) -> None:
         env = ENVIRONMENT
@@ -442,9 +451,7 @@ class Outbound:
         if PATCHES.version != self._patches:
             self._patches = PATCHES.version
             self._add_patches(message, encode)
-        floor = LOG_LEVELS.floor()
-        if floor != self._log_floor:
-            message["log_level"], self._log_floor = floor, floor
+        LOG_LEVELS.add(message, self.log_floor)
         if not _SEEDS:
             return
         with _SEED_LOCK:

@@ -410,6 +410,8 @@ class Bridge:
             self.kept.outbound(answer, self.encoder)
         except BaseException as exc:  # a test's callback may raise anything; it goes back as such
             answer = {"raise": {"gexc": self._my_exception(exc)}}
+        with self._lock:  # a level the callback set reaches the change before it logs again
+            ambient.LOG_LEVELS.add(answer, self._outbound.log_floor)
         return answer
 
     def _test_data(self, request: dict[str, Any], found: object) -> bool:

@@ -543,6 +543,7 @@ class Agent:
         except PeerGone as exc:
             raise RuntimeError(f"patchgate: the grader is gone ({exc})") from None
         self.kept.inbound(answer, self.decode)
+        ambient.log_level(answer)
         if "raise" in answer:
             info = answer["raise"]
             raise self._grader_exception(info.get("gexc", info) if isinstance(info, dict) else {})

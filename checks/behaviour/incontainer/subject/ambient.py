@@ -65,9 +65,6 @@ def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
     patched = request.get("patched")
     if isinstance(patched, dict):
         _patch(patched, decode)
-    level = request.get("log_level")
-    if type(level) is int:  # the lowest level any of the test's loggers takes (grader/ambient.py)
-        logging.getLogger().setLevel(level)
     streams = request.get("streams")
     if isinstance(streams, dict):
         for key in ("out", "err"):
@@ -75,6 +72,14 @@ def apply(request: dict[str, Any], decode: Callable[[Any], Any]) -> None:
             if isinstance(entry, dict):
                 with contextlib.suppress(Exception):  # a stream we cannot stand for: our capture stays
                     TEST_STREAMS[key] = decode(entry["set"]) if "set" in entry else None
+    log_level(request)
+
+
+def log_level(message: dict[str, Any]) -> None:
+    """The lowest level any of the test's loggers takes (grader/ambient.py), from a request or an answer."""
+    level = message.get("log_level")
+    if type(level) is int:
+        logging.getLogger().setLevel(level)
 
 
 # A test's own object standing as sys.stdout / sys.stderr in the grader: the request's stream here.

@@ -74,6 +74,11 @@ def chatty(n):
 
 def would_log(level):
     return log.isEnabledFor(level), logging.getLogger().getEffectiveLevel()
+
+def after(callback):
+    callback()
+    log.debug("after the callback")
+    return log.isEnabledFor(logging.DEBUG)
 """
 
 
@@ -186,3 +191,65 @@ def test_the_change_makes_only_the_records_a_test_logger_would_take(
     finally:
         logging.disable(logging.NOTSET)
     assert lib.would_log(logging.ERROR)[0] is True  # type: ignore[attr-defined]
+
+
+def test_a_level_a_callback_sets_counts_before_the_change_logs_again(
+    lib: Load, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Red-team: the floor went with requests only, so a level set in a callback of the change's reached
+    # the subject at the test's next call; the change's record in between was never made.
+    ambient.new_test()
+    try:
+        assert lib.after(lambda: caplog.set_level(logging.DEBUG, logger="lib.core")) is True  # type: ignore[attr-defined]
+        assert [r.getMessage() for r in caplog.records] == ["after the callback"]
+    finally:
+        logging.getLogger("lib.core").setLevel(logging.NOTSET)
+
+
+def test_a_level_given_as_an_int_enum_counts(lib: Load, caplog: pytest.LogCaptureFixture) -> None:
+    import enum
+
+    class Level(enum.IntEnum):
+        DEBUG = 10
+
+    ambient.new_test()
+    logger = logging.getLogger("lib.core")
+    logger.setLevel(Level.DEBUG)  # setLevel takes any int; the floor kept exact ints only
+    try:
+        assert lib.would_log(logging.DEBUG)[0] is True  # type: ignore[attr-defined]
+        lib.chatty(1)  # type: ignore[attr-defined]
+        assert [r.getMessage() for r in caplog.records] == ["step 0"]
+    finally:
+        logger.setLevel(logging.NOTSET)
+
+
+def test_a_level_set_while_the_floor_is_worked_out_is_not_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Red-team: the mark went into the root's cache after the levels were read, so a setLevel between
+    # the two (another thread's) left the old floor marked as current until some level changed again.
+    levels = ambient._LogLevels()
+    assert levels.floor() == logging.WARNING
+    logging.getLogger("raced").setLevel(logging.WARNING)  # a level change: the floor is read again
+    manager = logging.Logger.manager
+    real = dict(manager.loggerDict)
+
+    raced: list[bool] = []
+    before = logging.Logger("raced", logging.WARNING)  # what the floor read of it: its level then
+
+    class Racing(dict):
+        def values(self):
+            read = [before if name == "raced" else lg for name, lg in real.items()]
+            if not raced:
+                raced.append(True)
+                logging.getLogger("raced").setLevel(logging.DEBUG)  # ... and a level set just after
+            return read
+
+    monkeypatch.setattr(manager, "loggerDict", Racing(real))
+    try:
+        assert levels.floor() == logging.WARNING  # worked out from what it read
+        assert raced
+        monkeypatch.setattr(manager, "loggerDict", real)
+        assert levels.floor() == logging.DEBUG
+    finally:
+        logging.getLogger("raced").setLevel(logging.NOTSET)
+    assert levels.floor() == logging.WARNING
+    assert logging.root.isEnabledFor(-1) is False  # the mark answers no question of the test's

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from checks.behaviour.incontainer.channel import peer as peer_module
 from checks.behaviour.incontainer.channel import wire
 from checks.behaviour.incontainer.channel.peer import Handler, Peer, PeerGone
 
@@ -114,8 +115,6 @@ def frame(message: dict[str, Any]) -> bytes:
 
 
 def test_a_reader_spins_for_a_message_only_on_a_core_of_its_own_and_rests_after_a_spin_for_nothing() -> None:
-    from checks.behaviour.incontainer.channel import peer as peer_module
-
     mine, theirs = socket.socketpair()
     try:
         peer = Peer(mine, lambda request: {})
@@ -189,3 +188,47 @@ def test_requests_past_the_pool_wait_for_a_worker_to_finish() -> None:
     finally:
         mine.close()
         theirs.close()
+
+
+def test_a_worker_that_could_not_be_started_leaves_its_request_to_the_one_that_came_free(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Red-team: the pool decided to start a worker, one busy worker finished and counted itself idle,
+    # then no thread could be had (the pids limit). The request was queued for the next to finish and
+    # the idle one took it - still counted idle, so the next request counted on it and started nothing.
+    meeting = threading.Barrier(2, timeout=5)
+
+    def handler(request: dict[str, Any]) -> dict[str, Any]:
+        if request["op"] == "slow":
+            time.sleep(0.2)
+            return {"ok": "slow"}
+        return {"ok": meeting.wait()}
+
+    mine, theirs = socket.socketpair()
+    real = threading.Thread
+    failed: list[bool] = []
+    server: Peer
+
+    class Failing(threading.Thread):
+        def start(self) -> None:
+            if self._target is not None and not failed and server._workers == 2:  # type: ignore[attr-defined]
+                failed.append(True)
+                waited = time.monotonic() + 10
+                while server._idle < 1 and time.monotonic() < waited:  # the busy one comes free meanwhile
+                    time.sleep(0.001)
+                raise RuntimeError("can't start new thread")
+            super().start()
+
+    try:
+        server = Peer(theirs, handler, free_threads=2)
+        server._route({"q": 1, "op": "slow", "main": False})
+        monkeypatch.setattr(threading, "Thread", Failing)
+        server._route({"q": 2, "op": "meet", "main": False})  # its worker cannot be started
+        monkeypatch.setattr(threading, "Thread", real)
+        server._route({"q": 3, "op": "meet", "main": False})
+        answers = [wire.receive(mine, timeout=10) for _ in range(3)]
+    finally:
+        mine.close()
+        theirs.close()
+    assert failed and not meeting.broken
+    assert sorted(str(a.get("ok")) for a in answers) == ["0", "1", "slow"]
