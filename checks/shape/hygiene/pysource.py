@@ -79,8 +79,9 @@ def dotted(node: ast.expr) -> str | None:
 
 
 # The fields that hold statements: a module's or a compound statement's bodies, a try's handlers and a
-# match's cases (an ExceptHandler and a match_case hold bodies in turn).
-_STATEMENT_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+# match's cases (an ExceptHandler and a match_case hold bodies in turn). A lambda's or a conditional
+# expression's ``body`` is one expression, never a list.
+STATEMENT_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 
 
 def statements(tree: ast.Module) -> Iterator[ast.AST]:
@@ -95,7 +96,7 @@ def statements(tree: ast.Module) -> Iterator[ast.AST]:
         node = todo.popleft()
         yield node
         for name in node._fields:
-            if name in _STATEMENT_FIELDS:
+            if name in STATEMENT_FIELDS:
                 value = getattr(node, name, None)
                 if isinstance(value, list):  # a lambda's or a conditional's body is one expression
                     todo.extend(v for v in value if isinstance(v, ast.AST))

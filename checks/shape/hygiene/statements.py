@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-# Fields holding nested statements: they belong to the statements inside, not to this one.
-_BODIES = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+from checks.shape.hygiene.pysource import STATEMENT_FIELDS
+
 Statement = ast.stmt | ast.ExceptHandler | ast.match_case
 
 
@@ -53,16 +53,17 @@ def located(tree: ast.Module) -> Iterator[Located]:
         inner = module_level and not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
         children: list[Statement] = []
         for name, value in ast.iter_fields(stmt):
-            if name in _BODIES and isinstance(value, list):
+            if name in STATEMENT_FIELDS and isinstance(value, list):
                 children += [v for v in value if isinstance(v, Statement)]
         stack.extend((child, inner) for child in reversed(children))
 
 
 def own_nodes(stmt: Statement) -> Iterator[ast.AST]:
-    """Yield every node of the statement's own code: for ``if x:`` the test, never the body."""
+    """Yield every node of the statement's own code: for ``if x:`` the test, never the body (the fields
+    holding nested statements belong to the statements inside)."""
     stack: list[ast.AST] = []
     for name, value in ast.iter_fields(stmt):
-        if name in _BODIES:
+        if name in STATEMENT_FIELDS:
             continue
         if isinstance(value, ast.AST):
             stack.append(value)
@@ -84,7 +85,7 @@ def own_key(stmt: Statement) -> str:
     """Dump the statement's own code (positions left out)."""
     parts = [f"{type(stmt).__name__}"]
     for name, value in ast.iter_fields(stmt):
-        if name in _BODIES:
+        if name in STATEMENT_FIELDS:
             continue
         if isinstance(value, ast.AST):
             parts.append(f"{name}={ast.dump(value)}")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from checks.shape.hygiene.assertions import Expectation, expectations, parametrize_values
-from checks.shape.hygiene.pysource import dotted, import_aliases, resolve
+from checks.shape.hygiene.pysource import STATEMENT_FIELDS, dotted, import_aliases, resolve
 
 MODULE_SCOPE = "<module>"
 
@@ -157,9 +157,6 @@ def count_assertions(node: ast.AST, aliases: dict[str, str]) -> int:
     return count
 
 
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
 def _reachable(node: ast.AST) -> list[ast.AST]:
     """Every node under ``node`` that can run: dead statements and their subtrees are left out."""
     out: list[ast.AST] = []
@@ -168,7 +165,7 @@ def _reachable(node: ast.AST) -> list[ast.AST]:
         current = stack.pop()
         out.append(current)
         for name, value in ast.iter_fields(current):
-            if name in _BODIES and isinstance(value, list):
+            if name in STATEMENT_FIELDS and isinstance(value, list):
                 stack.extend(_live(current, name, value))
             elif isinstance(value, list):
                 stack.extend(v for v in value if isinstance(v, ast.AST))
