@@ -369,14 +369,7 @@ class _LogLevels:
             cache[self._MARK] = True
         manager = logging.Logger.manager
         levels = [root.getEffectiveLevel()]
-        for _ in range(3):  # another thread adding a logger meanwhile: read the registry again
-            try:
-                loggers = list(manager.loggerDict.values())
-                break
-            except RuntimeError:
-                continue
-        else:
-            loggers = []
+        loggers = list(manager.loggerDict.values())  # copied in C: no other thread runs meanwhile
         # Any int: a level may be an IntEnum's member, as setLevel takes it.
         levels += [
             int(lg.level) for lg in loggers if isinstance(lg, logging.Logger) and isinstance(lg.level, int)
